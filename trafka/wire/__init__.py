@@ -1,0 +1,1 @@
+"""Sans-io Kafka protocol codec: bytes in, objects out. No trio, no files."""

@@ -1,0 +1,101 @@
+"""Frames, request headers and response headers.
+
+A frame is a 4-byte big-endian size, then the header, then the body. The request header's
+client id is always an int16-length nullable string; header v2 (flexible versions) adds a
+tagged-field section after it.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+
+import construct as c
+
+from trafka.wire.api import Api
+from trafka.wire.types import EMPTY_TAGGED_FIELDS
+
+SIZE = struct.Struct(">i")
+_HEADER_FIXED = struct.Struct(">hhi")  # api_key, api_version, correlation_id
+_CORRELATION = struct.Struct(">i")
+
+
+class MalformedRequest(Exception):
+    """The bytes do not decode as the request they claim to be."""
+
+
+@dataclass(frozen=True)
+class RequestHeader:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+
+
+def peek_header(frame: bytes) -> RequestHeader:
+    """Read the fields every request header version shares (enough to answer with an error)."""
+    if len(frame) < _HEADER_FIXED.size + 2:
+        raise MalformedRequest(f"frame of {len(frame)} bytes is too short for a request header")
+    api_key, api_version, correlation_id = _HEADER_FIXED.unpack_from(frame, 0)
+    (n,) = struct.unpack_from(">h", frame, _HEADER_FIXED.size)
+    start = _HEADER_FIXED.size + 2
+    if n < 0:
+        client_id = None
+    else:
+        if start + n > len(frame):
+            raise MalformedRequest("client id runs past the end of the frame")
+        try:
+            client_id = bytes(frame[start : start + n]).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MalformedRequest(f"client id is not UTF-8: {exc}") from None
+    return RequestHeader(api_key, api_version, correlation_id, client_id)
+
+
+def _header_length(frame: bytes, header: RequestHeader) -> int:
+    return _HEADER_FIXED.size + 2 + (len(header.client_id.encode("utf-8")) if header.client_id else 0)
+
+
+def decode_request(frame: bytes, header: RequestHeader, api: Api) -> c.Container:
+    """Decode the body of a request whose header was peeked and whose version is served."""
+    stream = io.BytesIO(frame)
+    stream.seek(_header_length(frame, header))
+    try:
+        if api.request_header_version(header.api_version) >= 2:
+            EMPTY_TAGGED_FIELDS._parse(stream, None, "(header)")
+        body = api.request.struct(header.api_version).parse_stream(stream)
+    except (c.ConstructError, UnicodeDecodeError, ValueError, OverflowError) as exc:
+        raise MalformedRequest(f"{api.name} v{header.api_version}: {exc}") from None
+    if stream.tell() != len(frame):
+        raise MalformedRequest(
+            f"{api.name} v{header.api_version}: {len(frame) - stream.tell()} bytes left after the body"
+        )
+    return body
+
+
+def encode_response(api: Api, version: int, correlation_id: int, body: dict) -> bytes:
+    """A whole response frame: size, response header, body."""
+    payload = api.response.build(body, version)
+    header = _CORRELATION.pack(correlation_id)
+    if api.response_header_version(version) >= 1:
+        header += b"\x00"  # no tagged fields
+    return SIZE.pack(len(header) + len(payload)) + header + payload
+
+
+def encode_request(api: Api, version: int, correlation_id: int, client_id: str | None, body: dict) -> bytes:
+    """A whole request frame; used by tests and tools that talk to a broker."""
+    cid = b"\xff\xff" if client_id is None else struct.pack(">h", len(client_id.encode())) + client_id.encode()
+    header = _HEADER_FIXED.pack(api.key, version, correlation_id) + cid
+    if api.request_header_version(version) >= 2:
+        header += b"\x00"
+    payload = api.request.build(body, version)
+    return SIZE.pack(len(header) + len(payload)) + header + payload
+
+
+def decode_response(api: Api, version: int, frame: bytes) -> tuple[int, c.Container]:
+    """Decode a response frame (without its size prefix); used by tests and tools."""
+    stream = io.BytesIO(frame)
+    (correlation_id,) = _CORRELATION.unpack(stream.read(4))
+    if api.response_header_version(version) >= 1:
+        EMPTY_TAGGED_FIELDS._parse(stream, None, "(header)")
+    return correlation_id, api.response.struct(version).parse_stream(stream)

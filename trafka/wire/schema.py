@@ -1,0 +1,205 @@
+"""Messages declared once, field by field with version ranges, compiled per version.
+
+A `Message` lists `Field`s. Each field says in which versions it exists, in which it may be
+null, and (for flexible versions) whether it travels as a tagged field. `Message.struct(v)`
+turns the declaration into one construct object for version v, compiled on first use and
+cached; nothing else in the codebase writes per-version encoders.
+
+Version ranges are written the way Kafka's own schema docs write them: "3+", "0-2", "none".
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field as dc_field
+
+import construct as c
+
+from trafka.wire import types as t
+
+
+@dataclass(frozen=True)
+class Versions:
+    lo: int
+    hi: int | None  # None: no upper bound
+
+    @classmethod
+    def parse(cls, spec: str | None) -> "Versions":
+        if spec is None or spec == "none":
+            return NO_VERSIONS
+        if spec.endswith("+"):
+            return cls(int(spec[:-1]), None)
+        lo, _, hi = spec.partition("-")
+        return cls(int(lo), int(hi or lo))
+
+    def __contains__(self, version: int) -> bool:
+        return self.lo <= version and (self.hi is None or version <= self.hi)
+
+
+NO_VERSIONS = Versions(1, 0)
+
+
+@dataclass(frozen=True)
+class Array:
+    """An array of a primitive type or of a nested struct (a list of Fields)."""
+
+    item: "t.WireType | list[Field]"
+
+
+_MISSING = object()
+
+
+@dataclass
+class Field:
+    name: str
+    type: "t.WireType | Array | list[Field]"
+    versions: str = "0+"
+    nullable: str | None = None
+    tag: int | None = None
+    tagged: str | None = None
+    default: object = _MISSING
+    _versions: Versions = dc_field(init=False, repr=False)
+    _nullable: Versions = dc_field(init=False, repr=False)
+    _tagged: Versions = dc_field(init=False, repr=False)
+
+    def __post_init__(self):
+        self._versions = Versions.parse(self.versions)
+        self._nullable = Versions.parse(self.nullable)
+        self._tagged = Versions.parse(self.tagged)
+        if (self.tag is None) != (self.tagged is None):
+            raise ValueError(f"field {self.name}: tag and tagged go together")
+
+    def present_in(self, version: int) -> bool:
+        return version in self._versions
+
+    def is_tagged_in(self, version: int, flexible: bool) -> bool:
+        return flexible and version in self._tagged
+
+    def default_for(self, version: int):
+        if self.default is not _MISSING:
+            return self.default
+        if version in self._nullable:
+            return None
+        if isinstance(self.type, (Array,)):
+            return []
+        if isinstance(self.type, list):
+            return None  # a nested struct must be given when it exists
+        return _TYPE_DEFAULTS.get(self.type.name, 0)
+
+    def construct(self, version: int, flexible: bool) -> c.Construct:
+        nullable = version in self._nullable
+        if isinstance(self.type, list):
+            return compile_struct(self.type, version, flexible)
+        if isinstance(self.type, Array):
+            item = self.type.item
+            item_con = (
+                compile_struct(item, version, flexible)
+                if isinstance(item, list)
+                else item.construct(flexible, False)
+            )
+            return t.KafkaArray(item_con, compact=flexible, nullable=nullable)
+        return self.type.construct(flexible, nullable)
+
+
+_TYPE_DEFAULTS = {"string": "", "bytes": b"", "records": b"", "bool": False, "uuid": bytes(16)}
+
+
+class KafkaStruct(c.Construct):
+    """Fields in order, then (flexible versions) the tagged-field section.
+
+    Parses to a `construct.Container`; building fills absent fields with their defaults, so
+    handlers only name what they mean. Compiles to straight-line code with `.compile()`.
+    """
+
+    def __init__(self, fields: list[tuple[str, c.Construct, object]], tagged: t.TaggedFields | None):
+        super().__init__()
+        self.fields = fields
+        self.tagged = tagged
+
+    def _parse(self, stream, context, path):
+        result = c.Container()
+        for name, con, _ in self.fields:
+            result[name] = con._parsereport(stream, context, path)
+        if self.tagged is not None:
+            result.update(self.tagged._parse(stream, context, path))
+        return result
+
+    def _build(self, obj, stream, context, path):
+        for name, con, default in self.fields:
+            con._build(obj.get(name, default), stream, context, path)
+        if self.tagged is not None:
+            self.tagged._build(obj, stream, context, path)
+        return obj
+
+    def _emitparse(self, code):
+        fname = f"parse_kafkastruct_{code.allocateId()}"
+        lines = [f"def {fname}(io, this):", "    result = Container()"]
+        for name, con, _ in self.fields:
+            lines.append(f"    result[{name!r}] = {con._compileparse(code)}")
+        if self.tagged is not None:
+            lines.append(f"    result.update({self.tagged._compileparse(code)})")
+        lines.append("    return result")
+        code.append("\n".join(lines) + "\n")
+        return f"{fname}(io, this)"
+
+    def _emitbuild(self, code):
+        fname = f"build_kafkastruct_{code.allocateId()}"
+        lines = [f"def {fname}(obj, io, this):", "    objdict = obj"]
+        for name, con, default in self.fields:
+            lines.append(f"    obj = objdict.get({name!r}, {default!r})")
+            lines.append(f"    {con._compilebuild(code)}")
+        if self.tagged is not None:
+            lines.append("    obj = objdict")
+            lines.append(f"    {self.tagged._compilebuild(code)}")
+        lines.append("    return objdict")
+        code.append("\n".join(lines) + "\n")
+        return f"{fname}(obj, io, this)"
+
+
+def compile_struct(fields: list[Field], version: int, flexible: bool) -> KafkaStruct:
+    regular, tagged = [], {}
+    for f in fields:
+        if not f.present_in(version):
+            continue
+        con = f.construct(version, flexible)
+        if f.is_tagged_in(version, flexible):
+            tagged[f.tag] = (f.name, con, f.default_for(version))
+        else:
+            regular.append((f.name, con, f.default_for(version)))
+    return KafkaStruct(regular, t.TaggedFields(tagged) if flexible else None)
+
+
+@dataclass
+class Message:
+    """One request or response body, declared once for every version."""
+
+    name: str
+    versions: str
+    flexible: str
+    fields: list[Field]
+
+    def __post_init__(self):
+        self._versions = Versions.parse(self.versions)
+        self._flexible = Versions.parse(self.flexible)
+
+    @property
+    def version_range(self) -> Versions:
+        return self._versions
+
+    def is_flexible(self, version: int) -> bool:
+        return version in self._flexible
+
+    @functools.cache
+    def struct(self, version: int) -> c.Construct:
+        if version not in self._versions:
+            raise ValueError(f"{self.name} has no version {version}")
+        return compile_struct(self.fields, version, self.is_flexible(version)).compile()
+
+    def __hash__(self):
+        return id(self)
+
+    def parse(self, data, version: int) -> c.Container:
+        return self.struct(version).parse(data)
+
+    def build(self, obj: dict, version: int) -> bytes:
+        return self.struct(version).build(obj)

@@ -1,0 +1,251 @@
+"""Kafka's primitive wire types as construct objects.
+
+Each Kafka type is a `WireType` that yields the construct for one (flexible, nullable)
+combination, because the same declared field is encoded differently in flexible versions
+(compact lengths) and may be nullable only in some versions.
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+
+import construct as c
+
+Int8 = c.Int8sb
+Int16 = c.Int16sb
+Int32 = c.Int32sb
+Int64 = c.Int64sb
+UInt16 = c.Int16ub
+UInt32 = c.Int32ub
+Float64 = c.Float64b
+
+
+def read_uvarint(stream) -> int:
+    result = shift = 0
+    while True:
+        b = stream.read(1)
+        if not b:
+            raise c.StreamError("stream ended inside a varint")
+        byte = b[0]
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result
+        shift += 7
+        if shift > 63:
+            raise c.ExplicitError("varint is longer than 10 bytes")
+
+
+def encode_uvarint(value: int) -> bytes:
+    if value < 0:
+        raise c.ExplicitError(f"unsigned varint cannot hold {value}")
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _read_exact(stream, n: int) -> bytes:
+    data = stream.read(n)
+    if len(data) != n:
+        raise c.StreamError(f"wanted {n} bytes, stream had {len(data)}")
+    return data
+
+
+class UVarIntC(c.Construct):
+    def _parse(self, stream, context, path):
+        return read_uvarint(stream)
+
+    def _build(self, obj, stream, context, path):
+        stream.write(encode_uvarint(obj))
+        return obj
+
+
+class VarIntC(c.Construct):
+    """Zigzag-encoded signed varint (records, not message fields)."""
+
+    def _parse(self, stream, context, path):
+        n = read_uvarint(stream)
+        return (n >> 1) ^ -(n & 1)
+
+    def _build(self, obj, stream, context, path):
+        stream.write(encode_uvarint((obj << 1) ^ (obj >> 63)))
+        return obj
+
+
+class LengthPrefixed(c.Construct):
+    """String or bytes with an int16/int32 length (classic) or uvarint length + 1 (compact).
+
+    A null is length -1 (classic) or 0 (compact); building None for a non-nullable field fails.
+    """
+
+    def __init__(self, *, text: bool, compact: bool, nullable: bool, wide: bool):
+        super().__init__()
+        self.text, self.compact, self.nullable = text, compact, nullable
+        self.length = Int32 if wide else Int16
+
+    def _parse(self, stream, context, path):
+        if self.compact:
+            n = read_uvarint(stream) - 1
+        else:
+            n = self.length._parse(stream, context, path)
+        if n < 0:
+            if not self.nullable:
+                raise c.ExplicitError(f"null in a non-nullable field at {path}")
+            return None
+        data = _read_exact(stream, n)
+        return data.decode("utf-8") if self.text else data
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            if not self.nullable:
+                raise c.ExplicitError(f"None given for a non-nullable field at {path}")
+            stream.write(b"\x00" if self.compact else self.length.build(-1))
+            return obj
+        data = obj.encode("utf-8") if self.text else obj
+        if self.compact:
+            stream.write(encode_uvarint(len(data) + 1))
+        else:
+            stream.write(self.length.build(len(data)))
+        stream.write(data)
+        return obj
+
+
+class KafkaArray(c.Construct):
+    """An int32-counted (classic) or uvarint count + 1 (compact) array; null is -1 / 0."""
+
+    def __init__(self, item, *, compact: bool, nullable: bool):
+        super().__init__()
+        self.item, self.compact, self.nullable = item, compact, nullable
+
+    def _parse(self, stream, context, path):
+        n = read_uvarint(stream) - 1 if self.compact else Int32._parse(stream, context, path)
+        if n < 0:
+            if not self.nullable:
+                raise c.ExplicitError(f"null array in a non-nullable field at {path}")
+            return None
+        parse = self.item._parsereport
+        return [parse(stream, context, path) for _ in range(n)]
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            if not self.nullable:
+                raise c.ExplicitError(f"None given for a non-nullable array at {path}")
+            stream.write(b"\x00" if self.compact else Int32.build(-1))
+            return obj
+        stream.write(encode_uvarint(len(obj) + 1) if self.compact else Int32.build(len(obj)))
+        build = self.item._build
+        for item in obj:
+            build(item, stream, context, path)
+        return obj
+
+
+class UuidC(c.Construct):
+    """A 16-byte UUID, parsed to uuid.UUID."""
+
+    def _parse(self, stream, context, path):
+        return uuid.UUID(bytes=_read_exact(stream, 16))
+
+    def _build(self, obj, stream, context, path):
+        stream.write(obj.bytes if isinstance(obj, uuid.UUID) else bytes(obj))
+        return obj
+
+
+class BoolC(c.Construct):
+    def _parse(self, stream, context, path):
+        return _read_exact(stream, 1) != b"\x00"
+
+    def _build(self, obj, stream, context, path):
+        stream.write(b"\x01" if obj else b"\x00")
+        return obj
+
+
+class WireType:
+    """A Kafka type; `construct(flexible, nullable)` gives its encoding for one version."""
+
+    def __init__(self, name: str, classic, compact=None, nullable_classic=None, nullable_compact=None):
+        self.name = name
+        self._by_mode = {
+            (False, False): classic,
+            (True, False): compact if compact is not None else classic,
+            (False, True): nullable_classic,
+            (True, True): nullable_compact,
+        }
+
+    def construct(self, flexible: bool, nullable: bool):
+        built = self._by_mode[(flexible, nullable)]
+        if built is None:
+            raise TypeError(f"{self.name} cannot be nullable")
+        return built
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _fixed(name, con):
+    return WireType(name, con)
+
+
+def _prefixed(name, *, text, wide):
+    def make(compact, nullable):
+        return LengthPrefixed(text=text, compact=compact, nullable=nullable, wide=wide)
+
+    return WireType(name, make(False, False), make(True, False), make(False, True), make(True, True))
+
+
+INT8 = _fixed("int8", Int8)
+INT16 = _fixed("int16", Int16)
+INT32 = _fixed("int32", Int32)
+INT64 = _fixed("int64", Int64)
+UINT16 = _fixed("uint16", UInt16)
+FLOAT64 = _fixed("float64", Float64)
+BOOL = _fixed("bool", BoolC())
+UUID = _fixed("uuid", UuidC())
+STRING = _prefixed("string", text=True, wide=False)
+BYTES = _prefixed("bytes", text=False, wide=True)
+# Record batches travel as bytes fields; the name keeps the schemas readable.
+RECORDS = _prefixed("records", text=False, wide=True)
+
+UVARINT = UVarIntC()
+VARINT = VarIntC()
+
+
+class TaggedFields(c.Construct):
+    """The tagged-field section ending every flexible struct.
+
+    Known tags (declared fields) parse to their values under their names; unknown tags are
+    skipped. Parses to a dict merged into the enclosing struct by `FlexibleStruct`.
+    """
+
+    def __init__(self, known: dict[int, tuple[str, c.Construct, object]]):
+        super().__init__()
+        self.known = known
+        self.by_name = {name: (tag, con, default) for tag, (name, con, default) in known.items()}
+
+    def _parse(self, stream, context, path):
+        values = {name: default for name, _, default in self.known.values()}
+        for _ in range(read_uvarint(stream)):
+            tag = read_uvarint(stream)
+            data = _read_exact(stream, read_uvarint(stream))
+            if tag in self.known:
+                name, con, _ = self.known[tag]
+                values[name] = con._parsereport(io.BytesIO(data), context, path)
+        return values
+
+    def _build(self, obj, stream, context, path):
+        present = []
+        for name, (tag, con, default) in sorted(self.by_name.items(), key=lambda kv: kv[1][0]):
+            value = obj.get(name, default) if obj else default
+            if value != default:
+                present.append((tag, con.build(value)))
+        stream.write(encode_uvarint(len(present)))
+        for tag, data in present:
+            stream.write(encode_uvarint(tag))
+            stream.write(encode_uvarint(len(data)))
+            stream.write(data)
+        return obj
+
+
+EMPTY_TAGGED_FIELDS = TaggedFields({})
