@@ -1,0 +1,5 @@
+import sys
+
+from trafka.cli import main
+
+sys.exit(main())

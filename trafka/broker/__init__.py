@@ -1,0 +1,1 @@
+"""The trio server: connections, one handler module per API, the group coordinator."""

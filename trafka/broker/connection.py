@@ -1,0 +1,127 @@
+"""One client connection: read frames, answer them in order, close on bad input.
+
+Kafka serves one request at a time per connection (the socket is muted until the response
+is sent), which is also what keeps responses in request order; we do the same.
+Every way a client can send bad bytes ends here, in one place: the connection is closed
+with a log line naming the client, and no other connection notices.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+
+import trio
+
+from trafka.broker.handlers.api_versions import unsupported_version_body
+from trafka.broker.registry import ROUTES
+from trafka.wire import framing
+from trafka.wire.messages import APIS
+
+log = logging.getLogger("trafka.broker")
+
+_SIZE = struct.Struct(">i")
+_RECEIVE_SIZE = 1 << 16
+
+
+class BadRequest(Exception):
+    """The client sent something we will not answer; its connection is closed."""
+
+
+class RequestContext:
+    __slots__ = ("broker", "header", "peer")
+
+    def __init__(self, broker, header: framing.RequestHeader, peer: str):
+        self.broker = broker
+        self.header = header
+        self.peer = peer
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+    @property
+    def client_id(self) -> str | None:
+        return self.header.client_id
+
+
+class FrameReader:
+    """Splits a byte stream into frames, checking each declared size before reading it."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream, max_frame: int):
+        self.stream = stream
+        self.max_frame = max_frame
+        self.buffer = bytearray()
+
+    async def _fill(self, need: int) -> bool:
+        while len(self.buffer) < need:
+            data = await self.stream.receive_some(max(_RECEIVE_SIZE, need - len(self.buffer)))
+            if not data:
+                if self.buffer:
+                    raise BadRequest(f"connection closed inside a frame ({len(self.buffer)} bytes pending)")
+                return False
+            self.buffer += data
+        return True
+
+    async def next_frame(self) -> bytes | None:
+        if not await self._fill(4):
+            return None
+        (size,) = _SIZE.unpack_from(self.buffer, 0)
+        if size < 0 or size > self.max_frame:
+            raise BadRequest(f"declared frame size {size} is outside 0..{self.max_frame} (socket.request.max.bytes)")
+        await self._fill(4 + size)
+        frame = bytes(self.buffer[4 : 4 + size])
+        del self.buffer[: 4 + size]
+        return frame
+
+
+async def dispatch(broker, frame: bytes, peer: str) -> bytes | None:
+    """Answer one request frame; None when the request gets no response."""
+    try:
+        header = framing.peek_header(frame)
+    except framing.MalformedRequest as exc:
+        raise BadRequest(str(exc)) from None
+    route = ROUTES.get(header.api_key)
+    if route is None:
+        raise BadRequest(f"unknown API key {header.api_key} (client {header.client_id!r})")
+    api = route.api
+    if header.api_version not in api.request.version_range:
+        if header.api_key == 18 and header.api_version > route.max_version:
+            # Clients probe with their newest ApiVersions; the answer tells them ours.
+            return framing.encode_response(api, 0, header.correlation_id, unsupported_version_body())
+        raise BadRequest(f"{api.name} v{header.api_version} is not served (client {header.client_id!r})")
+    try:
+        body = framing.decode_request(frame, header, api)
+    except framing.MalformedRequest as exc:
+        raise BadRequest(f"{exc} (client {header.client_id!r})") from None
+    result = await route.handle(RequestContext(broker, header, peer), body)
+    if result is None:
+        return None
+    return framing.encode_response(api, header.api_version, header.correlation_id, result)
+
+
+async def serve_connection(broker, stream: trio.SocketStream) -> None:
+    try:
+        peer = "%s:%s" % stream.socket.getpeername()[:2]
+    except OSError:
+        peer = "?"
+    reader = FrameReader(stream, broker.config["socket.request.max.bytes"])
+    try:
+        while True:
+            frame = await reader.next_frame()
+            if frame is None:
+                return
+            response = await dispatch(broker, frame, peer)
+            if response is not None:
+                await stream.send_all(response)
+    except BadRequest as exc:
+        log.warning("closing connection from %s: %s", peer, exc)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+    except Exception:
+        log.exception("closing connection from %s after an internal error", peer)
+    finally:
+        await trio.aclose_forcefully(stream)
+
+
+__all__ = ["APIS", "BadRequest", "RequestContext", "dispatch", "serve_connection"]

@@ -1,0 +1,106 @@
+"""The broker: its state, its listener and its background tasks, under one trio nursery."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import uuid
+from pathlib import Path
+
+import trio
+
+from trafka.broker.config import BrokerConfig
+from trafka.broker.connection import serve_connection
+from trafka.broker.registry import load_handlers
+
+log = logging.getLogger("trafka.broker")
+
+
+class DataDirLocked(RuntimeError):
+    """Another broker already serves this data directory."""
+
+
+class Broker:
+    """Everything a handler reaches through `ctx.broker`."""
+
+    def __init__(self, data_dir: Path, config: BrokerConfig, clock=None):
+        from trafka.storage.clock import SystemClock
+        from trafka.storage.manager import LogManager
+
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._lock_file = _lock_data_dir(self.data_dir)
+        self.config = config
+        self.clock = clock or SystemClock()
+        self.node_id = config["node.id"]
+        self.cluster_id = _cluster_id(self.data_dir)
+        self.host = "127.0.0.1"
+        self.port = 0
+        self.logs = LogManager(self.data_dir, topic_defaults=config.topic_defaults(), clock=self.clock)
+        self._data_arrived = trio.Event()
+        load_handlers()
+
+    @property
+    def advertised_host(self) -> str:
+        return self.config["advertised.host"] or self.host
+
+    @property
+    def advertised_port(self) -> int:
+        return self.config["advertised.port"] or self.port
+
+    def notify_data_arrived(self) -> None:
+        """Wake every long-polling Fetch; each re-checks its own partitions."""
+        event, self._data_arrived = self._data_arrived, trio.Event()
+        event.set()
+
+    async def wait_for_data(self) -> None:
+        await self._data_arrived.wait()
+
+    def background_tasks(self) -> list:
+        """Coroutines that run for the broker's lifetime (retention, flushing, group timers)."""
+        return []
+
+    def close(self) -> None:
+        self.logs.close()
+        self._lock_file.close()
+
+
+def _lock_data_dir(data_dir: Path):
+    handle = open(data_dir / ".lock", "w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise DataDirLocked(f"{data_dir} is in use by another trafka broker") from None
+    return handle
+
+
+def _cluster_id(data_dir: Path) -> str:
+    """A cluster id made once per data dir, like Kafka's meta.properties."""
+    path = data_dir / "meta.properties"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.startswith("cluster.id="):
+                return line.split("=", 1)[1].strip()
+    cluster_id = uuid.uuid4().hex[:22]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(f"version=1\ncluster.id={cluster_id}\n")
+    os.replace(tmp, path)
+    return cluster_id
+
+
+async def serve(broker: Broker, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """Listen and serve until cancelled; reports the bound port through `task_status`."""
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    broker.host = host
+    broker.port = listeners[0].socket.getsockname()[1]
+    async with trio.open_nursery() as nursery:
+        for task in broker.background_tasks():
+            nursery.start_soon(task)
+
+        async def handler(stream):
+            await serve_connection(broker, stream)
+
+        await nursery.start(trio.serve_listeners, handler, listeners)
+        task_status.started(broker.port)
