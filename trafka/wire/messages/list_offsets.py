@@ -1,0 +1,59 @@
+"""ListOffsets (key 2): the offset for a timestamp per partition; v1-7.
+
+Timestamps -1 (latest), -2 (earliest) and, from v7, -3 (max timestamp) are special.
+"""
+
+from trafka.wire.api import Api
+from trafka.wire.schema import Array, Field, Message
+from trafka.wire.types import INT8, INT16, INT32, INT64, STRING
+
+REQUEST = Message(
+    "ListOffsetsRequest",
+    versions="1-7",
+    flexible="6+",
+    fields=[
+        Field("replica_id", INT32, default=-1),
+        Field("isolation_level", INT8, "2+"),
+        Field(
+            "topics",
+            Array([
+                Field("name", STRING),
+                Field(
+                    "partitions",
+                    Array([
+                        Field("partition_index", INT32),
+                        Field("current_leader_epoch", INT32, "4+", default=-1),
+                        Field("timestamp", INT64),
+                    ]),
+                ),
+            ]),
+        ),
+    ],
+)
+
+RESPONSE = Message(
+    "ListOffsetsResponse",
+    versions="1-7",
+    flexible="6+",
+    fields=[
+        Field("throttle_time_ms", INT32, "2+"),
+        Field(
+            "topics",
+            Array([
+                Field("name", STRING),
+                Field(
+                    "partitions",
+                    Array([
+                        Field("partition_index", INT32),
+                        Field("error_code", INT16),
+                        Field("timestamp", INT64, default=-1),
+                        Field("offset", INT64, default=-1),
+                        Field("leader_epoch", INT32, "4+", default=-1),
+                    ]),
+                ),
+            ]),
+        ),
+    ],
+)
+
+API = Api(2, "ListOffsets", REQUEST, RESPONSE)
