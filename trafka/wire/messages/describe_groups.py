@@ -1,0 +1,50 @@
+"""DescribeGroups (key 15): state and members of groups; v0-5."""
+
+from trafka.wire.api import Api
+from trafka.wire.schema import Array, Field, Message
+from trafka.wire.types import BOOL, BYTES, INT16, INT32, STRING
+
+NO_AUTHORIZED_OPERATIONS = -(2**31)
+
+REQUEST = Message(
+    "DescribeGroupsRequest",
+    versions="0-5",
+    flexible="5+",
+    fields=[
+        Field("groups", Array(STRING)),
+        Field("include_authorized_operations", BOOL, "3+"),
+    ],
+)
+
+RESPONSE = Message(
+    "DescribeGroupsResponse",
+    versions="0-5",
+    flexible="5+",
+    fields=[
+        Field("throttle_time_ms", INT32, "1+"),
+        Field(
+            "groups",
+            Array([
+                Field("error_code", INT16),
+                Field("group_id", STRING),
+                Field("group_state", STRING),
+                Field("protocol_type", STRING),
+                Field("protocol_data", STRING),
+                Field(
+                    "members",
+                    Array([
+                        Field("member_id", STRING),
+                        Field("group_instance_id", STRING, "4+", nullable="4+"),
+                        Field("client_id", STRING),
+                        Field("client_host", STRING),
+                        Field("member_metadata", BYTES),
+                        Field("member_assignment", BYTES),
+                    ]),
+                ),
+                Field("authorized_operations", INT32, "3+", default=NO_AUTHORIZED_OPERATIONS),
+            ]),
+        ),
+    ],
+)
+
+API = Api(15, "DescribeGroups", REQUEST, RESPONSE)

@@ -1,0 +1,60 @@
+"""OffsetCommit (key 8): a group's committed offsets; v2-8.
+
+A committed offset is the next offset to read. retention_time_ms exists only in v2-4.
+"""
+
+from trafka.wire.api import Api
+from trafka.wire.schema import Array, Field, Message
+from trafka.wire.types import INT16, INT32, INT64, STRING
+
+REQUEST = Message(
+    "OffsetCommitRequest",
+    versions="2-8",
+    flexible="8+",
+    fields=[
+        Field("group_id", STRING),
+        Field("generation_id_or_member_epoch", INT32, default=-1),
+        Field("member_id", STRING),
+        Field("group_instance_id", STRING, "7+", nullable="7+"),
+        Field("retention_time_ms", INT64, "2-4", default=-1),
+        Field(
+            "topics",
+            Array([
+                Field("name", STRING),
+                Field(
+                    "partitions",
+                    Array([
+                        Field("partition_index", INT32),
+                        Field("committed_offset", INT64),
+                        Field("committed_leader_epoch", INT32, "6+", default=-1),
+                        Field("committed_metadata", STRING, nullable="0+"),
+                    ]),
+                ),
+            ]),
+        ),
+    ],
+)
+
+RESPONSE = Message(
+    "OffsetCommitResponse",
+    versions="2-8",
+    flexible="8+",
+    fields=[
+        Field("throttle_time_ms", INT32, "3+"),
+        Field(
+            "topics",
+            Array([
+                Field("name", STRING),
+                Field(
+                    "partitions",
+                    Array([
+                        Field("partition_index", INT32),
+                        Field("error_code", INT16),
+                    ]),
+                ),
+            ]),
+        ),
+    ],
+)
+
+API = Api(8, "OffsetCommit", REQUEST, RESPONSE)
