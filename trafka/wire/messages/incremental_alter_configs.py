@@ -1,0 +1,52 @@
+"""IncrementalAlterConfigs (key 44): set, delete, append or subtract single configs; v0-1.
+
+config_operation: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT.
+"""
+
+from trafka.wire.api import Api
+from trafka.wire.schema import Array, Field, Message
+from trafka.wire.types import BOOL, INT8, INT16, INT32, STRING
+
+REQUEST = Message(
+    "IncrementalAlterConfigsRequest",
+    versions="0-1",
+    flexible="1+",
+    fields=[
+        Field(
+            "resources",
+            Array([
+                Field("resource_type", INT8),
+                Field("resource_name", STRING),
+                Field(
+                    "configs",
+                    Array([
+                        Field("name", STRING),
+                        Field("config_operation", INT8),
+                        Field("value", STRING, nullable="0+"),
+                    ]),
+                ),
+            ]),
+        ),
+        Field("validate_only", BOOL),
+    ],
+)
+
+RESPONSE = Message(
+    "IncrementalAlterConfigsResponse",
+    versions="0-1",
+    flexible="1+",
+    fields=[
+        Field("throttle_time_ms", INT32),
+        Field(
+            "responses",
+            Array([
+                Field("error_code", INT16),
+                Field("error_message", STRING, nullable="0+"),
+                Field("resource_type", INT8),
+                Field("resource_name", STRING),
+            ]),
+        ),
+    ],
+)
+
+API = Api(44, "IncrementalAlterConfigs", REQUEST, RESPONSE)
