@@ -12,6 +12,7 @@ import trio
 
 from trafka.broker.config import BrokerConfig
 from trafka.broker.connection import serve_connection
+from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
 
 log = logging.getLogger("trafka.broker")
@@ -38,6 +39,7 @@ class Broker:
         self.host = "127.0.0.1"
         self.port = 0
         self.logs = LogManager(self.data_dir, topic_defaults=config.topic_defaults(), clock=self.clock)
+        self.producer_ids = ProducerIdManager(self.data_dir / "producer_ids")
         self._data_arrived = trio.Event()
         load_handlers()
 

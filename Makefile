@@ -1,0 +1,31 @@
+# Two commands do everything: `make run` and `make test` (see README.md).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check -q
+
+.PHONY: run test test-deps bench clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -e .
+	touch $@
+
+$(VENV)/.test-installed: $(VENV)/.installed pyproject.toml
+	$(PIP) install -e '.[test]'
+	touch $@
+
+run: $(VENV)/.installed
+	$(VENV)/bin/trafka serve --host 127.0.0.1 --port 9092 --data-dir ./data
+
+test-deps: $(VENV)/.test-installed
+	$(PY) -m compat_tests.setup_deps
+
+test: test-deps
+	$(PY) -m pytest -q -p no:cacheprovider
+
+bench: test-deps
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) .cache

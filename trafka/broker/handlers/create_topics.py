@@ -1,0 +1,84 @@
+"""CreateTopics (key 19), versions 2-7.
+
+Behavior:
+- num_partitions -1 takes num.partitions; replication factor -1 or 1 (one broker), anything
+  larger is INVALID_REPLICATION_FACTOR. Manual assignments are accepted when every replica
+  list is exactly this broker.
+- Topic configs are checked against Kafka's names, types and ranges: INVALID_CONFIG with a
+  message naming the config otherwise.
+- validate_only checks everything and creates nothing.
+- v5+ responses carry the topic's resulting configs.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.storage import errors as storage_errors
+from trafka.wire.errors import ErrorCode
+
+
+def topic_error(name: str, error: ErrorCode, message: str | None = None) -> dict:
+    return {"name": name, "error_code": error, "error_message": message}
+
+
+def _partition_count(broker, t) -> int | dict:
+    if t.assignments:
+        if t.num_partitions != -1 or t.replication_factor != -1:
+            return topic_error(t.name, ErrorCode.INVALID_REQUEST, "give either assignments or partitions and replication factor")
+        for a in t.assignments:
+            if list(a.broker_ids) != [broker.node_id]:
+                return topic_error(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"broker {broker.node_id} is the only broker")
+        if sorted(a.partition_index for a in t.assignments) != list(range(len(t.assignments))):
+            return topic_error(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions must be numbered from 0")
+        return len(t.assignments)
+    if t.replication_factor not in (-1, 1):
+        return topic_error(t.name, ErrorCode.INVALID_REPLICATION_FACTOR, f"replication factor {t.replication_factor} is larger than the 1 available broker")
+    if t.num_partitions == -1:
+        return broker.config["num.partitions"]
+    if t.num_partitions <= 0:
+        return topic_error(t.name, ErrorCode.INVALID_PARTITIONS, "number of partitions must be larger than 0")
+    return t.num_partitions
+
+
+def _create(broker, t, validate_only: bool, seen: set[str]) -> dict:
+    if t.name in seen:
+        return topic_error(t.name, ErrorCode.INVALID_REQUEST, "topic named twice in one request")
+    seen.add(t.name)
+    count = _partition_count(broker, t)
+    if isinstance(count, dict):
+        return count
+    configs = {c.name: c.value for c in t.configs}
+    try:
+        if validate_only:
+            broker.logs.validate_new_topic(t.name, count, configs)
+            topic_id, effective = bytes(16), broker.logs.effective_configs(configs)
+        else:
+            topic = broker.logs.create_topic(t.name, count, configs)
+            topic_id, effective = topic.topic_id, topic.config.effective()
+    except storage_errors.TopicAlreadyExists:
+        return topic_error(t.name, ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {t.name!r} already exists")
+    except storage_errors.InvalidTopicName as exc:
+        return topic_error(t.name, ErrorCode.INVALID_TOPIC_EXCEPTION, str(exc))
+    except storage_errors.InvalidConfig as exc:
+        return topic_error(t.name, ErrorCode.INVALID_CONFIG, str(exc))
+    return {
+        "name": t.name,
+        "topic_id": topic_id,
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "num_partitions": count,
+        "replication_factor": 1,
+        "configs": [
+            {"name": name, "value": value, "read_only": False, "config_source": source, "is_sensitive": False}
+            for name, (value, source) in sorted(effective.items())
+        ],
+    }
+
+
+@registry.handles(19)
+async def handle(ctx, request):
+    seen: set[str] = set()
+    return {
+        "throttle_time_ms": 0,
+        "topics": [_create(ctx.broker, t, request.validate_only, seen) for t in request.topics],
+    }

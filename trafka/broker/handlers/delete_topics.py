@@ -1,0 +1,42 @@
+"""DeleteTopics (key 20), versions 1-6.
+
+Behavior:
+- Deletion is immediate: the topic's directories are removed before the response.
+- v6 names topics by name or by topic id.
+- Internal topics (`__consumer_offsets`) cannot be deleted, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.wire.errors import ErrorCode
+
+_ZERO_UUID = bytes(16)
+
+
+def _delete(broker, name: str | None, topic_id) -> dict:
+    if name is None and topic_id is not None:
+        topic = broker.logs.get_topic_by_id(topic_id)
+        missing = ErrorCode.UNKNOWN_TOPIC_ID
+    else:
+        topic = broker.logs.get_topic(name)
+        missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if topic is None:
+        return {"name": name, "topic_id": topic_id or _ZERO_UUID, "error_code": missing, "error_message": None}
+    if not broker.config["delete.topic.enable"]:
+        error, message = ErrorCode.TOPIC_DELETION_DISABLED, "delete.topic.enable is false"
+    elif topic.name.startswith("__"):
+        error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, f"internal topic {topic.name} cannot be deleted"
+    else:
+        broker.logs.delete_topic(topic.name)
+        error, message = ErrorCode.NONE, None
+    return {"name": topic.name, "topic_id": topic.topic_id, "error_code": error, "error_message": message}
+
+
+@registry.handles(20)
+async def handle(ctx, request):
+    if ctx.version >= 6:
+        wanted = [(t.name, t.topic_id if t.topic_id.int else None) for t in request.topics]
+    else:
+        wanted = [(name, None) for name in request.topic_names]
+    return {"throttle_time_ms": 0, "responses": [_delete(ctx.broker, n, i) for n, i in wanted]}

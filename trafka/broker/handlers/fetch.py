@@ -1,0 +1,90 @@
+"""Fetch (key 1), versions 4-12.
+
+Behavior:
+- Whole batches, as they were produced: a fetch at an offset inside a batch starts with that
+  batch, and the client skips the records before its offset.
+- At least one whole batch comes back for the first partition that has data, even when it is
+  larger than max_bytes or partition_max_bytes (KIP-74); later partitions respect the limits.
+- Long polling: with fewer than min_bytes ready the handler waits up to max_wait_ms on the
+  broker's data-arrived event, set by every append; no sleep loops.
+- No fetch sessions (KIP-227): session id 0 tells the client to send full requests.
+- No transactions, so read_committed sees the same records (last stable offset = high watermark).
+"""
+
+from __future__ import annotations
+
+import trio
+
+from trafka.broker import registry
+from trafka.storage.errors import OffsetOutOfRange
+from trafka.wire.errors import ErrorCode
+
+
+def partition_error(index: int, error: ErrorCode, log_=None) -> dict:
+    hw = log_.high_watermark if log_ is not None else -1
+    return {
+        "partition_index": index,
+        "error_code": error,
+        "high_watermark": hw,
+        "last_stable_offset": hw,
+        "log_start_offset": log_.log_start_offset if log_ is not None else -1,
+        "records": None,
+    }
+
+
+def _read_all(broker, request) -> tuple[list[dict], int]:
+    """One pass over the requested partitions: the response topics and the bytes gathered."""
+    budget = request.max_bytes
+    total = 0
+    topics = []
+    for wanted in request.topics:
+        topic = broker.logs.get_topic(wanted.topic)
+        partitions = []
+        for p in wanted.partitions:
+            index = p.partition
+            if topic is None or not 0 <= index < len(topic.partitions):
+                partitions.append(partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            log_ = topic.partitions[index]
+            limit = min(p.partition_max_bytes, budget - total)
+            try:
+                # At least one batch only while nothing has been gathered yet (KIP-74).
+                records = log_.read(p.fetch_offset, max(limit, 0), min_one_batch=total == 0)
+            except OffsetOutOfRange:
+                partitions.append(partition_error(index, ErrorCode.OFFSET_OUT_OF_RANGE, log_))
+                continue
+            data = b"".join(records)
+            total += len(data)
+            partitions.append({
+                "partition_index": index,
+                "error_code": ErrorCode.NONE,
+                "high_watermark": log_.high_watermark,
+                "last_stable_offset": log_.high_watermark,
+                "log_start_offset": log_.log_start_offset,
+                "aborted_transactions": None,
+                "records": data,
+            })
+        topics.append({"topic": wanted.topic, "partitions": partitions})
+    return topics, total
+
+
+def _has_error(topics: list[dict]) -> bool:
+    return any(p["error_code"] != ErrorCode.NONE for t in topics for p in t["partitions"])
+
+
+@registry.handles(1)
+async def handle(ctx, request):
+    broker = ctx.broker
+    deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
+    while True:
+        topics, total = _read_all(broker, request)
+        if total >= request.min_bytes or _has_error(topics) or trio.current_time() >= deadline:
+            break
+        with trio.move_on_at(deadline):
+            await broker.wait_for_data()
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.NONE,
+        "session_id": 0,
+        "responses": topics,
+    }

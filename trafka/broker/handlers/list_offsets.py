@@ -1,0 +1,57 @@
+"""ListOffsets (key 2), versions 1-7.
+
+Behavior:
+- timestamp -1 (latest): the log end offset (= high watermark on one broker).
+- timestamp -2 (earliest): the log start offset, which retention and DeleteRecords move.
+- timestamp -3 (max timestamp, v7): the offset and timestamp of the record with the largest
+  timestamp; -1/-1 for an empty partition.
+- any other timestamp: the first offset whose record timestamp is >= it, through the time
+  index; -1/-1 when there is none, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.wire.errors import ErrorCode
+
+LATEST = -1
+EARLIEST = -2
+MAX_TIMESTAMP = -3
+UNKNOWN = -1
+
+
+def partition_error(index: int, error: ErrorCode) -> dict:
+    return {"partition_index": index, "error_code": error, "timestamp": UNKNOWN, "offset": UNKNOWN}
+
+
+def _lookup(log_, timestamp: int) -> tuple[int, int]:
+    """(offset, timestamp) answering the query."""
+    if timestamp == LATEST:
+        return log_.high_watermark, UNKNOWN
+    if timestamp == EARLIEST:
+        return log_.log_start_offset, UNKNOWN
+    if timestamp == MAX_TIMESTAMP:
+        found = log_.max_timestamp()
+    else:
+        found = log_.offset_for_timestamp(timestamp)
+    return (found.offset, found.timestamp) if found is not None else (UNKNOWN, UNKNOWN)
+
+
+def _partition(broker, topic, p) -> dict:
+    index = p.partition_index
+    if topic is None or not 0 <= index < len(topic.partitions):
+        return partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if p.timestamp < MAX_TIMESTAMP:
+        return partition_error(index, ErrorCode.UNSUPPORTED_VERSION)
+    offset, timestamp = _lookup(topic.partitions[index], p.timestamp)
+    return {"partition_index": index, "error_code": ErrorCode.NONE, "timestamp": timestamp, "offset": offset, "leader_epoch": 0}
+
+
+@registry.handles(2)
+async def handle(ctx, request):
+    broker = ctx.broker
+    topics = []
+    for t in request.topics:
+        topic = broker.logs.get_topic(t.name)
+        topics.append({"name": t.name, "partitions": [_partition(broker, topic, p) for p in t.partitions]})
+    return {"throttle_time_ms": 0, "topics": topics}

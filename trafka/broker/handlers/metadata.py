@@ -1,0 +1,84 @@
+"""Metadata (key 3), versions 0-12.
+
+Behavior:
+- One broker, the leader and only replica of every partition; it is also the controller.
+- Unknown topics are auto-created with num.partitions when auto.create.topics.enable is true
+  and the request allows it (v4+ asks explicitly; older versions always allow). Unlike Kafka,
+  a freshly created topic is reported ready at once (no LEADER_NOT_AVAILABLE round).
+- Topic ids (v10+) are looked up by id when a request names topics by id.
+- Authorized operations are not computed (no ACLs): reported as "not requested".
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.topics import get_or_create_topic
+from trafka.storage.errors import InvalidTopicName
+from trafka.storage.manager import validate_topic_name
+from trafka.wire.errors import ErrorCode
+
+_ZERO_UUID = bytes(16)
+
+
+def topic_metadata(broker, topic) -> dict:
+    node = broker.node_id
+    return {
+        "error_code": ErrorCode.NONE,
+        "name": topic.name,
+        "topic_id": topic.topic_id,
+        "is_internal": topic.name.startswith("__"),
+        "partitions": [
+            {
+                "error_code": ErrorCode.NONE,
+                "partition_index": index,
+                "leader_id": node,
+                "leader_epoch": 0,
+                "replica_nodes": [node],
+                "isr_nodes": [node],
+                "offline_replicas": [],
+            }
+            for index in range(len(topic.partitions))
+        ],
+    }
+
+
+def topic_error(name: str | None, error: ErrorCode, topic_id=_ZERO_UUID) -> dict:
+    return {"error_code": error, "name": name, "topic_id": topic_id, "partitions": []}
+
+
+def _requested_topic(broker, ctx, requested, allow_auto_create: bool) -> dict:
+    topic_id = requested.get("topic_id")
+    name = requested.get("name")
+    if name is None and topic_id is not None and topic_id.int != 0:
+        topic = broker.logs.get_topic_by_id(topic_id)
+        if topic is None:
+            return topic_error(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
+        return topic_metadata(broker, topic)
+    try:
+        validate_topic_name(name or "")
+    except InvalidTopicName:
+        return topic_error(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    topic = get_or_create_topic(broker, name, allow_auto_create=allow_auto_create)
+    if topic is None:
+        return topic_error(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    return topic_metadata(broker, topic)
+
+
+@registry.handles(3)
+async def handle(ctx, request):
+    broker = ctx.broker
+    all_topics = request.topics is None or (ctx.version == 0 and not request.topics)
+    if all_topics:
+        topics = [topic_metadata(broker, t) for t in broker.logs.list_topics()]
+    else:
+        allow = request.get("allow_auto_topic_creation", True)
+        topics = [_requested_topic(broker, ctx, t, allow) for t in request.topics]
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [
+            {"node_id": broker.node_id, "host": broker.advertised_host, "port": broker.advertised_port, "rack": None}
+        ],
+        "cluster_id": broker.cluster_id,
+        "controller_id": broker.node_id,
+        "topics": topics,
+    }

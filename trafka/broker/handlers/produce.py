@@ -1,0 +1,84 @@
+"""Produce (key 0), versions 3-9 served; 0-2 advertised and answered with UNSUPPORTED_VERSION.
+
+Behavior:
+- Advertised from v0 as Kafka 4.x does: librdkafka turns compression off unless it sees v0.
+  v0-2 carry the pre-2017 message formats, which trafka does not store.
+- acks=0 gets no response; acks=1 and acks=all are the same on one broker: the batch is
+  written to the segment file (handed to the OS) before the response is sent.
+- Topics are not created here (as in Kafka: Metadata creates them).
+- Transactional produce is refused: trafka has no transaction coordinator.
+- Idempotence: a duplicate batch is answered with the offsets it got the first time; a
+  sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from trafka.broker import registry
+from trafka.storage import errors as storage_errors
+from trafka.wire.errors import ErrorCode
+
+log = logging.getLogger("trafka.broker")
+
+FIRST_RECORD_BATCH_VERSION = 3
+
+# What a storage refusal means on the wire.
+_STORAGE_ERRORS = {
+    storage_errors.CorruptRecord: ErrorCode.CORRUPT_MESSAGE,
+    storage_errors.RecordTooLarge: ErrorCode.MESSAGE_TOO_LARGE,
+    storage_errors.OutOfOrderSequence: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    storage_errors.InvalidProducerEpoch: ErrorCode.INVALID_PRODUCER_EPOCH,
+    storage_errors.UnsupportedMessageFormat: ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+}
+
+
+def partition_error(index: int, error: ErrorCode, message: str | None = None) -> dict:
+    return {"index": index, "error_code": error, "base_offset": -1, "error_message": message}
+
+
+def _append(broker, topic_name: str, partition: dict) -> dict:
+    index = partition.index
+    topic = broker.logs.get_topic(topic_name)
+    if topic is None or not 0 <= index < len(topic.partitions):
+        return partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if not partition.records:
+        return partition_error(index, ErrorCode.INVALID_RECORD, "no record batches")
+    log_ = topic.partitions[index]
+    try:
+        info = log_.append(partition.records)
+    except storage_errors.DuplicateSequence as dup:
+        return {"index": index, "error_code": ErrorCode.NONE, "base_offset": dup.base_offset, "log_start_offset": log_.log_start_offset}
+    except storage_errors.StorageError as exc:
+        error = next((code for cls, code in _STORAGE_ERRORS.items() if isinstance(exc, cls)), ErrorCode.UNKNOWN_SERVER_ERROR)
+        return partition_error(index, error, str(exc))
+    return {
+        "index": index,
+        "error_code": ErrorCode.NONE,
+        "base_offset": info.base_offset,
+        "log_append_time_ms": info.log_append_time,
+        "log_start_offset": log_.log_start_offset,
+    }
+
+
+def _respond(request, per_partition) -> dict:
+    return {
+        "responses": [
+            {"name": topic.name, "partition_responses": [per_partition(topic.name, p) for p in topic.partition_data]}
+            for topic in request.topic_data
+        ],
+        "throttle_time_ms": 0,
+    }
+
+
+@registry.handles(0)
+async def handle(ctx, request):
+    if ctx.version < FIRST_RECORD_BATCH_VERSION:
+        return _respond(request, lambda _, p: partition_error(p.index, ErrorCode.UNSUPPORTED_VERSION))
+    if request.acks not in (-1, 0, 1):
+        return _respond(request, lambda _, p: partition_error(p.index, ErrorCode.INVALID_REQUIRED_ACKS))
+    if request.transactional_id is not None:
+        return _respond(request, lambda _, p: partition_error(p.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+    response = _respond(request, lambda name, p: _append(ctx.broker, name, p))
+    ctx.broker.notify_data_arrived()
+    return None if request.acks == 0 else response

@@ -1,0 +1,41 @@
+"""Producer ids handed out by InitProducerId, never reused across restarts.
+
+Ids are reserved in blocks: the file holds the first id of the next block, so a restart
+skips whatever was left of the last block instead of handing an id out twice.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+BLOCK_SIZE = 1000
+
+
+class ProducerIdManager:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._next = self._block_end = self._read()
+
+    def _read(self) -> int:
+        try:
+            return int(self.path.read_text().strip())
+        except FileNotFoundError:
+            return 0
+
+    def _reserve_block(self) -> None:
+        end = self._next + BLOCK_SIZE
+        tmp = self.path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            f.write(f"{end}\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+        self._block_end = end
+
+    def next_id(self) -> int:
+        if self._next >= self._block_end:
+            self._reserve_block()
+        producer_id = self._next
+        self._next += 1
+        return producer_id

@@ -1,0 +1,24 @@
+"""Topic lookup and auto-creation shared by the handlers that may create topics."""
+
+from __future__ import annotations
+
+import logging
+
+from trafka.storage.errors import InvalidTopicName, TopicAlreadyExists
+
+log = logging.getLogger("trafka.broker")
+
+
+def get_or_create_topic(broker, name: str, *, allow_auto_create: bool = True):
+    """The topic called `name`, auto-created with num.partitions when Kafka would create it."""
+    topic = broker.logs.get_topic(name)
+    if topic is not None or not (allow_auto_create and broker.config["auto.create.topics.enable"]):
+        return topic
+    try:
+        topic = broker.logs.create_topic(name, broker.config["num.partitions"], {})
+    except TopicAlreadyExists:
+        return broker.logs.get_topic(name)
+    except InvalidTopicName:
+        return None
+    log.info("auto-created topic %s with %d partitions", name, len(topic.partitions))
+    return topic
