@@ -12,13 +12,34 @@ import uuid
 
 import construct as c
 
-Int8 = c.Int8sb
-Int16 = c.Int16sb
-Int32 = c.Int32sb
-Int64 = c.Int64sb
-UInt16 = c.Int16ub
-UInt32 = c.Int32ub
-Float64 = c.Float64b
+
+class FixedField(c.FormatField):
+    """A big-endian fixed-size number.
+
+    construct's own compiled parser unpacks whatever `read` returned, so short input raises
+    struct.error; this one raises StreamError like every other construct on truncated input.
+    """
+
+    def _emitparse(self, code):
+        fname = f"fixedfield_{code.allocateId()}"
+        code.append(
+            f"{fname} = struct.Struct({self.fmtstr!r})\n"
+            f"def parse_{fname}(io):\n"
+            f"    data = io.read({self.length})\n"
+            f"    if len(data) != {self.length}:\n"
+            f"        raise StreamError('stream ended inside a {self.length}-byte field')\n"
+            f"    return {fname}.unpack(data)[0]\n"
+        )
+        return f"parse_{fname}(io)"
+
+
+Int8 = FixedField(">", "b")
+Int16 = FixedField(">", "h")
+Int32 = FixedField(">", "l")
+Int64 = FixedField(">", "q")
+UInt16 = FixedField(">", "H")
+UInt32 = FixedField(">", "L")
+Float64 = FixedField(">", "d")
 
 
 def read_uvarint(stream) -> int:
