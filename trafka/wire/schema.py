@@ -72,13 +72,16 @@ class Field:
     def present_in(self, version: int) -> bool:
         return version in self._versions
 
+    def is_nullable_in(self, version: int) -> bool:
+        return version in self._nullable
+
     def is_tagged_in(self, version: int, flexible: bool) -> bool:
         return flexible and version in self._tagged
 
     def default_for(self, version: int):
         if self.default is not _MISSING:
             return self.default
-        if version in self._nullable:
+        if self.is_nullable_in(version):
             return None
         if isinstance(self.type, (Array,)):
             return []
@@ -87,7 +90,7 @@ class Field:
         return _TYPE_DEFAULTS.get(self.type.name, 0)
 
     def construct(self, version: int, flexible: bool) -> c.Construct:
-        nullable = version in self._nullable
+        nullable = self.is_nullable_in(version)
         if isinstance(self.type, list):
             return compile_struct(self.type, version, flexible)
         if isinstance(self.type, Array):
