@@ -5,6 +5,7 @@ from __future__ import annotations
 import construct as c
 import pytest
 
+from trafka.wire.framing import MalformedRequest, decode_request, encode_request, peek_header
 from trafka.wire.messages import APIS
 from trafka.wire.messages.api_versions import API as API_VERSIONS
 from trafka.wire.schema import Array, Field, Message, Versions
@@ -139,3 +140,14 @@ def test_api_versions_still_round_trips_with_tagged_features():
         "error_code": 0,
         "api_keys": body["api_keys"],
     }
+
+
+def test_truncated_request_frame_is_malformed_not_a_crash():
+    metadata = APIS[3]
+    body = sample(metadata.request, 12, nulls=False)
+    frame = encode_request(metadata, 12, 1, "client", body)[4:]
+    header = peek_header(frame)
+    assert decode_request(frame, header, metadata) == body
+    for cut in range(len(frame) - len(metadata.request.build(body, 12)), len(frame)):
+        with pytest.raises(MalformedRequest):
+            decode_request(frame[:cut], header, metadata)
