@@ -1,0 +1,19 @@
+"""Batch builders shared by the storage tests."""
+
+from trafka.wire.records import Record, encode_batch
+
+
+def batch(n=1, *, ts=1000, value_size=10, key=b"k", **kwargs):
+    """A batch of n records with timestamps ts, ts+1, ... as a client would send it."""
+    return encode_batch([Record(key, b"v" * value_size, timestamp=ts + i) for i in range(n)], **kwargs)
+
+
+def idempotent(producer_id, epoch, seq, n=1, **kwargs):
+    return batch(n, producer_id=producer_id, producer_epoch=epoch, base_sequence=seq, **kwargs)
+
+
+def crash(partition_log):
+    """What kill -9 leaves behind: every byte handed to the OS, no flush, no clean marker."""
+    for segment in partition_log.segments:
+        segment.close()
+    partition_log._closed = True

@@ -1,0 +1,68 @@
+"""Storage raises these; the broker maps each to a Kafka error code (named in the docstrings)."""
+
+from __future__ import annotations
+
+
+class StorageError(Exception):
+    """Base of everything storage raises on purpose."""
+
+
+class OffsetOutOfRange(StorageError):
+    """OFFSET_OUT_OF_RANGE (1): below the log start offset or above the high watermark."""
+
+    def __init__(self, offset: int, log_start_offset: int, log_end_offset: int):
+        super().__init__(
+            f"offset {offset} is outside [{log_start_offset}, {log_end_offset}]"
+        )
+        self.offset = offset
+        self.log_start_offset = log_start_offset
+        self.log_end_offset = log_end_offset
+
+
+class CorruptRecord(StorageError):
+    """CORRUPT_MESSAGE (2): a batch fails its magic, length or CRC check."""
+
+
+class InvalidRecord(StorageError):
+    """INVALID_RECORD (87): a well-formed batch that this log refuses (no key on a compacted
+    topic, a control batch from a client, inconsistent record count)."""
+
+
+class RecordTooLarge(StorageError):
+    """MESSAGE_TOO_LARGE (10): one batch is bigger than max.message.bytes."""
+
+
+class RecordBatchTooLarge(StorageError):
+    """RECORD_LIST_TOO_LARGE (18): the whole append is bigger than segment.bytes."""
+
+
+class OutOfOrderSequence(StorageError):
+    """OUT_OF_ORDER_SEQUENCE_NUMBER (45): an idempotent producer skipped a sequence number."""
+
+
+class InvalidProducerEpoch(StorageError):
+    """INVALID_PRODUCER_EPOCH (47): the batch's producer epoch is older than the current one."""
+
+
+class UnknownTopic(StorageError):
+    """UNKNOWN_TOPIC_OR_PARTITION (3)."""
+
+
+class TopicAlreadyExists(StorageError):
+    """TOPIC_ALREADY_EXISTS (36)."""
+
+
+class InvalidTopic(StorageError):
+    """INVALID_TOPIC_EXCEPTION (17): an illegal topic name."""
+
+
+class InvalidPartitions(StorageError):
+    """INVALID_PARTITIONS (37): partition count below 1 or not above the current count."""
+
+
+class InvalidConfig(StorageError):
+    """INVALID_CONFIG (40): an unknown topic config name or a value of the wrong type."""
+
+
+class LogClosed(StorageError):
+    """KAFKA_STORAGE_ERROR (56): the log was closed or deleted under the caller."""

@@ -1,0 +1,535 @@
+"""PartitionLog: one partition's segments, log start offset and log end offset (Kafka's UnifiedLog).
+
+A partition is a directory `<topic>-<partition>/` of segments plus a few small files:
+`log-start-offset` and `recovery-point` checkpoints, producer-state `.snapshot`s and, between a
+clean close and the next open, the `.kafka_cleanshutdown` marker. See docs/storage.md.
+
+Not thread-safe: the broker calls it from one thread (the trio loop). Retention is
+`delete_old_segments(predicate)` over the oldest segments; compaction builds a segment with
+`new_cleaned_segment` and swaps it in with `replace_segments`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from trafka.storage.clock import Clock, SystemClock
+from trafka.storage.config import LogConfig
+from trafka.storage.errors import (
+    CorruptRecord,
+    InvalidRecord,
+    LogClosed,
+    OffsetOutOfRange,
+    RecordBatchTooLarge,
+    RecordTooLarge,
+)
+from trafka.storage.index import CorruptIndex
+from trafka.storage.producer_state import ProducerStateManager, is_idempotent
+from trafka.storage.segment import LOG_SUFFIX, FileSlice, LogSegment, TailCorrupt
+from trafka.wire import records as rec
+
+log = logging.getLogger("trafka.storage")
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+LOG_START_OFFSET_FILE = "log-start-offset"
+RECOVERY_POINT_FILE = "recovery-point"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+DELETED_SUFFIX = ".deleted"
+DELETE_DIR_SUFFIX = "-delete"
+
+
+@dataclass(frozen=True)
+class AppendInfo:
+    base_offset: int
+    last_offset: int
+    log_append_time: int  # -1 unless the topic uses LogAppendTime
+    log_start_offset: int
+    record_count: int
+    # True when the batch was a retry of one already in the log: nothing was written and
+    # the offsets are the original ones, which the broker returns as a success.
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class ReadInfo:
+    slices: list[FileSlice]  # whole batches, in offset order, for pread or sendfile
+    high_watermark: int
+    log_start_offset: int
+
+    @property
+    def size(self) -> int:
+        return sum(s.size for s in self.slices)
+
+    def to_bytes(self) -> bytes:
+        return b"".join(s.read() for s in self.slices)
+
+
+@dataclass(frozen=True)
+class TimestampAndOffset:
+    timestamp: int
+    offset: int
+
+
+def _read_checkpoint(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_checkpoint(path: Path, value: int) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(f"{value}\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def remove_dir(directory: Path) -> None:
+    """Rename, then remove: a crash mid-rmtree leaves a '-delete' dir the next start removes."""
+    doomed = directory.with_name(f"{directory.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+    os.replace(directory, doomed)
+    shutil.rmtree(doomed, ignore_errors=True)
+
+
+class PartitionLog:
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        config: LogConfig | None = None,
+        *,
+        clock: Clock | None = None,
+    ):
+        self.directory = Path(directory)
+        self.config = config or LogConfig.of()
+        self.clock = clock or SystemClock()
+        self.segments: list[LogSegment] = []
+        self._bases: list[int] = []  # segments' base offsets, for bisect
+        self.producer_state = ProducerStateManager(self.directory)
+        self._closed = False
+        self._unflushed_messages = 0
+        self._last_flush_ms = self.clock.time_ms()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._load()
+
+    # --- offsets --------------------------------------------------------------------------
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.segments[-1].next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        """One replica: everything appended is committed."""
+        return self.log_end_offset
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self.segments[-1]
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(s.size for s in self.segments)
+
+    # --- loading --------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        clean = (self.directory / CLEAN_SHUTDOWN_FILE).exists()
+        self._remove_temporary_files()
+        self._complete_swaps()
+        recovery_point = (_read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0) if not clean else None
+        bases = sorted(
+            int(p.name[: -len(LOG_SUFFIX)]) for p in self.directory.glob(f"*{LOG_SUFFIX}") if p.name[:-4].isdigit()
+        )
+        if not clean and bases:
+            log.info("%s: no clean shutdown marker, recovering segments from offset %d", self.directory, recovery_point)
+        now = self.clock.time_ms()
+        for i, base in enumerate(bases):
+            segment = self._new_segment(base, now)
+            next_base = bases[i + 1] if i + 1 < len(bases) else None
+            if recovery_point is not None and (next_base is None or next_base > recovery_point):
+                truncated = segment.recover()
+            else:
+                truncated = self._load_segment(segment)
+            self.segments.append(segment)
+            if truncated and next_base is not None:
+                later = [self._new_segment(b, now) for b in bases[i + 1 :]]
+                log.warning("%s: deleting %d segments after the truncated segment %d", self.directory, len(later), base)
+                for s in later:
+                    s.delete()
+                break
+        if not self.segments:
+            base = _read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
+            self.segments.append(self._new_segment(base, now))
+        self._bases = [s.base_offset for s in self.segments]
+        checkpoint = _read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
+        self.log_start_offset = min(max(checkpoint, self.segments[0].base_offset), self.log_end_offset)
+        self._load_producer_state()
+        (self.directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
+
+    def _new_segment(self, base_offset: int, now: int, suffix: str = "") -> LogSegment:
+        return LogSegment(
+            self.directory, base_offset, index_interval_bytes=self.config.index_interval_bytes,
+            created_ms=now, suffix=suffix,
+        )
+
+    def _load_segment(self, segment: LogSegment) -> int:
+        try:
+            segment.load()
+            return 0
+        except FileNotFoundError as exc:
+            log.warning("%s: missing index (%s), rebuilding", segment.log_path, exc.filename)
+        except (CorruptIndex, TailCorrupt) as exc:
+            log.warning("%s: %s, recovering the segment", segment.log_path, exc)
+        return segment.recover()
+
+    def _remove_temporary_files(self) -> None:
+        for path in self.directory.iterdir():
+            if path.name.endswith((CLEANED_SUFFIX, DELETED_SUFFIX, ".tmp")):
+                log.info("removing leftover %s", path)
+                path.unlink(missing_ok=True)
+
+    def _complete_swaps(self) -> None:
+        """Finish a compaction swap interrupted by a crash: the .swap segment replaces the
+        live segments whose base offsets fall inside its offset range."""
+        for swap_log in sorted(self.directory.glob(f"*{LOG_SUFFIX}{SWAP_SUFFIX}")):
+            base = int(swap_log.name.split(".")[0])
+            segment = self._new_segment(base, self.clock.time_ms(), SWAP_SUFFIX)
+            segment.recover()
+            for live in self.directory.glob(f"*{LOG_SUFFIX}"):
+                live_base = int(live.name[: -len(LOG_SUFFIX)])
+                if base <= live_base < segment.next_offset:
+                    self._new_segment(live_base, 0).delete()
+            segment.change_suffix("")
+            segment.close()
+            log.info("completed the interrupted swap of segment %d in %s", base, self.directory)
+
+    def _load_producer_state(self) -> None:
+        state = self.producer_state
+        state.delete_snapshots_above(self.log_end_offset)
+        snapshot = state.load_latest_snapshot()
+        start = max(snapshot if snapshot is not None else 0, self.segments[0].base_offset)
+        headers = (h for seg in self.segments if seg.next_offset > start for _, h in seg.batches_from(start))
+        replayed = state.rebuild(snapshot, headers)
+        state.on_log_start_offset_incremented(self.log_start_offset)
+        if replayed or snapshot is not None:
+            log.debug("%s: producer state from snapshot %s plus %d batches", self.directory, snapshot, replayed)
+
+    # --- appending ------------------------------------------------------------------------
+
+    def append(self, records, *, partition_leader_epoch: int = 0) -> AppendInfo:
+        """Validate and append a produce request's record batches; assign offsets.
+
+        Raises CorruptRecord, InvalidRecord, RecordTooLarge, RecordBatchTooLarge,
+        OutOfOrderSequence, InvalidProducerEpoch. Nothing is written when it raises.
+        """
+        self._check_open()
+        data = bytearray(records)  # private copy: offsets are assigned in place
+        batches = self._validate(data)
+        now = self.clock.time_ms()
+        log_append_time = now if self.config.log_append_time else rec.NO_TIMESTAMP
+
+        offset = self.log_end_offset
+        assigned = []
+        for pos, header in batches:
+            rec.set_base_offset(data, pos, offset, partition_leader_epoch)
+            if self.config.log_append_time:
+                rec.set_log_append_time(data, pos, now)
+            assigned.append((pos, rec.parse_header(data, pos)))
+            offset += header.last_offset_delta + 1
+
+        producer_append = self.producer_state.prepare()
+        for _, header in assigned:
+            if is_idempotent(header) and (original := producer_append.check(header)):
+                return AppendInfo(
+                    original.first_offset, original.last_offset,
+                    original.timestamp if self.config.log_append_time else rec.NO_TIMESTAMP,
+                    self.log_start_offset, original.last_offset - original.first_offset + 1, duplicate=True,
+                )
+
+        max_timestamp = max(h.max_timestamp for _, h in assigned)
+        segment = self._maybe_roll(len(data), max_timestamp, offset - 1, now)
+        segment.append(data, assigned)
+        self.producer_state.commit(producer_append)
+        record_count = sum(h.record_count for _, h in assigned)
+        self._unflushed_messages += record_count
+        self.flush_if_due()
+        return AppendInfo(assigned[0][1].base_offset, offset - 1, log_append_time, self.log_start_offset, record_count)
+
+    def _validate(self, data: bytearray) -> list[tuple[int, rec.BatchHeader]]:
+        """Kafka's LogValidator checks that need no decoding, plus keys on compacted topics."""
+        try:
+            batches = list(rec.iter_batches(data))
+        except rec.CorruptRecordError as exc:
+            raise CorruptRecord(str(exc)) from None
+        if not batches:
+            raise InvalidRecord("the produce request holds no record batch")
+        if len(data) > self.config.segment_bytes:
+            raise RecordBatchTooLarge(f"{len(data)} bytes of records exceed segment.bytes {self.config.segment_bytes}")
+        for pos, header in batches:
+            if header.size > self.config.max_message_bytes:
+                raise RecordTooLarge(
+                    f"batch of {header.size} bytes exceeds max.message.bytes {self.config.max_message_bytes}"
+                )
+            if header.is_control:
+                raise InvalidRecord("clients may not write control batches")
+            if header.record_count < 1 or header.last_offset_delta != header.record_count - 1:
+                raise InvalidRecord(
+                    f"batch has {header.record_count} records but an offset range of {header.last_offset_delta + 1}"
+                )
+            if self.config.compact:
+                try:
+                    keyless = any(r.key is None for r in rec.decode_records(data, pos))
+                except rec.CorruptRecordError as exc:
+                    raise CorruptRecord(str(exc)) from None
+                if keyless:
+                    raise InvalidRecord("compacted topic cannot accept a record without a key")
+        return batches
+
+    def _maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int, now: int) -> LogSegment:
+        segment = self.active_segment
+        if segment.size == 0:
+            return segment
+        # Kafka's LogSegment.shouldRoll: segment.ms counts from the first batch's timestamp when
+        # there is one, so restarts do not keep resetting a segment's age.
+        if segment.rolling_based_timestamp is not None and segment.rolling_based_timestamp >= 0:
+            waited = max_timestamp - segment.rolling_based_timestamp
+        else:
+            waited = now - segment.created_ms
+        if (
+            segment.size > self.config.segment_bytes - messages_size
+            or waited > self.config.segment_ms
+            or max_offset - segment.base_offset > rec.INT32_MAX
+        ):
+            return self.roll()
+        return segment
+
+    def roll(self) -> LogSegment:
+        """Start a new active segment at the log end offset; the old one is flushed to disk
+        (Kafka schedules that flush; we do it inline) and becomes read-only."""
+        self._check_open()
+        old = self.active_segment
+        if old.size == 0:
+            return old
+        old.on_become_inactive()
+        new = self._new_segment(self.log_end_offset, self.clock.time_ms())
+        self.segments.append(new)
+        self._bases.append(new.base_offset)
+        self.producer_state.take_snapshot(new.base_offset)
+        old.flush()
+        # Every earlier segment was flushed when it rolled, so all below the new one is on disk.
+        self._write_recovery_point(new.base_offset)
+        log.debug("%s: rolled new segment at offset %d", self.directory, new.base_offset)
+        return new
+
+    # --- flushing -------------------------------------------------------------------------
+
+    def flush_if_due(self) -> None:
+        """Apply flush.messages / flush.ms. With Kafka's defaults (Long.MAX) this never fsyncs:
+        durability comes from the page cache, as in Kafka."""
+        if (
+            self._unflushed_messages >= self.config.flush_messages
+            or self.clock.time_ms() - self._last_flush_ms >= self.config.flush_ms
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """fsync every segment that may hold unflushed data and advance the recovery point."""
+        self._check_open()
+        recovery_point = _read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0
+        for segment in self.segments:
+            if segment.next_offset > recovery_point or segment is self.active_segment:
+                segment.flush()
+        self._write_recovery_point(self.log_end_offset)
+        self._unflushed_messages = 0
+        self._last_flush_ms = self.clock.time_ms()
+
+    def _write_recovery_point(self, offset: int) -> None:
+        _write_checkpoint(self.directory / RECOVERY_POINT_FILE, offset)
+
+    # --- reading --------------------------------------------------------------------------
+
+    def _check_offset(self, offset: int) -> None:
+        if offset < self.log_start_offset or offset > self.high_watermark:
+            raise OffsetOutOfRange(offset, self.log_start_offset, self.high_watermark)
+
+    def _segment_index(self, offset: int) -> int:
+        return max(bisect.bisect_right(self._bases, offset) - 1, 0)
+
+    def read(self, fetch_offset: int, max_bytes: int, *, min_one_batch: bool = True) -> ReadInfo:
+        """Whole batches from the one containing fetch_offset, up to max_bytes, never past the
+        high watermark. With min_one_batch (Kafka's default for the first partition of a
+        fetch) one batch comes back even when it is larger than max_bytes.
+
+        Raises OffsetOutOfRange below the log start offset or above the high watermark.
+        """
+        self._check_open()
+        self._check_offset(fetch_offset)
+        slices: list[FileSlice] = []
+        remaining, start = max_bytes, fetch_offset
+        for segment in self.segments[self._segment_index(fetch_offset) :]:
+            if segment.next_offset <= start:
+                continue  # no batch here reaches start (an empty or compacted-away range)
+            end = segment.size
+            found = segment.read(start, remaining, min_one_batch=min_one_batch and not slices)
+            if found is None:
+                break
+            slices.append(found)
+            remaining -= found.size
+            if remaining <= 0 or found.position + found.size < end:
+                break
+            start = segment.next_offset
+        return ReadInfo(slices, self.high_watermark, self.log_start_offset)
+
+    def offset_for_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
+        """The first record (at or after the log start offset) with a timestamp >= timestamp,
+        or None when there is none (ListOffsets then answers offset -1)."""
+        self._check_open()
+        for segment in self.segments:
+            if segment.next_offset <= self.log_start_offset or segment.max_timestamp_so_far < timestamp:
+                continue
+            found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
+            if found is not None:
+                return TimestampAndOffset(*found)
+        return None
+
+    def max_timestamp(self) -> TimestampAndOffset | None:
+        """The record with the largest timestamp (ListOffsets -3), first one on ties."""
+        self._check_open()
+        best = None
+        for segment in self.segments:
+            if segment.offset_of_max_timestamp_so_far >= 0 and (
+                best is None or segment.max_timestamp_so_far > best.max_timestamp_so_far
+            ):
+                best = segment
+        if best is None:
+            return None
+        found = best.max_timestamp_record()
+        return TimestampAndOffset(*found) if found else None
+
+    # --- moving the log start offset ------------------------------------------------------
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: move the log start offset up to `offset` and drop the segments now
+        wholly below it. Returns the new log start offset (the low watermark)."""
+        self._check_open()
+        if offset > self.high_watermark or offset < 0:
+            raise OffsetOutOfRange(offset, self.log_start_offset, self.high_watermark)
+        if offset > self.log_start_offset:
+            self._advance_log_start_offset(offset)
+            self.delete_old_segments(
+                lambda segment, next_segment: next_segment is not None and next_segment.base_offset <= offset,
+                reason=f"log start offset {offset}",
+            )
+        return self.log_start_offset
+
+    def _advance_log_start_offset(self, offset: int) -> None:
+        self.log_start_offset = offset
+        _write_checkpoint(self.directory / LOG_START_OFFSET_FILE, offset)
+        self.producer_state.on_log_start_offset_incremented(offset)
+
+    def delete_old_segments(
+        self, predicate: Callable[[LogSegment, LogSegment | None], bool], *, reason: str
+    ) -> int:
+        """Delete the oldest segments while predicate(segment, next_segment) holds (next_segment
+        is None for the active one). Retention is a predicate (age of the newest record, size
+        over retention.bytes, ...). If the active segment qualifies too, the log rolls first so
+        that an (empty) active segment always remains. Returns the number deleted."""
+        self._check_open()
+        deletable: list[LogSegment] = []
+        for i, segment in enumerate(self.segments):
+            next_segment = self.segments[i + 1] if i + 1 < len(self.segments) else None
+            if next_segment is None and segment.size == 0:
+                break
+            if not predicate(segment, next_segment):
+                break
+            deletable.append(segment)
+        if not deletable:
+            return 0
+        if deletable[-1] is self.active_segment:
+            self.roll()
+        for segment in deletable:
+            log.info("%s: deleting segment %d (%s)", self.directory, segment.base_offset, reason)
+            self.segments.remove(segment)
+            segment.delete()
+        self._bases = [s.base_offset for s in self.segments]
+        if self.segments[0].base_offset > self.log_start_offset:
+            self._advance_log_start_offset(self.segments[0].base_offset)
+        return len(deletable)
+
+    # --- compaction support ---------------------------------------------------------------
+
+    def new_cleaned_segment(self, base_offset: int) -> LogSegment:
+        """An empty `.cleaned` segment for the cleaner to fill with `append`."""
+        self._check_open()
+        segment = self._new_segment(base_offset, self.clock.time_ms(), CLEANED_SUFFIX)
+        if segment.size:
+            segment.delete()
+            segment = self._new_segment(base_offset, self.clock.time_ms(), CLEANED_SUFFIX)
+        return segment
+
+    def replace_segments(self, cleaned: LogSegment, old: Sequence[LogSegment]) -> None:
+        """Swap a cleaned segment in for `old` (Kafka's .cleaned -> .swap -> live sequence, so a
+        crash at any step leaves either the old segments or the new one on open)."""
+        self._check_open()
+        if self.active_segment in old:
+            raise ValueError("the active segment is never cleaned")
+        cleaned.on_become_inactive()
+        cleaned.flush()
+        cleaned.change_suffix(SWAP_SUFFIX)
+        for segment in old:
+            segment.change_suffix(DELETED_SUFFIX)
+        for segment in old:
+            self.segments.remove(segment)
+            segment.delete()
+        cleaned.change_suffix("")
+        self.segments.append(cleaned)
+        self.segments.sort(key=lambda s: s.base_offset)
+        self._bases = [s.base_offset for s in self.segments]
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def update_config(self, config: LogConfig) -> None:
+        self.config = config
+        for segment in self.segments:
+            segment.index_interval_bytes = config.index_interval_bytes
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise LogClosed(f"log {self.directory} is closed")
+
+    def close(self) -> None:
+        """Flush everything, snapshot producer state, and leave the clean-shutdown marker so
+        the next open trusts the indexes instead of rescanning."""
+        if self._closed:
+            return
+        self.active_segment.on_become_inactive()
+        self.flush()
+        self.producer_state.take_snapshot(self.log_end_offset)
+        _write_checkpoint(self.directory / LOG_START_OFFSET_FILE, self.log_start_offset)
+        for segment in self.segments:
+            segment.close()
+        (self.directory / CLEAN_SHUTDOWN_FILE).touch()
+        self._closed = True
+
+    def delete(self) -> None:
+        """Close without flushing and remove the partition directory."""
+        for segment in self.segments:
+            segment.close()
+        self._closed = True
+        remove_dir(self.directory)
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionLog({self.directory}, start={self.log_start_offset}, end={self.log_end_offset}, "
+            f"segments={len(self.segments)})"
+        )

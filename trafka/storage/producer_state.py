@@ -1,0 +1,221 @@
+"""Idempotent-producer state of one partition, scaled down from Kafka's ProducerStateManager.
+
+Per producer id: the current epoch and the metadata of its last 5 batches (Kafka's
+NUM_BATCHES_TO_RETAIN, matching max.in.flight.requests.per.connection <= 5). A retried batch that
+matches one of them is a duplicate: the log answers with the original offsets and writes
+nothing. The state is derived from batch headers only (producerId, producerEpoch,
+baseSequence, lastOffsetDelta), so it can always be rebuilt by scanning the log; snapshots
+(`<offset>.snapshot`, JSON) spare a restart most of that scan.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from trafka.storage.errors import InvalidProducerEpoch, OutOfOrderSequence
+from trafka.wire import records as rec
+
+log = logging.getLogger("trafka.storage")
+
+BATCHES_TO_RETAIN = 5
+SNAPSHOT_SUFFIX = ".snapshot"
+SNAPSHOTS_TO_KEEP = 2
+_SNAPSHOT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class BatchMetadata:
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+    timestamp: int  # the batch's max timestamp: the log append time when that applied
+
+
+@dataclass
+class ProducerStateEntry:
+    producer_id: int
+    producer_epoch: int
+    batches: deque = field(default_factory=lambda: deque(maxlen=BATCHES_TO_RETAIN))
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else rec.NO_SEQUENCE
+
+    @property
+    def last_offset(self) -> int:
+        return self.batches[-1].last_offset if self.batches else -1
+
+    def find_duplicate(self, header: rec.BatchHeader) -> BatchMetadata | None:
+        if header.producer_epoch != self.producer_epoch:
+            return None
+        for batch in self.batches:
+            if batch.first_seq == header.base_sequence and batch.last_seq == header.last_sequence:
+                return batch
+        return None
+
+    def add(self, header: rec.BatchHeader) -> None:
+        if header.producer_epoch != self.producer_epoch:
+            self.producer_epoch = header.producer_epoch
+            self.batches.clear()
+        self.batches.append(
+            BatchMetadata(header.base_sequence, header.last_sequence, header.base_offset,
+                          header.last_offset, header.max_timestamp)
+        )
+
+    def copy(self) -> "ProducerStateEntry":
+        return ProducerStateEntry(self.producer_id, self.producer_epoch, deque(self.batches, maxlen=BATCHES_TO_RETAIN))
+
+
+def _in_sequence(last_seq: int, next_seq: int) -> bool:
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == rec.INT32_MAX)
+
+
+def is_idempotent(header: rec.BatchHeader) -> bool:
+    return header.producer_id >= 0 and header.base_sequence >= 0
+
+
+class ProducerAppendInfo:
+    """The producer-state changes one append would make, checked before anything is written
+    and applied with `ProducerStateManager.commit` once the bytes are in the log."""
+
+    def __init__(self, manager: "ProducerStateManager"):
+        self._manager = manager
+        self.updated: dict[int, ProducerStateEntry] = {}
+
+    def check(self, header: rec.BatchHeader) -> BatchMetadata | None:
+        """Validate one batch (offsets already assigned). Returns the original batch when it
+        is a duplicate; raises InvalidProducerEpoch / OutOfOrderSequence like Kafka's
+        ProducerAppendInfo."""
+        pid = header.producer_id
+        current = self._manager.producers.get(pid)
+        if current is not None and (duplicate := current.find_duplicate(header)):
+            return duplicate
+        entry = self.updated.get(pid) or (current.copy() if current else None)
+        if entry is not None:
+            if header.producer_epoch < entry.producer_epoch:
+                raise InvalidProducerEpoch(
+                    f"producer {pid} epoch {header.producer_epoch} is older than the current epoch {entry.producer_epoch}"
+                )
+            if header.producer_epoch != entry.producer_epoch:
+                if header.base_sequence != 0:
+                    raise OutOfOrderSequence(
+                        f"producer {pid} started epoch {header.producer_epoch} at sequence {header.base_sequence}, not 0"
+                    )
+            elif not _in_sequence(entry.last_seq, header.base_sequence):
+                raise OutOfOrderSequence(
+                    f"producer {pid} epoch {header.producer_epoch}: sequence {header.base_sequence} "
+                    f"does not follow {entry.last_seq}"
+                )
+        else:
+            # No state (a new producer, or its batches were all deleted): accept any sequence.
+            entry = ProducerStateEntry(pid, header.producer_epoch)
+        entry.add(header)
+        self.updated[pid] = entry
+        return None
+
+
+class ProducerStateManager:
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self.producers: dict[int, ProducerStateEntry] = {}
+
+    def prepare(self) -> ProducerAppendInfo:
+        return ProducerAppendInfo(self)
+
+    def commit(self, info: ProducerAppendInfo) -> None:
+        self.producers.update(info.updated)
+
+    def update_from_log(self, header: rec.BatchHeader) -> None:
+        """Replay a batch already in the log (rebuild at startup); no checks."""
+        entry = self.producers.get(header.producer_id)
+        if entry is None:
+            entry = self.producers[header.producer_id] = ProducerStateEntry(header.producer_id, header.producer_epoch)
+        entry.add(header)
+
+    def on_log_start_offset_incremented(self, log_start_offset: int) -> None:
+        """Forget producers whose every batch is now below the log start (Kafka does the same),
+        so their next batch is accepted at any sequence."""
+        for pid in [p for p, e in self.producers.items() if e.last_offset < log_start_offset]:
+            del self.producers[pid]
+
+    def truncate(self) -> None:
+        self.producers.clear()
+
+    # --- snapshots ------------------------------------------------------------------------
+
+    def _snapshot_path(self, offset: int) -> Path:
+        return self.directory / f"{offset:020d}{SNAPSHOT_SUFFIX}"
+
+    def snapshot_offsets(self) -> list[int]:
+        offsets = []
+        for path in self.directory.glob(f"*{SNAPSHOT_SUFFIX}"):
+            try:
+                offsets.append(int(path.name[: -len(SNAPSHOT_SUFFIX)]))
+            except ValueError:
+                continue
+        return sorted(offsets)
+
+    def take_snapshot(self, offset: int) -> None:
+        """Write the state as of `offset` (the log end offset), keeping the newest few."""
+        body = {
+            "version": _SNAPSHOT_VERSION,
+            "offset": offset,
+            "producers": [
+                {
+                    "producer_id": e.producer_id,
+                    "producer_epoch": e.producer_epoch,
+                    "batches": [[b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.timestamp] for b in e.batches],
+                }
+                for e in self.producers.values()
+            ],
+        }
+        path = self._snapshot_path(offset)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(body))
+        os.replace(tmp, path)
+        for old in self.snapshot_offsets()[:-SNAPSHOTS_TO_KEEP]:
+            self._snapshot_path(old).unlink(missing_ok=True)
+
+    def delete_snapshots_above(self, offset: int) -> None:
+        for snap in self.snapshot_offsets():
+            if snap > offset:
+                self._snapshot_path(snap).unlink(missing_ok=True)
+
+    def load_latest_snapshot(self) -> int | None:
+        """Load the newest readable snapshot; returns its offset, or None if there is none."""
+        for offset in reversed(self.snapshot_offsets()):
+            path = self._snapshot_path(offset)
+            try:
+                body = json.loads(path.read_text())
+                if body["version"] != _SNAPSHOT_VERSION or body["offset"] != offset:
+                    raise ValueError("unexpected version or offset")
+                producers = {}
+                for p in body["producers"]:
+                    entry = ProducerStateEntry(p["producer_id"], p["producer_epoch"])
+                    entry.batches.extend(BatchMetadata(*b) for b in p["batches"])
+                    producers[entry.producer_id] = entry
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning("ignoring unreadable producer state snapshot %s: %s", path, exc)
+                path.unlink(missing_ok=True)
+                continue
+            self.producers = producers
+            return offset
+        return None
+
+    def rebuild(self, snapshot_offset: int | None, batches: Iterable[rec.BatchHeader]) -> int:
+        """Replay the given batch headers (those after the snapshot); returns how many."""
+        if snapshot_offset is None:
+            self.producers.clear()
+        replayed = 0
+        for header in batches:
+            if is_idempotent(header):
+                self.update_from_log(header)
+                replayed += 1
+        return replayed

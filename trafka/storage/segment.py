@@ -1,0 +1,340 @@
+"""LogSegment: one `.log` file of whole batches plus its `.index` and `.timeindex`.
+
+Files are named by the segment's base offset zero-padded to 20 digits, as in Kafka. Appends go
+through os.write on an unbuffered descriptor: once `append` returns, the bytes belong to the OS,
+so they survive a SIGKILL of this process (not a power cut; that is what flush() is for).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from trafka.storage.errors import LogClosed
+from trafka.storage.index import CorruptIndex, OffsetIndex, TimeIndex
+from trafka.wire import records as rec
+
+log = logging.getLogger("trafka.storage")
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+FILE_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+
+
+def offset_filename(base_offset: int, suffix: str) -> str:
+    return f"{base_offset:020d}{suffix}"
+
+
+def _write_all(fd: int, data) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+@dataclass(frozen=True)
+class FileSlice:
+    """A run of whole batches in one segment file, for pread or sendfile.
+
+    Valid until the segment is deleted or swapped out; `read`/`fileno` raise LogClosed after.
+    """
+
+    segment: "LogSegment"
+    position: int
+    size: int
+
+    def fileno(self) -> int:
+        return self.segment.fileno()
+
+    def read(self) -> bytes:
+        return self.segment.pread(self.position, self.size)
+
+
+class TailCorrupt(Exception):
+    """A clean-shutdown segment whose tail does not validate; the log recovers it fully."""
+
+
+class LogSegment:
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        *,
+        index_interval_bytes: int,
+        created_ms: int,
+        suffix: str = "",
+    ):
+        self.directory = Path(directory)
+        self.base_offset = base_offset
+        self.index_interval_bytes = index_interval_bytes
+        self.created_ms = created_ms
+        self.suffix = suffix
+        is_new = not self._path(LOG_SUFFIX).exists()
+        self._fd: int | None = os.open(self._path(LOG_SUFFIX), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self._fd).st_size
+        self.offset_index = OffsetIndex(self._path(INDEX_SUFFIX), base_offset)
+        self.time_index = TimeIndex(self._path(TIME_INDEX_SUFFIX), base_offset)
+        if is_new:
+            # Like Kafka, a segment always has its index files, so a missing one means damage.
+            self.offset_index.path.touch()
+            self.time_index.path.touch()
+        self.next_offset = base_offset
+        self.max_timestamp_so_far = rec.NO_TIMESTAMP
+        self.offset_of_max_timestamp_so_far = -1
+        # Timestamp of the first batch: segment.ms counts from it, so a restart does not reset
+        # the age of the active segment (Kafka's rollingBasedTimestamp).
+        self.rolling_based_timestamp: int | None = None
+        self._bytes_since_last_index_entry = 0
+
+    def _path(self, suffix: str) -> Path:
+        return self.directory / (offset_filename(self.base_offset, suffix) + self.suffix)
+
+    @property
+    def log_path(self) -> Path:
+        return self._path(LOG_SUFFIX)
+
+    @property
+    def paths(self) -> list[Path]:
+        return [self._path(s) for s in FILE_SUFFIXES]
+
+    @property
+    def last_offset(self) -> int:
+        """Largest offset in the segment, base_offset - 1 when empty."""
+        return self.next_offset - 1
+
+    def fileno(self) -> int:
+        if self._fd is None:
+            raise LogClosed(f"segment {self.log_path} is closed")
+        return self._fd
+
+    def pread(self, position: int, size: int) -> bytes:
+        data = os.pread(self.fileno(), size, position)
+        if len(data) != size:
+            raise LogClosed(f"segment {self.log_path} holds {len(data)} bytes at {position}, wanted {size}")
+        return data
+
+    # --- loading and recovery -------------------------------------------------------------
+
+    def load(self) -> None:
+        """Open an existing segment after a clean shutdown: trust the indexes after checking
+        them, and CRC-check only the tail after the last index entry (at most about
+        index.interval.bytes plus one batch). Raises CorruptIndex / TailCorrupt / OSError."""
+        self.offset_index.load(self.size)
+        self.time_index.load()
+        last_indexed_offset, position = self.offset_index.last_entry
+        self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = self.time_index.last_entry
+        self.next_offset = last_indexed_offset + 1 if len(self.offset_index) else self.base_offset
+        try:
+            for _, header in self._scan(position, verify=True):
+                self._track(header)
+        except rec.CorruptRecordError as exc:
+            raise TailCorrupt(f"{self.log_path}: {exc}") from None
+        if self.time_index.last_entry[1] >= self.next_offset and len(self.time_index):
+            raise CorruptIndex(f"{self.time_index.path} points past the end of the log")
+        self._bytes_since_last_index_entry = self.size - position
+        self._load_rolling_based_timestamp()
+
+    def recover(self) -> int:
+        """Validate every batch, rebuild both indexes, truncate at the first bad batch.
+
+        Returns the number of bytes truncated.
+        """
+        self.offset_index.clear()
+        self.time_index.clear()
+        self.next_offset = self.base_offset
+        self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = rec.NO_TIMESTAMP, -1
+        self._bytes_since_last_index_entry = 0
+        valid_end = 0
+        try:
+            for pos, header in self._scan(0, verify=True):
+                if header.base_offset < self.next_offset:
+                    raise rec.CorruptRecordError(
+                        f"batch at {pos} has base offset {header.base_offset}, expected >= {self.next_offset}"
+                    )
+                self._index_batch(pos, header, write=False)
+                self._track(header)
+                valid_end = pos + header.size
+        except rec.CorruptRecordError as exc:
+            reason = str(exc)
+        else:
+            reason = ""
+        truncated = self.size - valid_end
+        if truncated:
+            log.warning(
+                "truncated %d bytes of a torn or corrupt batch at position %d of %s (%s)",
+                truncated, valid_end, self.log_path, reason or "partial batch",
+            )
+            os.ftruncate(self.fileno(), valid_end)
+            self.size = valid_end
+        self.offset_index.rewrite()
+        if self.offset_of_max_timestamp_so_far >= 0:
+            self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far, write=False)
+        self.time_index.rewrite()
+        log.info(
+            "rebuilt index %s (%d entries) and %s (%d entries)",
+            self.offset_index.path.name, len(self.offset_index), self.time_index.path.name, len(self.time_index),
+        )
+        self._load_rolling_based_timestamp()
+        return truncated
+
+    def _scan(self, position: int, *, verify: bool) -> Iterator[tuple[int, rec.BatchHeader]]:
+        """Batches from `position` to the end of the file. With verify, each batch is read
+        whole and CRC-checked, and a bad one raises CorruptRecordError."""
+        end = self.size
+        while position < end:
+            if verify:
+                head = self.pread_upto(position, rec.HEADER_SIZE)
+                header = rec.parse_header(head)
+                if header.magic != rec.MAGIC or header.batch_length < rec.MIN_BATCH_LENGTH:
+                    raise rec.CorruptRecordError(f"batch at {position} has magic {header.magic} / length {header.batch_length}")
+                data = self.pread_upto(position, header.size)
+                header = rec.check_batch(data)
+            else:
+                head = self.pread_upto(position, rec.HEADER_SIZE)
+                if len(head) < rec.HEADER_SIZE:
+                    return
+                header = rec.parse_header(head)
+                if header.batch_length < rec.MIN_BATCH_LENGTH or position + header.size > end:
+                    return
+            yield position, header
+            position += header.size
+
+    def pread_upto(self, position: int, size: int) -> bytes:
+        return os.pread(self.fileno(), size, position)
+
+    def _load_rolling_based_timestamp(self) -> None:
+        first = next(self._scan(0, verify=False), None)
+        self.rolling_based_timestamp = first[1].max_timestamp if first else None
+
+    # --- appending ------------------------------------------------------------------------
+
+    def _track(self, header: rec.BatchHeader) -> None:
+        if header.max_timestamp > self.max_timestamp_so_far:
+            self.max_timestamp_so_far = header.max_timestamp
+            self.offset_of_max_timestamp_so_far = header.last_offset
+        self.next_offset = header.next_offset
+
+    def _index_batch(self, position: int, header: rec.BatchHeader, *, write: bool) -> None:
+        # Same rule as Kafka's LogSegment.append: the batch that starts after more than
+        # index.interval.bytes of unindexed log gets an entry.
+        if header.max_timestamp > self.max_timestamp_so_far:
+            max_ts, max_ts_offset = header.max_timestamp, header.last_offset
+        else:
+            max_ts, max_ts_offset = self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far
+        if self._bytes_since_last_index_entry > self.index_interval_bytes:
+            self.offset_index.append(header.last_offset, position, write=write)
+            self.time_index.maybe_append(max_ts, max_ts_offset, write=write)
+            self._bytes_since_last_index_entry = 0
+        self._bytes_since_last_index_entry += header.size
+
+    def append(self, data, batches: list[tuple[int, rec.BatchHeader]]) -> None:
+        """Write whole batches (offsets already assigned) and index them.
+
+        `batches` are (position within data, header) pairs.
+        """
+        start = self.size
+        _write_all(self.fileno(), data)
+        self.size += len(data)
+        for pos, header in batches:
+            self._index_batch(start + pos, header, write=True)
+            self._track(header)
+        if self.rolling_based_timestamp is None and batches:
+            self.rolling_based_timestamp = batches[0][1].max_timestamp
+
+    def on_become_inactive(self) -> None:
+        """Record the segment's max timestamp in the time index so a reload (and retention)
+        sees it without scanning, then release the index descriptors."""
+        if self.offset_of_max_timestamp_so_far >= 0:
+            self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
+        self.offset_index.close()
+        self.time_index.close()
+
+    # --- reading --------------------------------------------------------------------------
+
+    def read(self, start_offset: int, max_size: int, *, min_one_batch: bool) -> FileSlice | None:
+        """Whole batches from the one holding start_offset, up to max_size bytes (at least one
+        batch when min_one_batch). None when no batch here reaches start_offset."""
+        _, position = self.offset_index.lookup(start_offset)
+        start = total = None
+        for pos, header in self._scan(position, verify=False):
+            if start is None:
+                if header.last_offset < start_offset:
+                    continue
+                if header.size > max_size and not min_one_batch:
+                    return None
+                start, total = pos, header.size
+            elif total + header.size > max_size:
+                break
+            else:
+                total += header.size
+            if total >= max_size:
+                break
+        if start is None:
+            return None
+        return FileSlice(self, start, total)
+
+    def batches_from(self, start_offset: int) -> Iterator[tuple[int, rec.BatchHeader]]:
+        """(position, header) of each batch ending at or after start_offset."""
+        _, position = self.offset_index.lookup(start_offset)
+        for pos, header in self._scan(position, verify=False):
+            if header.last_offset >= start_offset:
+                yield pos, header
+
+    def find_offset_by_timestamp(self, timestamp: int, start_offset: int) -> tuple[int, int] | None:
+        """(timestamp, offset) of the first record at or after start_offset whose timestamp is
+        >= timestamp. Decodes only the one batch that holds it."""
+        _, indexed_offset = self.time_index.lookup(timestamp)
+        for pos, header in self.batches_from(max(indexed_offset, start_offset)):
+            if header.max_timestamp >= timestamp:
+                for record in rec.decode_records(self.pread(pos, header.size)):
+                    if record.timestamp >= timestamp and record.offset >= start_offset:
+                        return record.timestamp, record.offset
+        return None
+
+    def max_timestamp_record(self) -> tuple[int, int] | None:
+        """(max timestamp, offset of the first record carrying it), or None when empty."""
+        if self.offset_of_max_timestamp_so_far < 0:
+            return None
+        for pos, header in self.batches_from(self.offset_of_max_timestamp_so_far):
+            for record in rec.decode_records(self.pread(pos, header.size)):
+                if record.timestamp == self.max_timestamp_so_far:
+                    return record.timestamp, record.offset
+            break
+        return self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        os.fsync(self.fileno())
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    def change_suffix(self, suffix: str) -> None:
+        """Rename the three files (Kafka's .cleaned -> .swap -> live dance); descriptors stay valid."""
+        old = self.paths
+        self.offset_index.close()
+        self.time_index.close()
+        self.suffix = suffix
+        for src, dst in zip(old, self.paths):
+            if src.exists():
+                os.replace(src, dst)
+        self.offset_index.path = self._path(INDEX_SUFFIX)
+        self.time_index.path = self._path(TIME_INDEX_SUFFIX)
+
+    def close(self) -> None:
+        self.offset_index.close()
+        self.time_index.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def delete(self) -> None:
+        self.close()
+        for path in self.paths:
+            path.unlink(missing_ok=True)
+
+    def __repr__(self) -> str:
+        return f"LogSegment({self.log_path}, base={self.base_offset}, next={self.next_offset}, size={self.size})"
