@@ -1,0 +1,256 @@
+"""LogManager: owns the data directory, the topics, and one PartitionLog per partition.
+
+Kafka keeps topic ids, partition counts and config overrides in its metadata log; here each
+topic has a small JSON file, `<data>/topics/<topic id>.json`, written atomically, so topics, ids
+and configs survive a restart. Partition data lives in `<data>/<topic>-<partition>/`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import re
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from trafka.storage.clock import Clock, SystemClock
+from trafka.storage.config import LogConfig, topic_defaults_from_broker, validate_topic_config
+from trafka.storage.errors import (
+    InvalidPartitions,
+    InvalidTopic,
+    StorageError,
+    TopicAlreadyExists,
+    UnknownTopic,
+)
+from trafka.storage.log import DELETE_DIR_SUFFIX, PartitionLog, remove_dir
+
+log = logging.getLogger("trafka.storage")
+
+TOPICS_DIR = "topics"
+LOCK_FILE = ".lock"
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+_PARTITION_DIR = re.compile(r"(.+)-(\d+)")
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's Topic.validate."""
+    if not name:
+        raise InvalidTopic("topic name is empty")
+    if name in (".", ".."):
+        raise InvalidTopic(f"topic name cannot be {name!r}")
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        raise InvalidTopic(f"topic name is longer than {MAX_TOPIC_NAME_LENGTH} characters")
+    if not _LEGAL_TOPIC_NAME.fullmatch(name):
+        raise InvalidTopic(f"topic name {name!r} has characters outside [a-zA-Z0-9._-]")
+
+
+def _collision_key(name: str) -> str:
+    # Metric names map '.' to '_', so Kafka refuses topics that differ only there.
+    return name.replace(".", "_")
+
+
+@dataclass
+class TopicMetadata:
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    configs: dict[str, str] = field(default_factory=dict)  # per-topic overrides only
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"name": self.name, "topic_id": str(self.topic_id), "partitions": self.partitions, "configs": self.configs},
+            indent=1, sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> "TopicMetadata":
+        body = json.loads(text)
+        return cls(body["name"], uuid.UUID(body["topic_id"]), int(body["partitions"]), dict(body["configs"]))
+
+
+class LogManager:
+    def __init__(
+        self,
+        data_dir: str | os.PathLike,
+        *,
+        broker_config: Mapping[str, str] | None = None,
+        clock: Clock | None = None,
+    ):
+        self.data_dir = Path(data_dir)
+        self.clock = clock or SystemClock()
+        # Topic-config defaults from the broker's log.* settings, over Kafka's own defaults.
+        self.topic_defaults = topic_defaults_from_broker(broker_config or {})
+        self.topics: dict[str, TopicMetadata] = {}
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        (self.data_dir / TOPICS_DIR).mkdir(exist_ok=True)
+        self._lock_fd = self._lock_data_dir()
+        self._load()
+
+    def _lock_data_dir(self) -> int:
+        fd = os.open(self.data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StorageError(f"{self.data_dir} is in use by another process") from None
+        return fd
+
+    def _metadata_path(self, metadata: TopicMetadata) -> Path:
+        # Named by topic id: a 249-character topic name plus a suffix would not fit 255 bytes.
+        return self.data_dir / TOPICS_DIR / f"{metadata.topic_id}.json"
+
+    def _partition_dir(self, topic: str, partition: int) -> Path:
+        return self.data_dir / f"{topic}-{partition}"
+
+    def _load(self) -> None:
+        for path in self.data_dir.iterdir():
+            if path.is_dir() and path.name.endswith(DELETE_DIR_SUFFIX):
+                log.info("removing %s, left by an interrupted topic deletion", path)
+                shutil.rmtree(path, ignore_errors=True)
+        for path in sorted((self.data_dir / TOPICS_DIR).glob("*.json")):
+            metadata = TopicMetadata.from_json(path.read_text())
+            self.topics[metadata.name] = metadata
+            config = self.log_config(metadata.name)
+            for partition in range(metadata.partitions):
+                self._logs[(metadata.name, partition)] = PartitionLog(
+                    self._partition_dir(metadata.name, partition), config, clock=self.clock
+                )
+        for path in self.data_dir.iterdir():
+            match = _PARTITION_DIR.fullmatch(path.name)
+            if path.is_dir() and match and (match[1], int(match[2])) not in self._logs:
+                log.warning("ignoring %s: no topic %s with that partition", path, match[1])
+        log.info("loaded %d topics, %d partitions from %s", len(self.topics), len(self._logs), self.data_dir)
+
+    def _write_metadata(self, metadata: TopicMetadata) -> None:
+        path = self._metadata_path(metadata)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(metadata.to_json())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    # --- topics ---------------------------------------------------------------------------
+
+    def topic(self, name: str) -> TopicMetadata:
+        try:
+            return self.topics[name]
+        except KeyError:
+            raise UnknownTopic(f"unknown topic {name}") from None
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> TopicMetadata:
+        for metadata in self.topics.values():
+            if metadata.topic_id == topic_id:
+                return metadata
+        raise UnknownTopic(f"unknown topic id {topic_id}")
+
+    def list_topics(self) -> list[str]:
+        return sorted(self.topics)
+
+    def validate_new_topic(self, name: str, partitions: int, configs: Mapping[str, str] | None = None) -> None:
+        """All of CreateTopics' checks without creating anything (for validate_only)."""
+        validate_topic_name(name)
+        if name in self.topics:
+            raise TopicAlreadyExists(f"topic {name} already exists")
+        for existing in self.topics:
+            if _collision_key(existing) == _collision_key(name):
+                raise InvalidTopic(f"topic {name} collides with existing topic {existing}")
+        if partitions < 1:
+            raise InvalidPartitions(f"number of partitions must be at least 1, got {partitions}")
+        validate_topic_config(configs or {})
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int,
+        configs: Mapping[str, str] | None = None,
+        *,
+        topic_id: uuid.UUID | None = None,
+    ) -> TopicMetadata:
+        """Raises InvalidTopic, TopicAlreadyExists, InvalidPartitions, InvalidConfig."""
+        self.validate_new_topic(name, partitions, configs)
+        metadata = TopicMetadata(name, topic_id or uuid.uuid4(), partitions, {k: str(v) for k, v in (configs or {}).items()})
+        self._write_metadata(metadata)
+        self.topics[name] = metadata
+        self._open_partitions(metadata, range(partitions))
+        log.info("created topic %s (%s) with %d partitions", name, metadata.topic_id, partitions)
+        return metadata
+
+    def _open_partitions(self, metadata: TopicMetadata, partitions: range) -> None:
+        config = self.log_config(metadata.name)
+        for partition in partitions:
+            directory = self._partition_dir(metadata.name, partition)
+            if directory.exists():
+                log.warning("moving aside stale %s before creating the partition", directory)
+                remove_dir(directory)
+            self._logs[(metadata.name, partition)] = PartitionLog(directory, config, clock=self.clock)
+
+    def create_partitions(self, name: str, total: int) -> TopicMetadata:
+        """CreatePartitions: grow the topic to `total` partitions."""
+        metadata = self.topic(name)
+        if total <= metadata.partitions:
+            raise InvalidPartitions(f"topic {name} has {metadata.partitions} partitions, cannot go to {total}")
+        old = metadata.partitions
+        metadata.partitions = total
+        self._write_metadata(metadata)
+        self._open_partitions(metadata, range(old, total))
+        return metadata
+
+    def delete_topic(self, name: str) -> None:
+        """Drop the topic's metadata, then its partition directories."""
+        metadata = self.topic(name)
+        self._metadata_path(metadata).unlink()
+        del self.topics[name]
+        for partition in range(metadata.partitions):
+            partition_log = self._logs.pop((name, partition), None)
+            if partition_log is not None:
+                partition_log.delete()
+        log.info("deleted topic %s (%s)", name, metadata.topic_id)
+
+    # --- configs --------------------------------------------------------------------------
+
+    def log_config(self, name: str) -> LogConfig:
+        return LogConfig.of(self.topic_defaults, self.topic(name).configs)
+
+    def set_topic_config(self, name: str, overrides: Mapping[str, str]) -> TopicMetadata:
+        """Replace the topic's overrides (AlterConfigs semantics; IncrementalAlterConfigs
+        computes the new full set first). Raises InvalidConfig."""
+        metadata = self.topic(name)
+        validate_topic_config(overrides)
+        metadata.configs = {k: str(v) for k, v in overrides.items()}
+        self._write_metadata(metadata)
+        config = self.log_config(name)
+        for partition in range(metadata.partitions):
+            self._logs[(name, partition)].update_config(config)
+        return metadata
+
+    # --- logs -----------------------------------------------------------------------------
+
+    def log(self, topic: str, partition: int) -> PartitionLog:
+        try:
+            return self._logs[(topic, partition)]
+        except KeyError:
+            raise UnknownTopic(f"unknown topic-partition {topic}-{partition}") from None
+
+    def logs(self) -> Iterator[tuple[str, int, PartitionLog]]:
+        for (topic, partition), partition_log in list(self._logs.items()):
+            yield topic, partition, partition_log
+
+    def flush(self) -> None:
+        for _, _, partition_log in self.logs():
+            partition_log.flush()
+
+    def close(self) -> None:
+        for _, _, partition_log in self.logs():
+            partition_log.close()
+        self._logs.clear()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
