@@ -345,3 +345,23 @@ def test_compaction_can_swap_in_a_cleaned_segment(open_log):
     reopened = open_log(segment_bytes=400)
     assert values_in(reopened.read(0, 1 << 20).to_bytes())[: len(records)] == [r.value for r in records]
     assert reopened.log_end_offset == 12
+
+
+def test_an_interrupted_swap_is_completed_on_open(open_log):
+    log = open_log(segment_bytes=300)
+    for i in range(6):
+        log.append(encode_batch([Record(b"k", b"v%d" % i * 30, timestamp=i)]))
+    old = log.segments[:-1]
+    last = old[-1].last_offset
+    cleaned = log.new_cleaned_segment(0)
+    data = encode_batch([Record(b"k", b"latest", timestamp=9, offset=last)], base_offset=0, last_offset_delta=last)
+    cleaned.append(data, list(rec.iter_batches(data)))
+    cleaned.flush()
+    cleaned.change_suffix(".swap")  # the crash comes before the old segments are deleted
+    cleaned.close()
+    crash(log)
+    reopened = open_log(segment_bytes=300)
+    assert reopened.segments[0].base_offset == 0 and len(reopened.segments) == 2
+    assert values_in(reopened.read(0, 1 << 20).to_bytes())[0] == b"latest"
+    assert not list(reopened.directory.glob("*.swap"))
+    assert reopened.log_end_offset == 6

@@ -7,6 +7,7 @@ so DescribeConfigs can echo them exactly as they were given.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -135,7 +136,8 @@ def validate_topic_config(overrides: Mapping[str, str]) -> None:
 
 @dataclass(frozen=True)
 class LogConfig:
-    """The typed view one partition log reads. Build it with `LogConfig.of(...)`."""
+    """The typed view one partition log reads. Build it with `LogConfig.of(...)`; a config
+    change builds a new one. Each value is parsed once, on first use."""
 
     values: Mapping[str, str]
 
@@ -151,70 +153,70 @@ class LogConfig:
     def _get(self, name: str):
         return _parse_value(name, self.values[name], TOPIC_CONFIGS[name][1])
 
-    @property
+    @functools.cached_property
     def segment_bytes(self) -> int:
         return self._get("segment.bytes")
 
-    @property
+    @functools.cached_property
     def segment_ms(self) -> int:
         return self._get("segment.ms")
 
-    @property
+    @functools.cached_property
     def retention_ms(self) -> int:
         return self._get("retention.ms")
 
-    @property
+    @functools.cached_property
     def retention_bytes(self) -> int:
         return self._get("retention.bytes")
 
-    @property
+    @functools.cached_property
     def cleanup_policy(self) -> frozenset[str]:
         return self._get("cleanup.policy")
 
-    @property
+    @functools.cached_property
     def compact(self) -> bool:
         return "compact" in self.cleanup_policy
 
-    @property
+    @functools.cached_property
     def delete(self) -> bool:
         return "delete" in self.cleanup_policy
 
-    @property
+    @functools.cached_property
     def max_message_bytes(self) -> int:
         return self._get("max.message.bytes")
 
-    @property
+    @functools.cached_property
     def log_append_time(self) -> bool:
         return self._get("message.timestamp.type") == "LogAppendTime"
 
-    @property
+    @functools.cached_property
     def index_interval_bytes(self) -> int:
         return self._get("index.interval.bytes")
 
-    @property
+    @functools.cached_property
     def flush_messages(self) -> int:
         return self._get("flush.messages")
 
-    @property
+    @functools.cached_property
     def flush_ms(self) -> int:
         return self._get("flush.ms")
 
-    @property
+    @functools.cached_property
     def delete_retention_ms(self) -> int:
         return self._get("delete.retention.ms")
 
-    @property
+    @functools.cached_property
     def min_compaction_lag_ms(self) -> int:
         return self._get("min.compaction.lag.ms")
 
-    @property
+    @functools.cached_property
     def max_compaction_lag_ms(self) -> int:
         return self._get("max.compaction.lag.ms")
 
-    @property
+    @functools.cached_property
     def min_cleanable_dirty_ratio(self) -> float:
         return self._get("min.cleanable.dirty.ratio")
 
-    @property
+    @functools.cached_property
     def file_delete_delay_ms(self) -> int:
         return self._get("file.delete.delay.ms")

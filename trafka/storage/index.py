@@ -25,7 +25,8 @@ class CorruptIndex(Exception):
     """The index file does not agree with itself or its segment; the segment rebuilds it."""
 
 
-def _write_all(fd: int, data) -> None:
+def write_all(fd: int, data) -> None:
+    """os.write until done: the bytes go straight to the OS, no user-space buffer to lose."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -51,7 +52,7 @@ class _Index:
         return list(self.ENTRY.iter_unpack(data))
 
     def _append_entry(self, *fields) -> None:
-        _write_all(self._open_for_append(), self.ENTRY.pack(*fields))
+        write_all(self._open_for_append(), self.ENTRY.pack(*fields))
 
     def rewrite(self) -> None:
         """Replace the file with the in-memory entries (after a rebuild or truncation)."""
@@ -89,7 +90,7 @@ class OffsetIndex(_Index):
         self.clear()
         last = -1
         for relative, position in self._read_entries():
-            if relative <= last or not 0 <= position <= log_size:
+            if relative <= last or not 0 <= position < log_size:
                 raise CorruptIndex(f"{self.path}: entry ({relative}, {position}) is out of order or past the log")
             last = relative
             self._offsets.append(self.base_offset + relative)

@@ -96,6 +96,8 @@ def _write_checkpoint(path: Path, value: int) -> None:
 
 def remove_dir(directory: Path) -> None:
     """Rename, then remove: a crash mid-rmtree leaves a '-delete' dir the next start removes."""
+    if not directory.exists():
+        return
     suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
     # Cut the name like Kafka's logDeleteDirName so a 249-character topic still fits 255 bytes.
     doomed = directory.with_name(directory.name[: 255 - len(suffix)] + suffix)

@@ -145,9 +145,6 @@ class ProducerStateManager:
         for pid in [p for p, e in self.producers.items() if e.last_offset < log_start_offset]:
             del self.producers[pid]
 
-    def truncate(self) -> None:
-        self.producers.clear()
-
     # --- snapshots ------------------------------------------------------------------------
 
     def _snapshot_path(self, offset: int) -> Path:

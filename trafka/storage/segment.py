@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from trafka.storage.errors import LogClosed
-from trafka.storage.index import CorruptIndex, OffsetIndex, TimeIndex
+from trafka.storage.index import CorruptIndex, OffsetIndex, TimeIndex, write_all
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.storage")
@@ -27,12 +27,6 @@ FILE_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
 
 def offset_filename(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
-
-
-def _write_all(fd: int, data) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 @dataclass(frozen=True)
@@ -236,7 +230,7 @@ class LogSegment:
         `batches` are (position within data, header) pairs.
         """
         start = self.size
-        _write_all(self.fileno(), data)
+        write_all(self.fileno(), data)
         self.size += len(data)
         for pos, header in batches:
             self._index_batch(start + pos, header, write=True)
