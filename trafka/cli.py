@@ -62,6 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     serve_p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     serve_p.set_defaults(run=_serve)
 
+    from trafka import healthcheck
+
+    health_p = sub.add_parser("healthcheck", help="exit 0 if a broker answers ApiVersions")
+    healthcheck.add_arguments(health_p)
+    health_p.set_defaults(run=healthcheck.run)
+
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=getattr(args, "log_level", "INFO").upper(),
