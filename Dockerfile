@@ -1,16 +1,37 @@
 # trafka in a container. BASE is a build argument so the image can be built from a locally
-# bootstrapped base where no image registry is reachable (see docs/testing.md).
+# bootstrapped base where no image registry is reachable (see docs/testing.md):
+#   docker build -t trafka .
+#   podman build --isolation chroot --format docker --build-arg BASE=localhost/trafka-base:bookworm -t trafka .
+# Any Debian-like base with python3 >= 3.11 (and its venv module) and useradd works.
+# PIP_CA_BUNDLE: a CA file, mounted into the build, for pip behind a TLS-intercepting proxy.
 ARG BASE=python:3.11-slim
 FROM ${BASE}
+ARG PIP_CA_BUNDLE=""
 
-RUN useradd --system --create-home --uid 10001 trafka
+# The venv keeps trafka off the base's own Python (Debian's python3 is "externally managed").
+ENV PATH=/opt/trafka/venv/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
 WORKDIR /opt/trafka
 COPY pyproject.toml README.md ./
 COPY trafka ./trafka
-RUN python3 -m pip install --no-cache-dir . && mkdir -p /var/lib/trafka && chown trafka /var/lib/trafka
+RUN if [ -n "$PIP_CA_BUNDLE" ]; then export PIP_CERT="$PIP_CA_BUNDLE"; fi \
+    && python3 -m venv /opt/trafka/venv \
+    && pip install --no-cache-dir --disable-pip-version-check . \
+    && rm -rf build ./*.egg-info \
+    && useradd --no-create-home --no-log-init --home-dir /var/lib/trafka --uid 10001 trafka \
+    && mkdir -p /var/lib/trafka && chown trafka /var/lib/trafka
 
 USER trafka
 VOLUME /var/lib/trafka
 EXPOSE 9092
-ENV TRAFKA_ADVERTISED_HOST=""
-CMD ["sh", "-c", "exec trafka serve --host 0.0.0.0 --port 9092 --data-dir /var/lib/trafka ${TRAFKA_ADVERTISED_HOST:+--config advertised.host=$TRAFKA_ADVERTISED_HOST}"]
+# The host clients are told to connect to (broker setting advertised.host); empty means
+# the bound host. Set it to the name or address clients reach the container by.
+# TRAFKA_HOST and TRAFKA_PORT are the bound address; leave them be unless the container
+# shares the host's network.
+ENV TRAFKA_ADVERTISED_HOST="" \
+    TRAFKA_HOST=0.0.0.0 \
+    TRAFKA_PORT=9092
+HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
+    CMD ["sh", "-c", "exec trafka healthcheck --host 127.0.0.1 --port \"$TRAFKA_PORT\""]
+CMD ["sh", "-c", "exec trafka serve --host \"$TRAFKA_HOST\" --port \"$TRAFKA_PORT\" --data-dir /var/lib/trafka ${TRAFKA_ADVERTISED_HOST:+--config advertised.host=$TRAFKA_ADVERTISED_HOST}"]
