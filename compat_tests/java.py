@@ -619,3 +619,40 @@ class JavaAdmin(_Client):
     create_partitions = createPartitions
     delete_records = deleteRecords
     list_consumer_group_offsets = listConsumerGroupOffsets
+
+
+# --------------------------------------------------------------------------------------------------
+# Smoke check: python -m compat_tests.java BOOTSTRAP [VERSION ...]
+
+
+def smoke(bootstrap: str, version: str) -> None:
+    """Round-trip through a running broker: create topic, produce, consume, list offsets, delete."""
+    topic = f"java-smoke-{version.replace('.', '')}-{time.time_ns()}"
+    with JavaKafka(version) as k:
+        admin = k.make_admin({"bootstrap.servers": bootstrap})
+        admin.createTopics(topic, partitions=2, configs={"retention.ms": "3600000"})
+        assert admin.describeConfigs(topic).get("retention.ms") == "3600000"
+        prod = k.make_producer({"bootstrap.servers": bootstrap, "compression.type": "zstd"})
+        sent = [prod.send(topic, key=f"k{i}", value=bytes([i, 0, 255]), headers=[("h", b"\x00")], partition=1)
+                for i in range(3)]
+        assert [m.offset for m in sent] == [0, 1, 2], sent
+        cons = k.make_consumer({"bootstrap.servers": bootstrap})
+        cons.assign([(topic, 1)])
+        cons.seekToBeginning()
+        got = cons.poll_until(3, timeout_s=20)
+        assert [(r.offset, r.key, r.value, r.headers) for r in got] == [
+            (i, f"k{i}".encode(), bytes([i, 0, 255]), [("h", b"\x00")]) for i in range(3)], got
+        latest = admin.listOffsets([(topic, 0), (topic, 1)], "latest")
+        assert {tp: o.offset for tp, o in latest.items()} == {(topic, 0): 0, (topic, 1): 3}, latest
+        admin.deleteTopics(topic)
+    print(f"kafka-clients {version} against {bootstrap}: ok")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) < 2:
+        sys.exit("usage: python -m compat_tests.java BOOTSTRAP [VERSION ...]  (versions: "
+                 + ", ".join(JAR_SOURCES) + ")")
+    for v in sys.argv[2:] or list(JAR_SOURCES):
+        smoke(sys.argv[1], v)
