@@ -1,5 +1,9 @@
 import logging
 import os
+import signal
+import subprocess
+import sys
+import textwrap
 
 import pytest
 from storage_helpers import batch, crash
@@ -365,3 +369,22 @@ def test_an_interrupted_swap_is_completed_on_open(open_log):
     assert values_in(reopened.read(0, 1 << 20).to_bytes())[0] == b"latest"
     assert not list(reopened.directory.glob("*.swap"))
     assert reopened.log_end_offset == 6
+
+
+def test_appended_data_survives_sigkill(tmp_path, open_log):
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from trafka.storage import PartitionLog, LogConfig
+        from trafka.wire.records import Record, encode_batch
+        log = PartitionLog({str(tmp_path / "t-0")!r}, LogConfig.of({{"segment.bytes": "2000"}}))
+        for i in range(50):
+            log.append(encode_batch([Record(b"k", b"value-%d" % i * 10, timestamp=i)]))
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script])
+    assert result.returncode == -signal.SIGKILL
+    reopened = open_log(segment_bytes=2000)
+    assert reopened.log_end_offset == 50
+    assert values_in(reopened.read(0, 1 << 20).to_bytes())[:50] == [b"value-%d" % i * 10 for i in range(50)]
