@@ -600,8 +600,16 @@ class JavaAdmin(_Client):
         """Delete records below the given offset of each partition."""
         jvm = self.kafka.jvm
         m = jvm.java.util.HashMap()
+        # RecordsToDelete has both a static beforeOffset(long) and an instance beforeOffset(), which
+        # hides the static one from py4j: call it through reflection.
+        sig = self.kafka.gateway.new_array(jvm.java.lang.Class, 1)
+        sig[0] = jvm.java.lang.Long.TYPE  # long.class
+        method = jvm.java.lang.Class.forName("org.apache.kafka.clients.admin.RecordsToDelete").getMethod(
+            "beforeOffset", sig)
         for (t, p), off in before.items():
-            m.put(self.kafka.tp(t, p), jvm.org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(int(off)))
+            args = self.kafka.gateway.new_array(jvm.java.lang.Object, 1)
+            args[0] = int(off)  # Method.invoke unboxes and widens an Integer to long
+            m.put(self.kafka.tp(t, p), method.invoke(None, args))
         self._get(self.kafka.call(self.j.deleteRecords, m).all(), timeout_s)
 
     def listConsumerGroupOffsets(self, group: str, timeout_s: float = 30) -> dict[TopicPartitionT, int]:
