@@ -25,13 +25,15 @@ RUN if [ -n "$PIP_CA_BUNDLE" ]; then export PIP_CERT="$PIP_CA_BUNDLE"; fi \
 USER trafka
 VOLUME /var/lib/trafka
 EXPOSE 9092
-# The host clients are told to connect to (broker setting advertised.host); empty means
-# the bound host. Set it to the name or address clients reach the container by.
+# The host (and port) clients are told to connect to (broker settings advertised.host and
+# advertised.port); empty means the bound ones. Set them to how clients reach the container,
+# e.g. -e TRAFKA_ADVERTISED_HOST=localhost with -p 9092:9092.
 # TRAFKA_HOST and TRAFKA_PORT are the bound address; leave them be unless the container
 # shares the host's network.
 ENV TRAFKA_ADVERTISED_HOST="" \
+    TRAFKA_ADVERTISED_PORT="" \
     TRAFKA_HOST=0.0.0.0 \
     TRAFKA_PORT=9092
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
     CMD ["sh", "-c", "exec trafka healthcheck --host 127.0.0.1 --port \"$TRAFKA_PORT\""]
-CMD ["sh", "-c", "exec trafka serve --host \"$TRAFKA_HOST\" --port \"$TRAFKA_PORT\" --data-dir /var/lib/trafka ${TRAFKA_ADVERTISED_HOST:+--config advertised.host=$TRAFKA_ADVERTISED_HOST}"]
+CMD ["sh", "-c", "exec trafka serve --host \"$TRAFKA_HOST\" --port \"$TRAFKA_PORT\" --data-dir /var/lib/trafka ${TRAFKA_ADVERTISED_HOST:+--config advertised.host=$TRAFKA_ADVERTISED_HOST} ${TRAFKA_ADVERTISED_PORT:+--config advertised.port=$TRAFKA_ADVERTISED_PORT}"]
