@@ -17,7 +17,8 @@ SHUTDOWN_GRACE_SECONDS = 5
 
 def _serve(args) -> int:
     from trafka.broker.config import BrokerConfig, ConfigError
-    from trafka.broker.server import Broker, DataDirLocked, serve
+    from trafka.broker.server import Broker, serve
+    from trafka.storage.errors import StorageError
 
     try:
         config = BrokerConfig.from_sources(args.config, args.config_file)
@@ -26,7 +27,7 @@ def _serve(args) -> int:
         return 2
     try:
         broker = Broker(Path(args.data_dir), config)
-    except DataDirLocked as exc:
+    except StorageError as exc:
         print(f"trafka: {exc}", file=sys.stderr)
         return 1
 

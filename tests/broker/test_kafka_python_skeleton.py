@@ -36,7 +36,7 @@ def test_produce_and_consume_with_defaults(trafka_broker):
     sent = []
     for i in range(300):
         key = None if i % 10 == 0 else f"key-{i % 7}".encode()
-        value = None if i % 25 == 0 else f"value-{i}".encode()
+        value = None if i % 25 == 1 else f"value-{i}".encode()
         headers = [("n", str(i).encode()), ("empty", b"")] if i % 3 == 0 else []
         meta = producer.send("orders", key=key, value=value, headers=headers, partition=i % 3).get(timeout=10)
         sent.append((meta.partition, meta.offset, key, value, headers))

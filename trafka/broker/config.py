@@ -78,7 +78,6 @@ class Setting:
     parse: Callable[[str], object]
     default: str
     doc: str
-    topic_config: str | None = None  # the topic config this broker setting is the default of
 
 
 _MAX_LONG = 2**63 - 1
@@ -96,26 +95,35 @@ SETTINGS: dict[str, Setting] = {
         Setting("default.replication.factor", _int(1, 1), "1", "only 1 exists on one broker"),
         Setting("delete.topic.enable", _bool, "true", "allow DeleteTopics"),
         Setting("socket.request.max.bytes", _int(1, _MAX_INT), "104857600", "largest request frame accepted"),
-        Setting("message.max.bytes", _int(0, _MAX_INT), "1048588", "largest record batch", "max.message.bytes"),
-        Setting("log.segment.bytes", _int(14, _MAX_INT), "1073741824", "segment size before a roll", "segment.bytes"),
-        Setting("log.roll.ms", _int(1, _MAX_LONG), "604800000", "segment age before a roll", "segment.ms"),
+        Setting("message.max.bytes", _int(0, _MAX_INT), "1048588", "largest record batch"),
+        Setting("log.segment.bytes", _int(14, _MAX_INT), "1073741824", "segment size before a roll"),
+        Setting("log.roll.ms", _int(1, _MAX_LONG), "604800000", "segment age before a roll"),
         Setting("log.roll.hours", _int(1, _MAX_INT), "168", "segment age before a roll, in hours (log.roll.ms wins)"),
-        Setting("log.retention.ms", _int(-1, _MAX_LONG), "604800000", "age after which closed segments go", "retention.ms"),
+        Setting("log.retention.ms", _int(-1, _MAX_LONG), "604800000", "age after which closed segments go"),
         Setting("log.retention.minutes", _int(-1, _MAX_INT), "10080", "retention in minutes (log.retention.ms wins)"),
         Setting("log.retention.hours", _int(-1, _MAX_INT), "168", "retention in hours (minutes and ms win)"),
-        Setting("log.retention.bytes", _int(-1, _MAX_LONG), "-1", "partition size above which old segments go", "retention.bytes"),
+        Setting("log.retention.bytes", _int(-1, _MAX_LONG), "-1", "partition size above which old segments go"),
         Setting("log.retention.check.interval.ms", _int(1, _MAX_LONG), "300000", "how often retention runs"),
-        Setting("log.cleanup.policy", _cleanup_policy, "delete", "delete, compact or compact,delete", "cleanup.policy"),
+        Setting("log.cleanup.policy", _cleanup_policy, "delete", "delete, compact or compact,delete"),
         Setting("log.cleaner.enable", _bool, "true", "run compaction for compacted topics"),
         Setting("log.cleaner.backoff.ms", _int(0, _MAX_LONG), "15000", "pause between cleaner passes"),
-        Setting("log.cleaner.delete.retention.ms", _int(0, _MAX_LONG), "86400000", "how long tombstones stay", "delete.retention.ms"),
-        Setting("log.cleaner.min.compaction.lag.ms", _int(0, _MAX_LONG), "0", "records younger than this are not compacted", "min.compaction.lag.ms"),
-        Setting("log.cleaner.max.compaction.lag.ms", _int(1, _MAX_LONG), str(_MAX_LONG), "records older than this are compacted whatever the dirty ratio", "max.compaction.lag.ms"),
-        Setting("log.cleaner.min.cleanable.ratio", _float(0.0, 1.0), "0.5", "dirty share of the log before it is compacted", "min.cleanable.dirty.ratio"),
-        Setting("log.index.interval.bytes", _int(0, _MAX_INT), "4096", "bytes between offset index entries", "index.interval.bytes"),
-        Setting("log.flush.interval.messages", _int(1, _MAX_LONG), str(_MAX_LONG), "fsync after this many messages", "flush.messages"),
-        Setting("log.flush.interval.ms", _int(0, _MAX_LONG), str(_MAX_LONG), "fsync after this many ms", "flush.ms"),
-        Setting("log.message.timestamp.type", _choice("CreateTime", "LogAppendTime"), "CreateTime", "which timestamp records keep", "message.timestamp.type"),
+        Setting("log.cleaner.delete.retention.ms", _int(0, _MAX_LONG), "86400000", "how long tombstones stay"),
+        Setting("log.cleaner.min.compaction.lag.ms", _int(0, _MAX_LONG), "0", "records younger than this are not compacted"),
+        Setting("log.cleaner.max.compaction.lag.ms", _int(1, _MAX_LONG), str(_MAX_LONG), "records older than this are compacted whatever the dirty ratio"),
+        Setting("log.cleaner.min.cleanable.ratio", _float(0.0, 1.0), "0.5", "dirty share of the log before it is compacted"),
+        Setting("log.index.interval.bytes", _int(0, _MAX_INT), "4096", "bytes between offset index entries"),
+        Setting("log.flush.interval.messages", _int(1, _MAX_LONG), str(_MAX_LONG), "fsync after this many messages"),
+        Setting("log.flush.interval.ms", _int(0, _MAX_LONG), str(_MAX_LONG), "fsync after this many ms"),
+        Setting("log.message.timestamp.type", _choice("CreateTime", "LogAppendTime"), "CreateTime", "which timestamp records keep"),
+        Setting("log.message.timestamp.before.max.ms", _int(0, _MAX_LONG), str(_MAX_LONG), "reject records older than this"),
+        Setting("log.message.timestamp.after.max.ms", _int(0, _MAX_LONG), str(_MAX_LONG), "reject records newer than this"),
+        Setting("log.roll.jitter.ms", _int(0, _MAX_LONG), "0", "accepted for compatibility"),
+        Setting("log.roll.jitter.hours", _int(0, _MAX_INT), "0", "accepted for compatibility"),
+        Setting("log.index.size.max.bytes", _int(4, _MAX_INT), "10485760", "accepted for compatibility"),
+        Setting("log.preallocate", _bool, "false", "accepted for compatibility"),
+        Setting("compression.type", _choice("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"), "producer", "batches are stored as the producer sent them"),
+        Setting("min.insync.replicas", _int(1, _MAX_INT), "1", "accepted; there is one replica"),
+        Setting("unclean.leader.election.enable", _bool, "false", "accepted; there is one replica"),
         Setting("log.segment.delete.delay.ms", _int(0, _MAX_LONG), "60000", "delay before a deleted segment's files go"),
         Setting("offsets.topic.num.partitions", _int(1, 1000), "50", "partitions of __consumer_offsets"),
         Setting("offsets.retention.minutes", _int(1, _MAX_INT), "10080", "how long an empty group's offsets are kept"),
@@ -138,6 +146,7 @@ class BrokerConfig:
 
     def __init__(self, values: dict[str, str] | None = None):
         self.values: dict[str, object] = {}
+        self.raw: dict[str, str] = {}  # as given, for the storage layer's topic defaults
         for name, text in (values or {}).items():
             self.set(name, text)
 
@@ -147,6 +156,7 @@ class BrokerConfig:
             raise ConfigError(f"unknown setting {name!r} (see docs/configuration.md)")
         try:
             self.values[name] = setting.parse(text)
+            self.raw[name] = text.strip()
         except ConfigError as exc:
             raise ConfigError(f"invalid value for {name}: {exc}") from None
 
@@ -163,14 +173,6 @@ class BrokerConfig:
 
     def __getitem__(self, name: str):
         return self.get(name)
-
-    def topic_defaults(self) -> dict[str, str]:
-        """Broker-wide defaults of topic configs, as topic config name -> string value."""
-        return {
-            s.topic_config: str(self.get(s.name)).lower() if isinstance(self.get(s.name), bool) else str(self.get(s.name))
-            for s in SETTINGS.values()
-            if s.topic_config
-        }
 
     @classmethod
     def from_sources(cls, pairs: list[str], files: list[Path]) -> "BrokerConfig":

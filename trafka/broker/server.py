@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import uuid
@@ -14,31 +13,25 @@ from trafka.broker.config import BrokerConfig
 from trafka.broker.connection import serve_connection
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
+from trafka.storage.clock import SystemClock
+from trafka.storage.manager import LogManager
 
 log = logging.getLogger("trafka.broker")
-
-
-class DataDirLocked(RuntimeError):
-    """Another broker already serves this data directory."""
 
 
 class Broker:
     """Everything a handler reaches through `ctx.broker`."""
 
     def __init__(self, data_dir: Path, config: BrokerConfig, clock=None):
-        from trafka.storage.clock import SystemClock
-        from trafka.storage.manager import LogManager
-
         self.data_dir = Path(data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._lock_file = _lock_data_dir(self.data_dir)
         self.config = config
         self.clock = clock or SystemClock()
+        # Opening the logs locks the data dir and recovers every partition.
+        self.logs = LogManager(self.data_dir, broker_config=config.raw, clock=self.clock)
         self.node_id = config["node.id"]
         self.cluster_id = _cluster_id(self.data_dir)
         self.host = "127.0.0.1"
         self.port = 0
-        self.logs = LogManager(self.data_dir, topic_defaults=config.topic_defaults(), clock=self.clock)
         self.producer_ids = ProducerIdManager(self.data_dir / "producer_ids")
         self._data_arrived = trio.Event()
         load_handlers()
@@ -65,17 +58,6 @@ class Broker:
 
     def close(self) -> None:
         self.logs.close()
-        self._lock_file.close()
-
-
-def _lock_data_dir(data_dir: Path):
-    handle = open(data_dir / ".lock", "w")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise DataDirLocked(f"{data_dir} is in use by another trafka broker") from None
-    return handle
 
 
 def _cluster_id(data_dir: Path) -> str:

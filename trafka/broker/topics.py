@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import logging
 
-from trafka.storage.errors import InvalidTopicName, TopicAlreadyExists
+from trafka.storage.errors import InvalidTopic, TopicAlreadyExists, UnknownTopic
 
 log = logging.getLogger("trafka.broker")
 
 
 def get_or_create_topic(broker, name: str, *, allow_auto_create: bool = True):
     """The topic called `name`, auto-created with num.partitions when Kafka would create it."""
-    topic = broker.logs.get_topic(name)
+    topic = broker.logs.topics.get(name)
     if topic is not None or not (allow_auto_create and broker.config["auto.create.topics.enable"]):
         return topic
     try:
         topic = broker.logs.create_topic(name, broker.config["num.partitions"], {})
     except TopicAlreadyExists:
-        return broker.logs.get_topic(name)
-    except InvalidTopicName:
+        return broker.logs.topics.get(name)
+    except InvalidTopic:
         return None
-    log.info("auto-created topic %s with %d partitions", name, len(topic.partitions))
+    log.info("auto-created topic %s with %d partitions", name, topic.partitions)
     return topic
+
+
+def find_log(broker, topic: str, partition: int):
+    """The partition's log, or None when the topic or partition does not exist."""
+    try:
+        return broker.logs.log(topic, partition)
+    except UnknownTopic:
+        return None

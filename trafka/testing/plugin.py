@@ -1,8 +1,16 @@
 """pytest plugin (entry point `trafka`): fixtures that give a test a real broker.
 
-- `trafka_broker`: a fresh broker for one test.
+- `trafka_broker`: a fresh broker for one test (its own process, port and data directory).
 - `trafka_session_broker`: one broker shared by the whole session.
 - `trafka_topic`: a topic name unique to the test, for use with the shared broker.
+
+Broker settings, by Kafka's names, for both brokers: `--trafka-config NAME=VALUE` on the
+command line (repeatable), or `trafka_config` lines in the ini file; the command line wins.
+A test can add settings for its own `trafka_broker` with
+`@pytest.mark.trafka_config({"num.partitions": 3})`.
+
+Every broker the plugin starts is stopped when its fixture ends; any still running when the
+session ends (an interrupted run) is killed, so none outlives pytest.
 """
 
 from __future__ import annotations
@@ -14,20 +22,75 @@ import pytest
 
 from trafka.testing.broker import TrafkaBroker
 
+_started: list[TrafkaBroker] = []
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("trafka", "trafka broker fixtures")
+    group.addoption("--trafka-config", action="append", default=[], metavar="NAME=VALUE",
+                    help="a broker setting for the trafka fixtures, by Kafka's name (repeatable)")
+    parser.addini("trafka_config", type="linelist", default=[],
+                  help="broker settings NAME=VALUE for the trafka fixtures, one per line")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "trafka_config(settings): broker settings (a dict) for this test's trafka_broker")
+    config._trafka_config = _parse(list(config.getini("trafka_config")) + list(config.getoption("trafka_config") or []))
+
+
+def _parse(items: list[str]) -> dict[str, str]:
+    settings: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise pytest.UsageError(f"trafka config must be NAME=VALUE, got {item!r}")
+        settings[name.strip()] = value.strip()
+    return settings
+
+
+def _start(request: pytest.FixtureRequest, data_dir, extra: dict | None = None) -> TrafkaBroker:
+    config = dict(getattr(request.config, "_trafka_config", {}))
+    config.update(extra or {})
+    broker = TrafkaBroker(data_dir=data_dir, config=config)
+    _started.append(broker)
+    return broker.start()
+
+
+def _close(broker: TrafkaBroker) -> None:
+    try:
+        broker.close()
+    finally:
+        if broker in _started:
+            _started.remove(broker)
+
 
 @pytest.fixture
-def trafka_broker(tmp_path):
-    with TrafkaBroker(data_dir=tmp_path / "data") as broker:
+def trafka_broker(request, tmp_path):
+    extra: dict = {}
+    for marker in reversed(list(request.node.iter_markers("trafka_config"))):
+        extra.update(*marker.args, **marker.kwargs)
+    broker = _start(request, tmp_path / "data", extra)
+    try:
         yield broker
+    finally:
+        _close(broker)
 
 
 @pytest.fixture(scope="session")
-def trafka_session_broker(tmp_path_factory):
-    with TrafkaBroker(data_dir=tmp_path_factory.mktemp("trafka") / "data") as broker:
+def trafka_session_broker(request, tmp_path_factory):
+    broker = _start(request, tmp_path_factory.mktemp("trafka") / "data")
+    try:
         yield broker
+    finally:
+        _close(broker)
 
 
 @pytest.fixture
 def trafka_topic(request) -> str:
     base = re.sub(r"[^a-zA-Z0-9._-]", "-", request.node.name)[:200]
     return f"{base}-{uuid.uuid4().hex[:8]}"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _started:
+        _started.pop().kill()

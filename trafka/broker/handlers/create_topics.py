@@ -13,6 +13,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.topic_configs import topic_config_entries
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
 
@@ -51,13 +52,14 @@ def _create(broker, t, validate_only: bool, seen: set[str]) -> dict:
     try:
         if validate_only:
             broker.logs.validate_new_topic(t.name, count, configs)
-            topic_id, effective = bytes(16), broker.logs.effective_configs(configs)
+            topic_id = bytes(16)
         else:
-            topic = broker.logs.create_topic(t.name, count, configs)
-            topic_id, effective = topic.topic_id, topic.config.effective()
+            topic_id = broker.logs.create_topic(t.name, count, configs).topic_id
     except storage_errors.TopicAlreadyExists:
         return topic_error(t.name, ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {t.name!r} already exists")
-    except storage_errors.InvalidTopicName as exc:
+    except storage_errors.InvalidPartitions as exc:
+        return topic_error(t.name, ErrorCode.INVALID_PARTITIONS, str(exc))
+    except storage_errors.InvalidTopic as exc:
         return topic_error(t.name, ErrorCode.INVALID_TOPIC_EXCEPTION, str(exc))
     except storage_errors.InvalidConfig as exc:
         return topic_error(t.name, ErrorCode.INVALID_CONFIG, str(exc))
@@ -69,8 +71,8 @@ def _create(broker, t, validate_only: bool, seen: set[str]) -> dict:
         "num_partitions": count,
         "replication_factor": 1,
         "configs": [
-            {"name": name, "value": value, "read_only": False, "config_source": source, "is_sensitive": False}
-            for name, (value, source) in sorted(effective.items())
+            {"name": e.name, "value": e.value, "read_only": False, "config_source": e.source, "is_sensitive": False}
+            for e in topic_config_entries(broker, configs)
         ],
     }
 

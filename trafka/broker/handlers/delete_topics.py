@@ -9,19 +9,21 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
 
 _ZERO_UUID = bytes(16)
 
 
 def _delete(broker, name: str | None, topic_id) -> dict:
-    if name is None and topic_id is not None:
-        topic = broker.logs.get_topic_by_id(topic_id)
-        missing = ErrorCode.UNKNOWN_TOPIC_ID
-    else:
-        topic = broker.logs.get_topic(name)
-        missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    if topic is None:
+    try:
+        if name is None and topic_id is not None:
+            missing = ErrorCode.UNKNOWN_TOPIC_ID
+            topic = broker.logs.topic_by_id(topic_id)
+        else:
+            missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            topic = broker.logs.topic(name)
+    except UnknownTopic:
         return {"name": name, "topic_id": topic_id or _ZERO_UUID, "error_code": missing, "error_message": None}
     if not broker.config["delete.topic.enable"]:
         error, message = ErrorCode.TOPIC_DELETION_DISABLED, "delete.topic.enable is false"

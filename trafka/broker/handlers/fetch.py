@@ -16,6 +16,7 @@ from __future__ import annotations
 import trio
 
 from trafka.broker import registry
+from trafka.broker.topics import find_log
 from trafka.storage.errors import OffsetOutOfRange
 from trafka.wire.errors import ErrorCode
 
@@ -38,29 +39,28 @@ def _read_all(broker, request) -> tuple[list[dict], int]:
     total = 0
     topics = []
     for wanted in request.topics:
-        topic = broker.logs.get_topic(wanted.topic)
         partitions = []
         for p in wanted.partitions:
             index = p.partition
-            if topic is None or not 0 <= index < len(topic.partitions):
+            log_ = find_log(broker, wanted.topic, index)
+            if log_ is None:
                 partitions.append(partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
-            log_ = topic.partitions[index]
             limit = min(p.partition_max_bytes, budget - total)
             try:
                 # At least one batch only while nothing has been gathered yet (KIP-74).
-                records = log_.read(p.fetch_offset, max(limit, 0), min_one_batch=total == 0)
+                read = log_.read(p.fetch_offset, max(limit, 0), min_one_batch=total == 0)
             except OffsetOutOfRange:
                 partitions.append(partition_error(index, ErrorCode.OFFSET_OUT_OF_RANGE, log_))
                 continue
-            data = b"".join(records)
+            data = read.to_bytes()
             total += len(data)
             partitions.append({
                 "partition_index": index,
                 "error_code": ErrorCode.NONE,
-                "high_watermark": log_.high_watermark,
-                "last_stable_offset": log_.high_watermark,
-                "log_start_offset": log_.log_start_offset,
+                "high_watermark": read.high_watermark,
+                "last_stable_offset": read.high_watermark,
+                "log_start_offset": read.log_start_offset,
                 "aborted_transactions": None,
                 "records": data,
             })

@@ -12,6 +12,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.topics import find_log
 from trafka.wire.errors import ErrorCode
 
 LATEST = -1
@@ -37,13 +38,14 @@ def _lookup(log_, timestamp: int) -> tuple[int, int]:
     return (found.offset, found.timestamp) if found is not None else (UNKNOWN, UNKNOWN)
 
 
-def _partition(broker, topic, p) -> dict:
+def _partition(broker, topic: str, p) -> dict:
     index = p.partition_index
-    if topic is None or not 0 <= index < len(topic.partitions):
+    log_ = find_log(broker, topic, index)
+    if log_ is None:
         return partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     if p.timestamp < MAX_TIMESTAMP:
         return partition_error(index, ErrorCode.UNSUPPORTED_VERSION)
-    offset, timestamp = _lookup(topic.partitions[index], p.timestamp)
+    offset, timestamp = _lookup(log_, p.timestamp)
     return {"partition_index": index, "error_code": ErrorCode.NONE, "timestamp": timestamp, "offset": offset, "leader_epoch": 0}
 
 
@@ -52,6 +54,5 @@ async def handle(ctx, request):
     broker = ctx.broker
     topics = []
     for t in request.topics:
-        topic = broker.logs.get_topic(t.name)
-        topics.append({"name": t.name, "partitions": [_partition(broker, topic, p) for p in t.partitions]})
+        topics.append({"name": t.name, "partitions": [_partition(broker, t.name, p) for p in t.partitions]})
     return {"throttle_time_ms": 0, "topics": topics}

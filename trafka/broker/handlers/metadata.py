@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.topics import get_or_create_topic
-from trafka.storage.errors import InvalidTopicName
+from trafka.storage.errors import InvalidTopic, UnknownTopic
 from trafka.storage.manager import validate_topic_name
 from trafka.wire.errors import ErrorCode
 
@@ -37,7 +37,7 @@ def topic_metadata(broker, topic) -> dict:
                 "isr_nodes": [node],
                 "offline_replicas": [],
             }
-            for index in range(len(topic.partitions))
+            for index in range(topic.partitions)
         ],
     }
 
@@ -46,17 +46,17 @@ def topic_error(name: str | None, error: ErrorCode, topic_id=_ZERO_UUID) -> dict
     return {"error_code": error, "name": name, "topic_id": topic_id, "partitions": []}
 
 
-def _requested_topic(broker, ctx, requested, allow_auto_create: bool) -> dict:
+def _requested_topic(broker, requested, allow_auto_create: bool) -> dict:
     topic_id = requested.get("topic_id")
     name = requested.get("name")
     if name is None and topic_id is not None and topic_id.int != 0:
-        topic = broker.logs.get_topic_by_id(topic_id)
-        if topic is None:
+        try:
+            return topic_metadata(broker, broker.logs.topic_by_id(topic_id))
+        except UnknownTopic:
             return topic_error(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
-        return topic_metadata(broker, topic)
     try:
         validate_topic_name(name or "")
-    except InvalidTopicName:
+    except InvalidTopic:
         return topic_error(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
     topic = get_or_create_topic(broker, name, allow_auto_create=allow_auto_create)
     if topic is None:
@@ -69,10 +69,10 @@ async def handle(ctx, request):
     broker = ctx.broker
     all_topics = request.topics is None or (ctx.version == 0 and not request.topics)
     if all_topics:
-        topics = [topic_metadata(broker, t) for t in broker.logs.list_topics()]
+        topics = [topic_metadata(broker, broker.logs.topic(name)) for name in broker.logs.list_topics()]
     else:
         allow = request.get("allow_auto_topic_creation", True)
-        topics = [_requested_topic(broker, ctx, t, allow) for t in request.topics]
+        topics = [_requested_topic(broker, t, allow) for t in request.topics]
     return {
         "throttle_time_ms": 0,
         "brokers": [

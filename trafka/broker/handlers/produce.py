@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 
 from trafka.broker import registry
+from trafka.broker.topics import find_log
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
 
@@ -29,7 +30,9 @@ _STORAGE_ERRORS = {
     storage_errors.RecordTooLarge: ErrorCode.MESSAGE_TOO_LARGE,
     storage_errors.OutOfOrderSequence: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
     storage_errors.InvalidProducerEpoch: ErrorCode.INVALID_PRODUCER_EPOCH,
-    storage_errors.UnsupportedMessageFormat: ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+    storage_errors.InvalidRecord: ErrorCode.INVALID_RECORD,
+    storage_errors.RecordBatchTooLarge: ErrorCode.RECORD_LIST_TOO_LARGE,
+    storage_errors.LogClosed: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
 }
 
 
@@ -39,16 +42,14 @@ def partition_error(index: int, error: ErrorCode, message: str | None = None) ->
 
 def _append(broker, topic_name: str, partition: dict) -> dict:
     index = partition.index
-    topic = broker.logs.get_topic(topic_name)
-    if topic is None or not 0 <= index < len(topic.partitions):
+    log_ = find_log(broker, topic_name, index)
+    if log_ is None:
         return partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     if not partition.records:
         return partition_error(index, ErrorCode.INVALID_RECORD, "no record batches")
-    log_ = topic.partitions[index]
     try:
+        # A duplicate from an idempotent producer comes back with its original offsets.
         info = log_.append(partition.records)
-    except storage_errors.DuplicateSequence as dup:
-        return {"index": index, "error_code": ErrorCode.NONE, "base_offset": dup.base_offset, "log_start_offset": log_.log_start_offset}
     except storage_errors.StorageError as exc:
         error = next((code for cls, code in _STORAGE_ERRORS.items() if isinstance(exc, cls)), ErrorCode.UNKNOWN_SERVER_ERROR)
         return partition_error(index, error, str(exc))
@@ -57,7 +58,7 @@ def _append(broker, topic_name: str, partition: dict) -> dict:
         "error_code": ErrorCode.NONE,
         "base_offset": info.base_offset,
         "log_append_time_ms": info.log_append_time,
-        "log_start_offset": log_.log_start_offset,
+        "log_start_offset": info.log_start_offset,
     }
 
 

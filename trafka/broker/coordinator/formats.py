@@ -1,0 +1,269 @@
+"""Record formats the coordinator reads and writes, declared with our schema DSL.
+
+Kafka's own layout, so a Kafka tool reading our log (or we reading theirs) agrees on every
+byte. A key and a value are each an int16 version followed by the struct of that version:
+
+- key v0/v1: an offset commit, keyed by (group, topic, partition); value `OffsetCommitValue`
+  (we write v3: offset, leader epoch, metadata, commit timestamp).
+- key v2: group metadata, keyed by group; value `GroupMetadataValue` (we write v3).
+
+A null value is a tombstone: the key's offset or group is deleted. Compaction keeps the
+latest record per key, so the log replayed in order is the coordinator's state.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import construct
+
+from trafka.wire.schema import Array, Field, Message
+from trafka.wire.types import BYTES, INT32, INT64, STRING
+
+OFFSET_COMMIT_KEY_VERSION = 1
+GROUP_METADATA_KEY_VERSION = 2
+OFFSET_COMMIT_VALUE_VERSION = 3
+GROUP_METADATA_VALUE_VERSION = 3
+
+OFFSET_COMMIT_KEY = Message(
+    "OffsetCommitKey",
+    versions="0-1",
+    flexible="none",
+    fields=[
+        Field("group", STRING),
+        Field("topic", STRING),
+        Field("partition", INT32),
+    ],
+)
+
+GROUP_METADATA_KEY = Message(
+    "GroupMetadataKey",
+    versions="2",
+    flexible="none",
+    fields=[Field("group", STRING)],
+)
+
+OFFSET_COMMIT_VALUE = Message(
+    "OffsetCommitValue",
+    versions="0-4",
+    flexible="4+",
+    fields=[
+        Field("offset", INT64),
+        Field("leader_epoch", INT32, "3+", default=-1),
+        Field("metadata", STRING),
+        Field("commit_timestamp", INT64),
+        Field("expire_timestamp", INT64, "1", default=-1),
+    ],
+)
+
+GROUP_METADATA_VALUE = Message(
+    "GroupMetadataValue",
+    versions="0-4",
+    flexible="4+",
+    fields=[
+        Field("protocol_type", STRING),
+        Field("generation", INT32),
+        Field("protocol", STRING, nullable="0+"),
+        Field("leader", STRING, nullable="0+"),
+        Field("current_state_timestamp", INT64, "2+", default=-1),
+        Field(
+            "members",
+            Array([
+                Field("member_id", STRING),
+                Field("group_instance_id", STRING, "3+", nullable="3+"),
+                Field("client_id", STRING),
+                Field("client_host", STRING),
+                Field("rebalance_timeout", INT32, "1+", default=-1),
+                Field("session_timeout", INT32),
+                Field("subscription", BYTES),
+                Field("assignment", BYTES),
+            ]),
+        ),
+    ],
+)
+
+_VERSION = struct.Struct(">h")
+
+
+class UnknownRecord(ValueError):
+    """A key or value version this broker does not know (a newer Kafka wrote it)."""
+
+
+@dataclass(frozen=True)
+class OffsetKey:
+    group: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    group: str
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    offset: int  # the next offset to read
+    leader_epoch: int
+    metadata: str
+    commit_timestamp: int
+
+
+@dataclass(frozen=True)
+class GroupMemberRecord:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    subscription: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class GroupRecord:
+    protocol_type: str
+    generation: int
+    protocol: str | None
+    leader: str | None
+    current_state_timestamp: int
+    members: tuple[GroupMemberRecord, ...]
+
+
+def _versioned(message: Message, version: int, body: dict) -> bytes:
+    return _VERSION.pack(version) + message.build(body, version)
+
+
+def _split(data: bytes, message: Message) -> tuple[int, bytes]:
+    if len(data) < 2:
+        raise UnknownRecord(f"{message.name}: {len(data)} bytes is too short")
+    (version,) = _VERSION.unpack_from(data)
+    if version not in message.version_range:
+        raise UnknownRecord(f"{message.name} version {version} is not known")
+    return version, data[2:]
+
+
+def offset_key(key: OffsetKey) -> bytes:
+    return _versioned(OFFSET_COMMIT_KEY, OFFSET_COMMIT_KEY_VERSION, {"group": key.group, "topic": key.topic, "partition": key.partition})
+
+
+def group_key(key: GroupKey) -> bytes:
+    return _versioned(GROUP_METADATA_KEY, GROUP_METADATA_KEY_VERSION, {"group": key.group})
+
+
+def offset_value(value: CommittedOffset) -> bytes:
+    return _versioned(OFFSET_COMMIT_VALUE, OFFSET_COMMIT_VALUE_VERSION, {
+        "offset": value.offset,
+        "leader_epoch": value.leader_epoch,
+        "metadata": value.metadata,
+        "commit_timestamp": value.commit_timestamp,
+    })
+
+
+def group_value(value: GroupRecord) -> bytes:
+    return _versioned(GROUP_METADATA_VALUE, GROUP_METADATA_VALUE_VERSION, {
+        "protocol_type": value.protocol_type,
+        "generation": value.generation,
+        "protocol": value.protocol,
+        "leader": value.leader,
+        "current_state_timestamp": value.current_state_timestamp,
+        "members": [
+            {
+                "member_id": m.member_id,
+                "group_instance_id": m.group_instance_id,
+                "client_id": m.client_id,
+                "client_host": m.client_host,
+                "rebalance_timeout": m.rebalance_timeout_ms,
+                "session_timeout": m.session_timeout_ms,
+                "subscription": m.subscription,
+                "assignment": m.assignment,
+            }
+            for m in value.members
+        ],
+    })
+
+
+def parse_key(data: bytes) -> OffsetKey | GroupKey:
+    if len(data) < 2:
+        raise UnknownRecord(f"a {len(data)}-byte key is too short")
+    (version,) = _VERSION.unpack_from(data)
+    if version in OFFSET_COMMIT_KEY.version_range:
+        body = OFFSET_COMMIT_KEY.parse(data[2:], version)
+        return OffsetKey(body.group, body.topic, body.partition)
+    if version in GROUP_METADATA_KEY.version_range:
+        return GroupKey(GROUP_METADATA_KEY.parse(data[2:], version).group)
+    raise UnknownRecord(f"key version {version} is not an offset commit or group metadata key")
+
+
+def parse_offset_value(data: bytes) -> CommittedOffset:
+    version, body = _split(data, OFFSET_COMMIT_VALUE)
+    v = OFFSET_COMMIT_VALUE.parse(body, version)
+    return CommittedOffset(v.offset, v.get("leader_epoch", -1), v.metadata, v.commit_timestamp)
+
+
+def parse_group_value(data: bytes) -> GroupRecord:
+    version, body = _split(data, GROUP_METADATA_VALUE)
+    v = GROUP_METADATA_VALUE.parse(body, version)
+    members = tuple(
+        GroupMemberRecord(
+            m.member_id,
+            m.get("group_instance_id"),
+            m.client_id,
+            m.client_host,
+            # v0 had no rebalance timeout: the session timeout served as both.
+            m.get("rebalance_timeout", m.session_timeout),
+            m.session_timeout,
+            m.subscription,
+            m.assignment,
+        )
+        for m in v.members
+    )
+    return GroupRecord(v.protocol_type, v.generation, v.protocol, v.leader, v.get("current_state_timestamp", -1), members)
+
+
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode: over UTF-16 code units, wrapping at 32 bits."""
+    h = 0
+    units = text.encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def partition_for(group_id: str, partitions: int) -> int:
+    """Kafka's rule: abs(hashCode(group)) % partitions, where abs(Integer.MIN_VALUE) is 0."""
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+# The consumer protocol's subscription (JoinGroup metadata of protocol type "consumer"). The
+# coordinator reads only its topics, to refuse OffsetDelete on topics the group consumes.
+CONSUMER_PROTOCOL_SUBSCRIPTION = Message(
+    "ConsumerProtocolSubscription",
+    versions="0-3",
+    flexible="none",
+    fields=[
+        Field("topics", Array(STRING)),
+        Field("user_data", BYTES, nullable="0+"),
+        Field("owned_partitions", Array([Field("topic", STRING), Field("partitions", Array(INT32))]), "1+"),
+        Field("generation_id", INT32, "2+", default=-1),
+        Field("rack_id", STRING, "3+", nullable="3+"),
+    ],
+)
+
+
+def subscribed_topics(metadata: bytes) -> set[str] | None:
+    """The topics of a consumer subscription; None when it cannot be read."""
+    if len(metadata) < 2:
+        return None
+    (version,) = _VERSION.unpack_from(metadata)
+    if version < 0:
+        return None
+    # Newer versions only append fields: read them as the newest version we know.
+    version = min(version, CONSUMER_PROTOCOL_SUBSCRIPTION.version_range.hi)
+    try:
+        return set(CONSUMER_PROTOCOL_SUBSCRIPTION.parse(metadata[2:], version).topics)
+    except construct.ConstructError:
+        return None

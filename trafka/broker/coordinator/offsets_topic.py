@@ -1,0 +1,82 @@
+"""`__consumer_offsets`: where committed offsets and group metadata are written and replayed.
+
+Created at startup if missing (compacted, offsets.topic.num.partitions partitions, Kafka's
+100 MiB segments). A group lives in one partition, abs(hashCode(group)) % partitions, so all
+of a group's records are in order in one log. Writes are synchronous appends: a commit is
+answered after its records are in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterator
+
+from trafka.broker.coordinator.formats import GroupKey, OffsetKey, UnknownRecord, parse_key, partition_for
+from trafka.storage.errors import TopicAlreadyExists
+from trafka.wire import records as rec
+
+log = logging.getLogger("trafka.coordinator")
+
+OFFSETS_TOPIC = "__consumer_offsets"
+TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024)}
+_REPLAY_READ_BYTES = 1 << 20
+
+
+class OffsetsTopic:
+    def __init__(self, logs, wanted_partitions: int, clock):
+        self.logs = logs
+        self.clock = clock
+        self.partitions = self._ensure(wanted_partitions)
+
+    def _ensure(self, wanted: int) -> int:
+        """The topic's partition count, creating the topic first if needed.
+
+        An existing topic keeps its count even if offsets.topic.num.partitions changed since:
+        moving groups between partitions would lose their records, as it would in Kafka.
+        """
+        topic = self.logs.topics.get(OFFSETS_TOPIC)
+        if topic is None:
+            try:
+                topic = self.logs.create_topic(OFFSETS_TOPIC, wanted, TOPIC_CONFIGS)
+                log.info("created %s with %d partitions", OFFSETS_TOPIC, wanted)
+            except TopicAlreadyExists:
+                topic = self.logs.topics[OFFSETS_TOPIC]
+        return topic.partitions
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.partitions)
+
+    def append(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> None:
+        """Write (key, value) records of one group as one batch; None values are tombstones.
+
+        Raises the storage errors of PartitionLog.append.
+        """
+        if not entries:
+            return
+        now = self.clock.time_ms()
+        batch = rec.encode_batch([rec.Record(key, value, (), now) for key, value in entries])
+        self.logs.log(OFFSETS_TOPIC, self.partition_for(group_id)).append(batch)
+
+    def replay(self) -> Iterator[tuple[OffsetKey | GroupKey, bytes | None]]:
+        """Every (key, value) in log order, partition by partition; unknown keys are skipped."""
+        for partition in range(self.partitions):
+            partition_log = self.logs.log(OFFSETS_TOPIC, partition)
+            offset = partition_log.log_start_offset
+            while offset < partition_log.high_watermark:
+                data = partition_log.read(offset, _REPLAY_READ_BYTES).to_bytes()
+                if not data:
+                    break
+                for pos, header in rec.iter_batches(data, validate=False):
+                    if header.is_control:
+                        offset = header.next_offset
+                        continue
+                    for record in rec.decode_records(data, pos):
+                        if record.offset < offset or record.key is None:
+                            continue
+                        try:
+                            key = parse_key(record.key)
+                        except UnknownRecord as exc:
+                            log.warning("%s-%d offset %d: skipping record: %s", OFFSETS_TOPIC, partition, record.offset, exc)
+                            continue
+                        yield key, record.value
+                    offset = header.next_offset

@@ -1,0 +1,47 @@
+"""FindCoordinator (key 10), versions 0-4.
+
+Behavior:
+- This broker coordinates every group: the answer is always itself (advertised host/port).
+- Transaction coordinators (key type 1) do not exist here: TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+  the same refusal InitProducerId gives a transactional id, so clients fail fast instead of
+  retrying. Other key types: INVALID_REQUEST.
+- v4 batches keys and answers one coordinator per key; v0-3 carry one key.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.wire.errors import ErrorCode
+
+GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
+
+
+def _coordinator(broker, key: str, key_type: int) -> dict:
+    if key_type == GROUP_KEY_TYPE:
+        return {
+            "key": key,
+            "node_id": broker.node_id,
+            "host": broker.advertised_host,
+            "port": broker.advertised_port,
+            "error_code": ErrorCode.NONE,
+            "error_message": None,
+        }
+    if key_type == TRANSACTION_KEY_TYPE:
+        error, message = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "trafka has no transaction coordinator"
+    else:
+        error, message = ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
+    return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": error, "error_message": message}
+
+
+@registry.handles(10)
+async def handle(ctx, request):
+    key_type = request.get("key_type", GROUP_KEY_TYPE)
+    if ctx.version >= 4:
+        return {
+            "throttle_time_ms": 0,
+            "coordinators": [_coordinator(ctx.broker, key, key_type) for key in request.coordinator_keys],
+        }
+    found = _coordinator(ctx.broker, request.key, key_type)
+    del found["key"]
+    return {"throttle_time_ms": 0, **found}

@@ -1,0 +1,20 @@
+"""Heartbeat (key 12), versions 0-4.
+
+Behavior:
+- As in Kafka: REBALANCE_IN_PROGRESS tells a member to rejoin, ILLEGAL_GENERATION that it
+  missed a generation, UNKNOWN_MEMBER_ID that its session expired, FENCED_INSTANCE_ID that
+  another process took its group instance id.
+- Sessions are checked by the coordinator's timer task against the broker clock.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+
+
+@registry.handles(12)
+async def handle(ctx, request):
+    error = ctx.broker.group_coordinator.heartbeat(
+        request.group_id, request.generation_id, request.member_id, request.get("group_instance_id")
+    )
+    return {"throttle_time_ms": 0, "error_code": error}

@@ -1,0 +1,57 @@
+"""JoinGroup (key 11), versions 0-7.
+
+Behavior:
+- The classic group protocol as in Kafka's GroupCoordinator (see trafka/broker/coordinator):
+  the request waits in the handler until the rebalance completes (all known members rejoined,
+  or the largest rebalance timeout passed), then every member gets the generation and the
+  leader also gets the members' metadata.
+- v4+: a first join without a member id and without a group instance id is answered
+  MEMBER_ID_REQUIRED with the id to rejoin with.
+- The first rebalance of an empty group waits group.initial.rebalance.delay.ms (default 0
+  here, 3000 in Kafka) for more members.
+- session_timeout_ms outside group.min/max.session.timeout.ms: INVALID_SESSION_TIMEOUT.
+- v0 has no rebalance timeout: the session timeout serves as both, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.coordinator.coordinator import JoinRequest
+
+FIRST_VERSION_REQUIRING_MEMBER_ID = 4
+
+
+def client_host(ctx) -> str:
+    """The member's address as Kafka reports it in DescribeGroups ("/127.0.0.1")."""
+    return "/" + ctx.peer.rsplit(":", 1)[0]
+
+
+@registry.handles(11)
+async def handle(ctx, request):
+    rebalance_timeout = request.get("rebalance_timeout_ms", -1)
+    result = await ctx.broker.group_coordinator.join_group(JoinRequest(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        group_instance_id=request.get("group_instance_id"),
+        client_id=ctx.client_id or "",
+        client_host=client_host(ctx),
+        session_timeout_ms=request.session_timeout_ms,
+        rebalance_timeout_ms=request.session_timeout_ms if rebalance_timeout < 0 else rebalance_timeout,
+        protocol_type=request.protocol_type,
+        protocols=[(p.name, p.metadata) for p in request.protocols],
+        require_known_member_id=ctx.version >= FIRST_VERSION_REQUIRING_MEMBER_ID,
+    ))
+    return {
+        "throttle_time_ms": 0,
+        "error_code": result.error,
+        "generation_id": result.generation,
+        "protocol_type": result.protocol_type,
+        # Before v7 the protocol name is not nullable: Kafka sends "" when there is none.
+        "protocol_name": result.protocol_name if result.protocol_name is not None or ctx.version >= 7 else "",
+        "leader": result.leader,
+        "member_id": result.member_id,
+        "members": [
+            {"member_id": member_id, "group_instance_id": instance_id, "metadata": metadata}
+            for member_id, instance_id, metadata in result.members
+        ],
+    }

@@ -1,0 +1,44 @@
+"""OffsetCommit (key 8), versions 2-8.
+
+Behavior:
+- A committed offset is the next offset to read. Each commit is a record in
+  `__consumer_offsets`, written before the response, so it survives a restart.
+- Members commit with their generation and member id (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+  FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS during CompletingRebalance, as in Kafka).
+  Generation -1 with no member id is a consumer outside group management (manual
+  assignment): accepted while the group has no members, creating the group if needed.
+- Unknown topics or partitions: UNKNOWN_TOPIC_OR_PARTITION; metadata over 4096 bytes
+  (Kafka's offset.metadata.max.bytes): OFFSET_METADATA_TOO_LARGE.
+- retention_time_ms (v2-4) is ignored: offsets are kept until deleted (see docs/groups.md).
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.coordinator.coordinator import OffsetCommit
+
+
+@registry.handles(8)
+async def handle(ctx, request):
+    commits = [
+        OffsetCommit(t.name, p.partition_index, p.committed_offset, p.get("committed_leader_epoch", -1), p.committed_metadata)
+        for t in request.topics
+        for p in t.partitions
+    ]
+    errors = iter(ctx.broker.group_coordinator.commit_offsets(
+        request.group_id,
+        request.generation_id_or_member_epoch,
+        request.member_id,
+        request.get("group_instance_id"),
+        commits,
+    ))
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {
+                "name": t.name,
+                "partitions": [{"partition_index": p.partition_index, "error_code": next(errors)} for p in t.partitions],
+            }
+            for t in request.topics
+        ],
+    }

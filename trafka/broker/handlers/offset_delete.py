@@ -1,0 +1,32 @@
+"""OffsetDelete (key 47), version 0.
+
+Behavior:
+- Deletes a group's committed offsets by writing tombstones to `__consumer_offsets`.
+- As in Kafka: an unknown group is GROUP_ID_NOT_FOUND; a group with members may only lose
+  offsets of topics none of its members subscribes to (GROUP_SUBSCRIBED_TO_TOPIC otherwise,
+  read from the consumer protocol's subscriptions); a non-consumer group with members is
+  NON_EMPTY_GROUP.
+- Deleting a partition that has no committed offset succeeds.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+
+
+@registry.handles(47)
+async def handle(ctx, request):
+    partitions = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+    error, errors = ctx.broker.group_coordinator.delete_offsets(request.group_id, partitions)
+    errors = iter(errors)
+    return {
+        "error_code": error,
+        "throttle_time_ms": 0,
+        "topics": [
+            {
+                "name": t.name,
+                "partitions": [{"partition_index": p.partition_index, "error_code": next(errors)} for p in t.partitions],
+            }
+            for t in request.topics
+        ] if not error else [],
+    }

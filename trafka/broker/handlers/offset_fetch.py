@@ -1,0 +1,61 @@
+"""OffsetFetch (key 9), versions 1-8.
+
+Behavior:
+- A partition without a committed offset (or of an unknown topic or group) answers offset -1,
+  empty metadata and no error, as in Kafka; the consumer then applies auto.offset.reset.
+- A null topic list (v2+) fetches every offset the group committed.
+- v8 fetches several groups in one request and answers per group.
+- require_stable (v7+) needs nothing: without transactions no commit is ever pending.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.wire.errors import ErrorCode
+
+NO_OFFSET = -1
+NO_LEADER_EPOCH = -1
+
+
+def _partition(index: int, committed) -> dict:
+    if committed is None:
+        return {
+            "partition_index": index,
+            "committed_offset": NO_OFFSET,
+            "committed_leader_epoch": NO_LEADER_EPOCH,
+            "metadata": "",
+            "error_code": ErrorCode.NONE,
+        }
+    return {
+        "partition_index": index,
+        "committed_offset": committed.offset,
+        "committed_leader_epoch": committed.leader_epoch,
+        "metadata": committed.metadata,
+        "error_code": ErrorCode.NONE,
+    }
+
+
+def _topics(coordinator, group_id: str, topics) -> list[dict]:
+    wanted = None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
+    return [
+        {"name": name, "partitions": [_partition(index, committed) for index, committed in partitions]}
+        for name, partitions in coordinator.fetch_offsets(group_id, wanted)
+    ]
+
+
+@registry.handles(9)
+async def handle(ctx, request):
+    coordinator = ctx.broker.group_coordinator
+    if ctx.version >= 8:
+        return {
+            "throttle_time_ms": 0,
+            "groups": [
+                {"group_id": g.group_id, "topics": _topics(coordinator, g.group_id, g.topics), "error_code": ErrorCode.NONE}
+                for g in request.groups
+            ],
+        }
+    return {
+        "throttle_time_ms": 0,
+        "topics": _topics(coordinator, request.group_id, request.topics),
+        "error_code": ErrorCode.NONE,
+    }

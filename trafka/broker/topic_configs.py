@@ -1,0 +1,65 @@
+"""A topic's configs as DescribeConfigs and CreateTopics report them: value, source, synonyms.
+
+Three layers, as in Kafka: a per-topic override (TOPIC_CONFIG), the broker's `log.*`
+setting it was started with (STATIC_BROKER_CONFIG), Kafka's default (DEFAULT_CONFIG).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from trafka.storage.config import BROKER_SYNONYMS, KAFKA_DEFAULTS, TOPIC_CONFIGS
+
+
+class ConfigSource(IntEnum):
+    UNKNOWN = 0
+    TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+
+
+class ConfigType(IntEnum):
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+
+
+_TYPES = {"long": ConfigType.LONG, "int": ConfigType.INT, "double": ConfigType.DOUBLE, "bool": ConfigType.BOOLEAN, "cleanup.policy": ConfigType.LIST}
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    name: str
+    value: str
+    source: ConfigSource
+    synonyms: list[tuple[str, str, ConfigSource]]  # most specific first, the entry's own included
+
+    @property
+    def config_type(self) -> ConfigType:
+        return _TYPES.get(TOPIC_CONFIGS[self.name][1], ConfigType.STRING)
+
+
+def topic_config_entries(broker, overrides: dict[str, str]) -> list[ConfigEntry]:
+    """Every topic config with the value in force for a topic with these overrides."""
+    entries = []
+    for name in sorted(KAFKA_DEFAULTS):
+        synonyms = []
+        if name in overrides:
+            synonyms.append((name, overrides[name], ConfigSource.TOPIC_CONFIG))
+        for broker_name, topic_name, _ in BROKER_SYNONYMS:
+            if topic_name == name and broker_name in broker.config.raw:
+                synonyms.append((broker_name, broker.config.raw[broker_name], ConfigSource.STATIC_BROKER_CONFIG))
+        synonyms.append((name, KAFKA_DEFAULTS[name], ConfigSource.DEFAULT_CONFIG))
+        source = synonyms[0][2]
+        # A broker synonym in hours or minutes is reported as the topic config's own unit.
+        value = broker.logs.topic_defaults.get(name, KAFKA_DEFAULTS[name]) if source == ConfigSource.STATIC_BROKER_CONFIG else synonyms[0][1]
+        entries.append(ConfigEntry(name, value, source, synonyms))
+    return entries
