@@ -11,6 +11,7 @@ import trio
 
 from trafka.broker.config import BrokerConfig
 from trafka.broker.connection import serve_connection
+from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
 from trafka.storage.clock import SystemClock
@@ -33,6 +34,8 @@ class Broker:
         self.host = "127.0.0.1"
         self.port = 0
         self.producer_ids = ProducerIdManager(self.data_dir / "producer_ids")
+        # Creates __consumer_offsets if missing and replays it: groups and offsets are back.
+        self.group_coordinator = GroupCoordinator(self.logs, config, self.clock)
         self._data_arrived = trio.Event()
         load_handlers()
 
@@ -54,7 +57,7 @@ class Broker:
 
     def background_tasks(self) -> list:
         """Coroutines that run for the broker's lifetime (retention, flushing, group timers)."""
-        return []
+        return [self.group_coordinator.run]
 
     def close(self) -> None:
         self.logs.close()

@@ -267,10 +267,16 @@ class GroupCoordinator:
         group.new_member_added = False
         group.transition(PREPARING, now)
         log.info("group %s: preparing rebalance (generation %d): %s", group.group_id, group.generation, reason)
+        self._maybe_complete_join(group, now)
 
     def _maybe_complete_join(self, group: Group, now: int) -> None:
-        if group.is_(PREPARING) and group.initial_join_bound is None and group.has_all_members_joined():
-            self._complete_join(group, now)
+        if not group.is_(PREPARING):
+            return
+        if group.initial_join_bound is None:
+            if group.has_all_members_joined():
+                self._complete_join(group, now)
+        elif group.join_deadline is not None and group.join_deadline <= now:
+            self._on_join_deadline(group, now)  # no initial delay configured
 
     def _on_join_deadline(self, group: Group, now: int) -> None:
         """Kafka's InitialDelayedJoin: while newcomers keep arriving, wait one more delay."""
