@@ -1,0 +1,73 @@
+"""Topic configs, DeleteRecords and CreatePartitions through kafka-python's admin client."""
+
+from __future__ import annotations
+
+import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
+from kafka.errors import InvalidConfigurationError, InvalidPartitionsError
+from kafka.structs import TopicPartition
+
+
+@pytest.fixture
+def admin(trafka_broker):
+    client = KafkaAdminClient(bootstrap_servers=trafka_broker.bootstrap_servers)
+    yield client
+    client.close()
+
+
+def describe(admin, topic: str) -> dict:
+    result = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)], config_filter="all")
+    return {name: entry["value"] for name, entry in result["topic"][topic].items()}
+
+
+def test_create_with_configs_describe_and_alter(admin):
+    admin.create_topics([NewTopic("cfg", 1, 1, topic_configs={"retention.ms": "60000", "cleanup.policy": "compact"})])
+    configs = describe(admin, "cfg")
+    assert configs["retention.ms"] == "60000"
+    assert configs["cleanup.policy"] == "compact"
+    assert configs["segment.bytes"] == "1073741824"  # Kafka's default
+
+    # IncrementalAlterConfigs (kafka-python's default): SET one, others untouched.
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "cfg", configs={"segment.ms": "10000"})])
+    configs = describe(admin, "cfg")
+    assert (configs["segment.ms"], configs["retention.ms"]) == ("10000", "60000")
+    # DELETE goes back to the default; APPEND adds to a list config.
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "cfg", configs={"retention.ms": ("DELETE", None), "cleanup.policy": ("APPEND", "delete")})])
+    configs = describe(admin, "cfg")
+    assert (configs["retention.ms"], configs["cleanup.policy"]) == ("604800000", "compact,delete")
+    # Classic AlterConfigs replaces the whole set (kafka-python re-sends the other overrides).
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "cfg", configs={"retention.ms": "120000"})], incremental=False)
+    configs = describe(admin, "cfg")
+    assert (configs["retention.ms"], configs["segment.ms"]) == ("120000", "10000")
+
+
+def test_invalid_configs_are_refused(admin):
+    with pytest.raises(InvalidConfigurationError):
+        admin.create_topics([NewTopic("bad", 1, 1, topic_configs={"retention.ms": "soon"})])
+    with pytest.raises(InvalidConfigurationError):
+        admin.create_topics([NewTopic("bad", 1, 1, topic_configs={"no.such.config": "1"})])
+    assert "bad" not in admin.list_topics()
+
+
+def test_delete_records_moves_log_start(admin, trafka_broker):
+    admin.create_topics([NewTopic("dr", 1, 1)])
+    producer = KafkaProducer(bootstrap_servers=trafka_broker.bootstrap_servers)
+    for i in range(10):
+        producer.send("dr", f"v{i}".encode()).get(timeout=10)
+    producer.close()
+    tp = TopicPartition("dr", 0)
+    result = admin.delete_records({tp: 5})
+    assert result[tp]["low_watermark"] == 5
+    consumer = KafkaConsumer(bootstrap_servers=trafka_broker.bootstrap_servers)
+    assert consumer.beginning_offsets([tp])[tp] == 5
+    assert consumer.end_offsets([tp])[tp] == 10
+    consumer.close()
+
+
+def test_create_partitions(admin):
+    admin.create_topics([NewTopic("grow", 2, 1)])
+    admin.create_partitions({"grow": NewPartitions(5)})
+    assert len(admin.describe_topics(["grow"])[0]["partitions"]) == 5
+    with pytest.raises(InvalidPartitionsError):
+        admin.create_partitions({"grow": NewPartitions(3)})

@@ -1,0 +1,41 @@
+"""What AlterConfigs and IncrementalAlterConfigs share: per-resource checks and the answer."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from trafka.storage.config import validate_topic_config
+from trafka.storage.errors import InvalidConfig, UnknownTopic
+from trafka.wire.errors import ErrorCode
+
+TOPIC = 2
+BROKER = 4
+
+
+def response(resource, error: ErrorCode = ErrorCode.NONE, message: str | None = None) -> dict:
+    return {
+        "error_code": error,
+        "error_message": message,
+        "resource_type": resource.resource_type,
+        "resource_name": resource.resource_name,
+    }
+
+
+def alter_resource(broker, resource, validate_only: bool, new_overrides: Callable[[dict], dict]) -> dict:
+    """Apply `new_overrides(current) -> overrides` to a topic, or refuse the resource."""
+    if resource.resource_type == BROKER:
+        return response(resource, ErrorCode.INVALID_REQUEST, "trafka's broker settings are static: restart with --config NAME=VALUE")
+    if resource.resource_type != TOPIC:
+        return response(resource, ErrorCode.INVALID_REQUEST, f"resource type {resource.resource_type} is not supported")
+    try:
+        topic = broker.logs.topic(resource.resource_name)
+        overrides = new_overrides(dict(topic.configs))
+        if validate_only:
+            validate_topic_config(overrides)
+        else:
+            broker.logs.set_topic_config(topic.name, overrides)
+    except UnknownTopic:
+        return response(resource, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {resource.resource_name} does not exist")
+    except InvalidConfig as exc:
+        return response(resource, ErrorCode.INVALID_CONFIG, str(exc))
+    return response(resource)

@@ -1,0 +1,22 @@
+"""AlterConfigs (key 33), versions 0-2.
+
+Behavior:
+- Replaces the topic's whole set of overrides, as in Kafka: configs not named go back to
+  their defaults. A null value is the same as leaving the config out.
+- Broker settings are static in trafka (set at start): altering them is INVALID_REQUEST.
+- Changes apply to the partition logs at once (roll, retention and compaction read them).
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.alter_configs import alter_resource
+
+
+@registry.handles(33)
+async def handle(ctx, request):
+    results = []
+    for resource in request.resources:
+        wanted = {c.name: c.value for c in resource.configs if c.value is not None}
+        results.append(alter_resource(ctx.broker, resource, request.validate_only, lambda _current, w=wanted: w))
+    return {"throttle_time_ms": 0, "responses": results}

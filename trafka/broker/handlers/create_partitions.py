@@ -1,0 +1,43 @@
+"""CreatePartitions (key 37), versions 0-3.
+
+Behavior:
+- Grows a topic to `count` partitions; the new ones start empty at offset 0.
+- Assignments, when given, must name only this broker (INVALID_REPLICA_ASSIGNMENT).
+- A count not above the current one is INVALID_PARTITIONS, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.storage.errors import InvalidPartitions, UnknownTopic
+from trafka.wire.errors import ErrorCode
+
+
+def result(name: str, error: ErrorCode = ErrorCode.NONE, message: str | None = None) -> dict:
+    return {"name": name, "error_code": error, "error_message": message}
+
+
+def _create(broker, t, validate_only: bool) -> dict:
+    try:
+        topic = broker.logs.topic(t.name)
+    except UnknownTopic:
+        return result(t.name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {t.name} does not exist")
+    if t.count <= topic.partitions:
+        return result(t.name, ErrorCode.INVALID_PARTITIONS, f"topic {t.name} has {topic.partitions} partitions; the new count must be larger")
+    if t.assignments is not None:
+        if len(t.assignments) != t.count - topic.partitions:
+            return result(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, "one assignment per new partition")
+        if any(list(a.broker_ids) != [broker.node_id] for a in t.assignments):
+            return result(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"broker {broker.node_id} is the only broker")
+    if validate_only:
+        return result(t.name)
+    try:
+        broker.logs.create_partitions(t.name, t.count)
+    except InvalidPartitions as exc:
+        return result(t.name, ErrorCode.INVALID_PARTITIONS, str(exc))
+    return result(t.name)
+
+
+@registry.handles(37)
+async def handle(ctx, request):
+    return {"throttle_time_ms": 0, "results": [_create(ctx.broker, t, request.validate_only) for t in request.topics]}

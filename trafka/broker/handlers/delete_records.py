@@ -1,0 +1,46 @@
+"""DeleteRecords (key 21), versions 0-2.
+
+Behavior:
+- Moves the partition's log start offset up to the given offset (-1: the high watermark);
+  whole segments below it are deleted, and fetches below it get OFFSET_OUT_OF_RANGE.
+- An offset above the high watermark is OFFSET_OUT_OF_RANGE; one below the current log start
+  offset leaves it where it is.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.topics import find_log
+from trafka.storage.errors import OffsetOutOfRange
+from trafka.wire.errors import ErrorCode
+
+HIGH_WATERMARK = -1
+
+
+def partition_error(index: int, error: ErrorCode) -> dict:
+    return {"partition_index": index, "low_watermark": -1, "error_code": error}
+
+
+def _delete(broker, topic: str, p) -> dict:
+    log_ = find_log(broker, topic, p.partition_index)
+    if log_ is None:
+        return partition_error(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    offset = log_.high_watermark if p.offset == HIGH_WATERMARK else p.offset
+    if offset < 0:
+        return partition_error(p.partition_index, ErrorCode.OFFSET_OUT_OF_RANGE)
+    try:
+        low_watermark = log_.delete_records_before(offset)
+    except OffsetOutOfRange:
+        return partition_error(p.partition_index, ErrorCode.OFFSET_OUT_OF_RANGE)
+    return {"partition_index": p.partition_index, "low_watermark": low_watermark, "error_code": ErrorCode.NONE}
+
+
+@registry.handles(21)
+async def handle(ctx, request):
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {"name": t.name, "partitions": [_delete(ctx.broker, t.name, p) for p in t.partitions]}
+            for t in request.topics
+        ],
+    }

@@ -1,0 +1,102 @@
+"""DescribeConfigs (key 32), versions 1-4.
+
+Behavior:
+- Topics: every topic config with its value in force and its source (topic override, the
+  broker's `log.*` setting, or Kafka's default), with synonyms when asked.
+- Broker (resource name "" or this node's id): the settings trafka accepts, with the value in
+  force; those given at start are STATIC_BROKER_CONFIG, the rest DEFAULT_CONFIG.
+- Broker loggers and other resource types: INVALID_REQUEST.
+- Documentation (v3+) is the one-line description trafka keeps for each setting.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.config import SETTINGS
+from trafka.broker.topic_configs import ConfigSource, ConfigType, topic_config_entries
+from trafka.storage.errors import UnknownTopic
+from trafka.wire.errors import ErrorCode
+
+TOPIC = 2
+BROKER = 4
+
+
+def resource_error(resource, error: ErrorCode, message: str) -> dict:
+    return {
+        "error_code": error,
+        "error_message": message,
+        "resource_type": resource.resource_type,
+        "resource_name": resource.resource_name,
+        "configs": [],
+    }
+
+
+def _wanted(resource, name: str) -> bool:
+    return resource.configuration_keys is None or name in resource.configuration_keys
+
+
+def _topic_configs(broker, resource, include_synonyms: bool) -> list[dict]:
+    overrides = broker.logs.topic(resource.resource_name).configs
+    return [
+        {
+            "name": e.name,
+            "value": e.value,
+            "read_only": False,
+            "config_source": e.source,
+            "is_sensitive": False,
+            "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in e.synonyms] if include_synonyms else [],
+            "config_type": e.config_type,
+        }
+        for e in topic_config_entries(broker, overrides)
+        if _wanted(resource, e.name)
+    ]
+
+
+def _broker_configs(broker, resource, include_synonyms: bool) -> list[dict]:
+    configs = []
+    for name, setting in sorted(SETTINGS.items()):
+        if not _wanted(resource, name):
+            continue
+        value = broker.config[name]
+        source = ConfigSource.STATIC_BROKER_CONFIG if name in broker.config.raw else ConfigSource.DEFAULT_CONFIG
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        configs.append({
+            "name": name,
+            "value": text,
+            "read_only": True,
+            "config_source": source,
+            "is_sensitive": False,
+            "synonyms": [{"name": name, "value": text, "source": source}] if include_synonyms else [],
+            "config_type": ConfigType.STRING,
+            "documentation": setting.doc,
+        })
+    return configs
+
+
+def _describe(broker, resource, include_synonyms: bool) -> dict:
+    if resource.resource_type == TOPIC:
+        try:
+            configs = _topic_configs(broker, resource, include_synonyms)
+        except UnknownTopic:
+            return resource_error(resource, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {resource.resource_name} does not exist")
+    elif resource.resource_type == BROKER:
+        if resource.resource_name not in ("", str(broker.node_id)):
+            return resource_error(resource, ErrorCode.INVALID_REQUEST, f"this broker is node {broker.node_id}")
+        configs = _broker_configs(broker, resource, include_synonyms)
+    else:
+        return resource_error(resource, ErrorCode.INVALID_REQUEST, f"resource type {resource.resource_type} is not supported")
+    return {
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "resource_type": resource.resource_type,
+        "resource_name": resource.resource_name,
+        "configs": configs,
+    }
+
+
+@registry.handles(32)
+async def handle(ctx, request):
+    return {
+        "throttle_time_ms": 0,
+        "results": [_describe(ctx.broker, r, request.include_synonyms) for r in request.resources],
+    }

@@ -1,0 +1,56 @@
+"""IncrementalAlterConfigs (key 44), versions 0-1.
+
+Behavior:
+- SET, DELETE, APPEND and SUBTRACT on a topic's overrides; APPEND and SUBTRACT only for list
+  configs (cleanup.policy), INVALID_CONFIG otherwise, as in Kafka.
+- Broker settings are static in trafka: altering them is INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.alter_configs import alter_resource
+from trafka.storage.config import KAFKA_DEFAULTS, TOPIC_CONFIGS
+from trafka.storage.errors import InvalidConfig
+
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+_LIST_TYPES = {"cleanup.policy"}
+
+
+def _items(text: str) -> list[str]:
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
+def apply_operations(configs, current: dict) -> dict:
+    result = dict(current)
+    for c in configs:
+        if c.config_operation == SET:
+            if c.value is None:
+                raise InvalidConfig(f"null value for {c.name}")
+            result[c.name] = c.value
+        elif c.config_operation == DELETE:
+            result.pop(c.name, None)
+        elif c.config_operation in (APPEND, SUBTRACT):
+            if TOPIC_CONFIGS.get(c.name, (None, None))[1] not in _LIST_TYPES:
+                raise InvalidConfig(f"{c.name} is not a list config: APPEND and SUBTRACT do not apply")
+            items = _items(result.get(c.name, KAFKA_DEFAULTS[c.name]))
+            change = _items(c.value or "")
+            if c.config_operation == APPEND:
+                items += [i for i in change if i not in items]
+            else:
+                items = [i for i in items if i not in change]
+            result[c.name] = ",".join(items)
+        else:
+            raise InvalidConfig(f"unknown config operation {c.config_operation}")
+    return result
+
+
+@registry.handles(44)
+async def handle(ctx, request):
+    return {
+        "throttle_time_ms": 0,
+        "responses": [
+            alter_resource(ctx.broker, r, request.validate_only, lambda current, r=r: apply_operations(r.configs, current))
+            for r in request.resources
+        ],
+    }
