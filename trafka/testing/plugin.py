@@ -23,6 +23,7 @@ import pytest
 from trafka.testing.broker import TrafkaBroker
 
 _started: list[TrafkaBroker] = []
+_CONFIG = pytest.StashKey[dict]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,7 +36,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "trafka_config(settings): broker settings (a dict) for this test's trafka_broker")
-    config._trafka_config = _parse(list(config.getini("trafka_config")) + list(config.getoption("trafka_config") or []))
+    config.stash[_CONFIG] = _parse(list(config.getini("trafka_config")) + list(config.getoption("trafka_config") or []))
 
 
 def _parse(items: list[str]) -> dict[str, str]:
@@ -49,7 +50,7 @@ def _parse(items: list[str]) -> dict[str, str]:
 
 
 def _start(request: pytest.FixtureRequest, data_dir, extra: dict | None = None) -> TrafkaBroker:
-    config = dict(getattr(request.config, "_trafka_config", {}))
+    config = dict(request.config.stash.get(_CONFIG, {}))
     config.update(extra or {})
     broker = TrafkaBroker(data_dir=data_dir, config=config)
     _started.append(broker)
