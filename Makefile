@@ -20,6 +20,7 @@ run: $(VENV)/.installed
 
 test-deps: $(VENV)/.test-installed
 	$(PY) -m compat_tests.setup_deps
+	bash tests/container/setup_podman.sh
 
 test: test-deps
 	$(PY) -m pytest -q -p no:cacheprovider
