@@ -32,7 +32,7 @@ from trafka.storage.errors import (
 )
 from trafka.storage.index import CorruptIndex
 from trafka.storage.producer_state import ProducerStateManager, is_idempotent
-from trafka.storage.segment import LOG_SUFFIX, FileSlice, LogSegment, TailCorrupt
+from trafka.storage.segment import LOG_SUFFIX, FileSlice, LogSegment, TailCorrupt, offset_filename
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.storage")
@@ -44,6 +44,10 @@ CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 DELETED_SUFFIX = ".deleted"
 DELETE_DIR_SUFFIX = "-delete"
+# Beside a .swap segment: the end of the offset range it replaces. The cleaned copy may end
+# earlier than the segments it replaces (their last records were compacted away), so its own
+# next offset cannot tell recovery which live segments the swap covers.
+SWAP_END_SUFFIX = ".swapend"
 
 
 @dataclass(frozen=True)
@@ -204,18 +208,22 @@ class PartitionLog:
 
     def _complete_swaps(self) -> None:
         """Finish a compaction swap interrupted by a crash: the .swap segment replaces the
-        live segments whose base offsets fall inside its offset range."""
+        live segments whose base offsets fall inside the offset range it was written for."""
         for swap_log in sorted(self.directory.glob(f"*{LOG_SUFFIX}{SWAP_SUFFIX}")):
             base = int(swap_log.name.split(".")[0])
             segment = self._new_segment(base, self.clock.time_ms(), SWAP_SUFFIX)
             segment.recover()
+            end_file = self.directory / (offset_filename(base, SWAP_END_SUFFIX))
+            end = max(_read_checkpoint(end_file) or 0, segment.next_offset)
             for live in self.directory.glob(f"*{LOG_SUFFIX}"):
                 live_base = int(live.name[: -len(LOG_SUFFIX)])
-                if base <= live_base < segment.next_offset:
+                if base <= live_base < end:
                     self._new_segment(live_base, 0).delete()
             segment.change_suffix("")
             segment.close()
             log.info("completed the interrupted swap of segment %d in %s", base, self.directory)
+        for leftover in self.directory.glob(f"*{SWAP_END_SUFFIX}"):
+            leftover.unlink()
 
     def _load_producer_state(self) -> None:
         state = self.producer_state
@@ -482,13 +490,17 @@ class PartitionLog:
         return segment
 
     def replace_segments(self, cleaned: LogSegment, old: Sequence[LogSegment]) -> None:
-        """Swap a cleaned segment in for `old` (Kafka's .cleaned -> .swap -> live sequence, so a
-        crash at any step leaves either the old segments or the new one on open)."""
+        """Swap a cleaned segment in for `old`, consecutive segments starting at the cleaned
+        segment's base offset (Kafka's .cleaned -> .swap -> live sequence, so a crash at any
+        step leaves either the old segments or the new one on open)."""
         self._check_open()
         if self.active_segment in old:
             raise ValueError("the active segment is never cleaned")
+        following = self.segments[self.segments.index(old[-1]) + 1]
+        end_file = self.directory / offset_filename(cleaned.base_offset, SWAP_END_SUFFIX)
         cleaned.on_become_inactive()
         cleaned.flush()
+        _write_checkpoint(end_file, following.base_offset)
         cleaned.change_suffix(SWAP_SUFFIX)
         for segment in old:
             segment.change_suffix(DELETED_SUFFIX)
@@ -496,6 +508,7 @@ class PartitionLog:
             self.segments.remove(segment)
             segment.delete()
         cleaned.change_suffix("")
+        end_file.unlink()
         self.segments.append(cleaned)
         self.segments.sort(key=lambda s: s.base_offset)
         self._bases = [s.base_offset for s in self.segments]
