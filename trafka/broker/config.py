@@ -114,6 +114,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("log.index.interval.bytes", _int(0, _MAX_INT), "4096", "bytes between offset index entries"),
         Setting("log.flush.interval.messages", _int(1, _MAX_LONG), str(_MAX_LONG), "fsync after this many messages"),
         Setting("log.flush.interval.ms", _int(0, _MAX_LONG), str(_MAX_LONG), "fsync after this many ms"),
+        Setting("log.flush.scheduler.interval.ms", _int(1, _MAX_LONG), "1000", "how often the flusher applies flush.ms without appends (Kafka: Long.MAX)"),
         Setting("log.message.timestamp.type", _choice("CreateTime", "LogAppendTime"), "CreateTime", "which timestamp records keep"),
         Setting("log.message.timestamp.before.max.ms", _int(0, _MAX_LONG), str(_MAX_LONG), "reject records older than this"),
         Setting("log.message.timestamp.after.max.ms", _int(0, _MAX_LONG), str(_MAX_LONG), "reject records newer than this"),

@@ -12,6 +12,7 @@ import trio
 from trafka.broker.config import BrokerConfig
 from trafka.broker.connection import serve_connection
 from trafka.broker.coordinator import GroupCoordinator
+from trafka.broker.log_tasks import storage_tasks
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
 from trafka.storage.clock import SystemClock
@@ -57,7 +58,7 @@ class Broker:
 
     def background_tasks(self) -> list:
         """Coroutines that run for the broker's lifetime (retention, flushing, group timers)."""
-        return [self.group_coordinator.run]
+        return [self.group_coordinator.run, *storage_tasks(self)]
 
     def close(self) -> None:
         self.logs.close()
