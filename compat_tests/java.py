@@ -83,6 +83,7 @@ class Record(NamedTuple):
     value: bytes | None
     headers: list[tuple[str, bytes | None]]
     timestamp: int
+    timestamp_type: str = "CreateTime"  # or "LogAppendTime" (Kafka's TimestampType names)
 
 
 class OffsetInfo(NamedTuple):
@@ -427,7 +428,7 @@ class JavaConsumer(_Client):
             r = it.next()
             headers = [(h.key(), h.value()) for h in r.headers().toArray()]
             out.append(Record(r.topic(), r.partition(), r.offset(), _opt_bytes(r.key()),
-                              _opt_bytes(r.value()), headers, r.timestamp()))
+                              _opt_bytes(r.value()), headers, r.timestamp(), r.timestampType().toString()))
         return out
 
     def poll_until(self, count: int, timeout_s: float = 30, poll_ms: int = 200) -> list[Record]:
