@@ -26,6 +26,7 @@ test: test-deps
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: test-deps
+	$(PIP) install -e '.[test,bench]'
 	$(PY) -m bench
 
 clean:

@@ -1,0 +1,133 @@
+"""`python -m bench [--quick] [--only NAME] [--brokers trafka,tansu,noida-db]`
+
+Each workload runs against trafka and each reference broker in the same run; the table shows
+absolute numbers and trafka / reference. Results also go to bench/results.json, and a plot
+to docs/performance.png when matplotlib is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from bench import workloads
+from bench.brokers import STARTERS
+
+HIGHER_IS_BETTER = ("msgs_per_s",)
+
+
+def _workloads(quick: bool):
+    scale = 10 if quick else 1
+    return {
+        "confluent 1M x 100B, 1 partition": lambda b: workloads.confluent_throughput(b, 1_000_000 // scale, 100, 1),
+        "confluent 1M x 100B, 8 partitions": lambda b: workloads.confluent_throughput(b, 1_000_000 // scale, 100, 8),
+        "confluent 10k x 100KB, 1 partition": lambda b: workloads.confluent_throughput(b, 10_000 // scale, 100_000, 1),
+        "kafka-python 100k x 100B": lambda b: workloads.kafka_python_throughput(b, 100_000 // scale, 100),
+        "latency, 200 msg/s": lambda b: workloads.latency(b, 1000 // scale, 200),
+    }
+
+
+def run(broker_names: list[str], only: str | None, quick: bool) -> dict:
+    results: dict = {"started": time.strftime("%Y-%m-%dT%H:%M:%S"), "quick": quick, "brokers": {}}
+    for name in broker_names:
+        broker = STARTERS[name]()
+        if broker is None:
+            print(f"# {name}: not installed (pip install '.[bench]'), skipped", file=sys.stderr)
+            continue
+        entry = {"startup_s": broker.started_in, "idle_rss_mb": broker.rss_mb(), "notes": broker.notes, "workloads": {}}
+        try:
+            for title, workload in _workloads(quick).items():
+                if only and only not in title:
+                    continue
+                print(f"# {name}: {title}", file=sys.stderr, flush=True)
+                try:
+                    entry["workloads"][title] = workload(broker)
+                except Exception as exc:  # a reference broker failing one workload is a result too
+                    entry["workloads"][title] = {"error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            broker.stop()
+        results["brokers"][name] = entry
+    return results
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+    return str(value)
+
+
+def print_table(results: dict) -> None:
+    brokers = results["brokers"]
+    if "trafka" not in brokers:
+        return
+    refs = [n for n in brokers if n != "trafka"]
+    header = ["metric", "trafka"] + [f"{r} | trafka/{r}" for r in refs]
+    rows = [header]
+    for metric in ("startup_s", "idle_rss_mb"):
+        rows.append([metric, _fmt(brokers["trafka"][metric])] + [f"{_fmt(brokers[r][metric])} | {_ratio(brokers['trafka'][metric], brokers[r][metric])}" for r in refs])
+    for title, values in brokers["trafka"]["workloads"].items():
+        for metric, value in values.items():
+            cells = [f"{title}: {metric}", _fmt(value)]
+            for r in refs:
+                other = brokers[r]["workloads"].get(title, {})
+                cells.append(f"{_fmt(other.get(metric, other.get('error', '-')))} | {_ratio(value, other.get(metric))}")
+            rows.append(cells)
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(header))]
+    for row in rows:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)))
+
+
+def _ratio(ours, theirs) -> str:
+    if not isinstance(ours, (int, float)) or not isinstance(theirs, (int, float)) or not theirs:
+        return "-"
+    return f"{ours / theirs:.2f}x"
+
+
+def plot(results: dict, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("# matplotlib not installed: no plot", file=sys.stderr)
+        return
+    brokers = results["brokers"]
+    titles = [t for t, v in brokers.get("trafka", {}).get("workloads", {}).items() if "produce_msgs_per_s" in v]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, metric in zip(axes, ("produce_msgs_per_s", "consume_msgs_per_s")):
+        width = 0.8 / max(1, len(brokers))
+        for i, (name, entry) in enumerate(brokers.items()):
+            values = [entry["workloads"].get(t, {}).get(metric, 0) or 0 for t in titles]
+            ax.bar([x + i * width for x in range(len(titles))], values, width, label=name)
+        ax.set_xticks([x + width * (len(brokers) - 1) / 2 for x in range(len(titles))])
+        ax.set_xticklabels([t.replace(", ", "\n") for t in titles], fontsize=7)
+        ax.set_title(metric.replace("_", " "))
+        ax.set_yscale("log")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"# plot written to {path}", file=sys.stderr)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--brokers", default="trafka,tansu,noida-db")
+    parser.add_argument("--only", help="run only workloads whose title contains this")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the message counts")
+    parser.add_argument("--out", default="bench/results.json")
+    parser.add_argument("--plot", default="docs/performance.png")
+    args = parser.parse_args()
+    results = run(args.brokers.split(","), args.only, args.quick)
+    Path(args.out).write_text(json.dumps(results, indent=2))
+    print_table(results)
+    if args.plot:
+        plot(results, Path(args.plot))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""The workloads, each run against one broker with one client; bounded in count and time."""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+import uuid
+
+DEADLINE_SECONDS = 120
+
+
+def _topic(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def _create_topic(bootstrap: str, partitions: int) -> str:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    name = _topic("bench")
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+    # Wait until the topic is visible with all its partitions (some brokers lag).
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        topics = admin.list_topics(name, timeout=5).topics
+        if name in topics and len(topics[name].partitions) == partitions and topics[name].error is None:
+            return name
+        time.sleep(0.05)
+    raise RuntimeError(f"topic {name} did not appear")
+
+
+def confluent_throughput(broker, count: int, size: int, partitions: int) -> dict:
+    """Produce `count` messages of `size` bytes, then consume them all by assignment."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    topic = _create_topic(broker.bootstrap, partitions)
+    payload = b"x" * size
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5, "message.max.bytes": max(1_000_000, size * 2)})
+    cpu0, started = broker.cpu_seconds(), time.perf_counter()
+    for i in range(count):
+        while True:
+            try:
+                producer.produce(topic, payload, partition=i % partitions)
+                break
+            except BufferError:
+                producer.poll(0.005)
+        if time.perf_counter() - started > DEADLINE_SECONDS:
+            raise TimeoutError("produce took too long")
+    if producer.flush(DEADLINE_SECONDS) != 0:
+        raise TimeoutError("produce did not finish")
+    produce_s, produce_cpu = time.perf_counter() - started, broker.cpu_seconds() - cpu0
+
+    consumer = Consumer({
+        "bootstrap.servers": broker.bootstrap,
+        "group.id": "bench",
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "fetch.max.bytes": 52428800,
+        "max.partition.fetch.bytes": max(1048576, size * 4),
+    })
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    received = 0
+    cpu0, started = broker.cpu_seconds(), time.perf_counter()
+    while received < count and time.perf_counter() - started < DEADLINE_SECONDS:
+        received += sum(1 for m in consumer.consume(10000, 0.5) if m.error() is None)
+    consume_s, consume_cpu = time.perf_counter() - started, broker.cpu_seconds() - cpu0
+    consumer.close()
+    if received < count:
+        raise TimeoutError(f"consumed {received} of {count}")
+    return {
+        "produce_msgs_per_s": count / produce_s,
+        "consume_msgs_per_s": count / consume_s,
+        "produce_broker_cpu_s": produce_cpu,
+        "consume_broker_cpu_s": consume_cpu,
+        "rss_after_mb": broker.rss_mb(),
+    }
+
+
+def kafka_python_throughput(broker, count: int, size: int) -> dict:
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    topic = _create_topic(broker.bootstrap, 1)
+    payload = b"x" * size
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5, batch_size=65536)
+    cpu0, started = broker.cpu_seconds(), time.perf_counter()
+    for _ in range(count):
+        producer.send(topic, payload)
+    producer.flush(DEADLINE_SECONDS)
+    produce_s, produce_cpu = time.perf_counter() - started, broker.cpu_seconds() - cpu0
+    producer.close()
+
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False, max_poll_records=10000, fetch_max_bytes=52428800)
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    consumer.seek(tp, 0)
+    received = 0
+    cpu0, started = broker.cpu_seconds(), time.perf_counter()
+    while received < count and time.perf_counter() - started < DEADLINE_SECONDS:
+        received += sum(len(v) for v in consumer.poll(500).values())
+    consume_s, consume_cpu = time.perf_counter() - started, broker.cpu_seconds() - cpu0
+    consumer.close()
+    if received < count:
+        raise TimeoutError(f"consumed {received} of {count}")
+    return {
+        "produce_msgs_per_s": count / produce_s,
+        "consume_msgs_per_s": count / consume_s,
+        "produce_broker_cpu_s": produce_cpu,
+        "consume_broker_cpu_s": consume_cpu,
+    }
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def latency(broker, count: int = 1000, rate_per_s: int = 200) -> dict:
+    """acks=all produce acknowledgement, and produce-to-consume delivery with a long poll."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    topic = _create_topic(broker.bootstrap, 1)
+    consumer = Consumer({
+        "bootstrap.servers": broker.bootstrap,
+        "group.id": "bench-latency",
+        "enable.auto.commit": False,
+        "fetch.wait.max.ms": 500,
+        "fetch.min.bytes": 1,
+    })
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    delivered: list[float] = []
+    done = threading.Event()
+
+    def consume():
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while len(delivered) < count and time.monotonic() < deadline:
+            # poll() hands over each message as it arrives; consume(n, t) would wait to fill n.
+            m = consumer.poll(0.1)
+            if m is not None and m.error() is None:
+                delivered.append(time.perf_counter() - float(m.value()))
+        done.set()
+
+    reader = threading.Thread(target=consume, daemon=True)
+    reader.start()
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0, "acks": "all"})
+    acked: list[float] = []
+    interval = 1 / rate_per_s
+    next_send = time.perf_counter()
+    for _ in range(count):
+        sent = time.perf_counter()
+        producer.produce(topic, repr(sent).encode(), on_delivery=lambda err, msg, s=sent: acked.append(time.perf_counter() - s))
+        producer.poll(0)
+        next_send += interval
+        while time.perf_counter() < next_send:
+            producer.poll(max(0.0, next_send - time.perf_counter()))
+    producer.flush(30)
+    done.wait(DEADLINE_SECONDS)
+    consumer.close()
+    ms = lambda values, q: _percentile(values, q) * 1000  # noqa: E731
+    return {
+        "ack_p50_ms": ms(acked, 50),
+        "ack_p99_ms": ms(acked, 99),
+        "delivery_p50_ms": ms(delivered, 50),
+        "delivery_p99_ms": ms(delivered, 99),
+    }
