@@ -4,6 +4,9 @@ Every driver produces a list of :class:`Msg` to one partition (one producer per 
 given compression codec, flushed before returning) and consumes by assign + seek from the start,
 returning :class:`Got` in offset order. Every call is bounded by ``TIMEOUT_S``.
 
+kafka-python 3.x and the Java producers are idempotent by default (KIP-679); ``idempotent=True``
+turns idempotence on for the others (librdkafka and aiokafka ship with it off).
+
 The per-client test modules use the clients directly as well; the drivers only cover what
 every client can do, so they stay small.
 """
@@ -51,7 +54,8 @@ class KafkaPython:
     def __init__(self, bootstrap: str):
         self.bootstrap = bootstrap
 
-    def produce(self, topic: str, msgs: list[Msg], codec: str = "none", partition: int = 0) -> list[int]:
+    def produce(self, topic: str, msgs: list[Msg], codec: str = "none", partition: int = 0,
+                idempotent: bool = False) -> list[int]:
         from kafka import KafkaProducer
 
         producer = KafkaProducer(bootstrap_servers=self.bootstrap, linger_ms=50,
@@ -89,7 +93,8 @@ class Confluent:
     def __init__(self, bootstrap: str):
         self.bootstrap = bootstrap
 
-    def produce(self, topic: str, msgs: list[Msg], codec: str = "none", partition: int = 0) -> list[int]:
+    def produce(self, topic: str, msgs: list[Msg], codec: str = "none", partition: int = 0,
+                idempotent: bool = False) -> list[int]:
         from confluent_kafka import KafkaException, Producer
 
         offsets: dict[int, int] = {}
@@ -103,8 +108,9 @@ class Confluent:
                     offsets[index] = msg.offset()
             return report
 
-        # Default batching (linger.ms 5) and idempotence off, as librdkafka ships.
-        producer = Producer({"bootstrap.servers": self.bootstrap, "compression.type": codec})
+        # Default batching (linger.ms 5); idempotence is off by default in librdkafka.
+        producer = Producer({"bootstrap.servers": self.bootstrap, "compression.type": codec,
+                             "enable.idempotence": idempotent})
         for i, m in enumerate(msgs):
             producer.produce(topic, value=m.value, key=m.key, partition=partition, headers=list(m.headers) or None,
                              timestamp=m.timestamp or 0, on_delivery=delivered(i))
@@ -142,13 +148,14 @@ class Aiokafka:
     def __init__(self, bootstrap: str):
         self.bootstrap = bootstrap
 
-    def produce(self, topic: str, msgs: list[Msg], codec: str = "none", partition: int = 0) -> list[int]:
-        return asyncio.run(asyncio.wait_for(self._produce(topic, msgs, codec, partition), TIMEOUT_S))
+    def produce(self, topic: str, msgs: list[Msg], codec: str = "none", partition: int = 0,
+                idempotent: bool = False) -> list[int]:
+        return asyncio.run(asyncio.wait_for(self._produce(topic, msgs, codec, partition, idempotent), TIMEOUT_S))
 
-    async def _produce(self, topic, msgs, codec, partition):
+    async def _produce(self, topic, msgs, codec, partition, idempotent):
         from aiokafka import AIOKafkaProducer
 
-        producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, linger_ms=20,
+        producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, linger_ms=20, enable_idempotence=idempotent,
                                     compression_type=None if codec == "none" else codec)
         await producer.start()
         try:
@@ -200,11 +207,14 @@ class Kcat:
             raise AssertionError(f"kcat {' '.join(args)} failed ({result.returncode}): {result.stderr.decode()}")
         return result
 
-    def produce(self, topic: str, msgs: list[Msg], codec: str = "none", partition: int = 0) -> list[int]:
+    def produce(self, topic: str, msgs: list[Msg], codec: str = "none", partition: int = 0,
+                idempotent: bool = False) -> list[int]:
         headers = {m.headers for m in msgs}
         if len(headers) != 1 or any(m.timestamp is not None or m.key is None or m.value is None for m in msgs):
             raise ValueError("kcat produces text keys and values with one header set per call, no timestamps")
         args = ["-P", "-t", topic, "-p", str(partition), "-K", "\t", "-z", codec]
+        if idempotent:
+            args += ["-X", "enable.idempotence=true"]
         for k, v in next(iter(headers)):
             args += ["-H", f"{k}={v.decode()}"]
         lines = b"".join(m.key + b"\t" + m.value + b"\n" for m in msgs)
@@ -232,7 +242,8 @@ class Java:
         self.kafka = kafka
         self.name = f"java-{kafka.version}"
 
-    def produce(self, topic: str, msgs: list[Msg], codec: str = "none", partition: int = 0) -> list[int]:
+    def produce(self, topic: str, msgs: list[Msg], codec: str = "none", partition: int = 0,
+                idempotent: bool = False) -> list[int]:
         producer = self.kafka.make_producer({"bootstrap.servers": self.bootstrap, "compression.type": codec,
                                              "linger.ms": 20, "delivery.timeout.ms": TIMEOUT_S * 1000,
                                              "request.timeout.ms": 10000})

@@ -13,6 +13,7 @@ import pytest
 
 from compat_tests.conftest import make_topic
 from compat_tests.drivers import CODECS, CREATE_TIME, LOG_APPEND_TIME, Msg
+from compat_tests.rawwire import RawClient
 
 # kcat writes text lines: one header set per call, no nulls, no timestamps.
 HEADERS = (("trace", b"abc"), ("n", b"1"))
@@ -66,3 +67,26 @@ def test_create_time_and_log_append_time(client, bootstrap):
     got = client.consume(append, 3)
     assert {g.timestamp_type for g in got} == {LOG_APPEND_TIME}
     assert all(before <= g.timestamp <= after for g in got), [g.timestamp for g in got]
+
+
+@pytest.mark.compat("idempotent")
+def test_idempotent_producer_gets_an_id_and_sequences(client, bootstrap):
+    """InitProducerId answered, and each batch carries the producer id, its epoch and sequences
+    that continue from one batch to the next (what the broker's duplicate check relies on)."""
+    topic = make_topic(bootstrap, unique(client, "idem"))
+    msgs = [Msg(b"k", f"v{i}".encode(), HEADERS) for i in range(10)]
+    client.produce(topic, msgs[:5], idempotent=True)
+    client.produce(topic, msgs[5:], idempotent=True)  # a second producer: a new id, sequences from 0
+    with RawClient(bootstrap) as raw:
+        batches = raw.fetch_batches(topic)
+    assert all(b.producer_id >= 0 and b.producer_epoch >= 0 for b in batches), batches
+    by_producer: dict[int, list] = {}
+    for b in batches:
+        by_producer.setdefault(b.producer_id, []).append(b)
+    assert len(by_producer) == 2
+    for own in by_producer.values():
+        expected = 0
+        for b in own:
+            assert b.base_sequence == expected
+            expected = b.last_sequence + 1
+    assert [g.value for g in client.consume(topic, 10)] == [m.value for m in msgs]
