@@ -1,0 +1,56 @@
+"""Shared by the end-to-end retention, compaction and durability tests."""
+
+from __future__ import annotations
+
+import time
+
+from kafka import KafkaAdminClient, KafkaConsumer
+from kafka.structs import TopicPartition
+
+
+def wait_until(predicate, timeout: float, message: str = "condition"):
+    """predicate()'s first truthy value; fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+        time.sleep(0.05)
+
+
+def admin_client(bootstrap: str) -> KafkaAdminClient:
+    return KafkaAdminClient(bootstrap_servers=bootstrap)
+
+
+def offsets(bootstrap: str, topic: str, partitions: int) -> tuple[dict[int, int], dict[int, int]]:
+    """(earliest, latest) per partition, through ListOffsets -2 and -1."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        earliest = consumer.beginning_offsets(tps)
+        latest = consumer.end_offsets(tps)
+        return {tp.partition: earliest[tp] for tp in tps}, {tp.partition: latest[tp] for tp in tps}
+    finally:
+        consumer.close()
+
+
+def read_all(bootstrap: str, topic: str, partition: int = 0, timeout: float = 10.0) -> list:
+    """Every record of the partition from the log start to the current log end offset."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
+    try:
+        tp = TopicPartition(topic, partition)
+        consumer.assign([tp])
+        end = consumer.end_offsets([tp])[tp]
+        consumer.seek_to_beginning(tp)
+        records = []
+        deadline = time.monotonic() + timeout
+        while consumer.position(tp) < end:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"read {len(records)} records, position {consumer.position(tp)} of {end}")
+            for batch in consumer.poll(timeout_ms=200).values():
+                records.extend(batch)
+        return records
+    finally:
+        consumer.close()
