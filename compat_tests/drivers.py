@@ -87,6 +87,22 @@ class KafkaPython:
             consumer.close()
 
 
+    def group_consume(self, topic: str, group: str, count: int) -> list[Got]:
+        from kafka import KafkaConsumer
+
+        consumer = KafkaConsumer(topic, bootstrap_servers=self.bootstrap, group_id=group, enable_auto_commit=False,
+                                 auto_offset_reset="earliest")
+        try:
+            out: list[Got] = []
+            deadline = time.monotonic() + TIMEOUT_S
+            while len(out) < count and time.monotonic() < deadline:
+                for records in consumer.poll(timeout_ms=500).values():
+                    out += [Got(r.offset, r.key, r.value, _headers(r.headers), r.timestamp) for r in records]
+            consumer.commit()
+            return out
+        finally:
+            consumer.close()
+
 class Confluent:
     name = "confluent-kafka"
 
@@ -142,6 +158,27 @@ class Confluent:
             consumer.close()
 
 
+    def group_consume(self, topic: str, group: str, count: int) -> list[Got]:
+        from confluent_kafka import Consumer
+
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": group,
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        try:
+            consumer.subscribe([topic])
+            out: list[Got] = []
+            deadline = time.monotonic() + TIMEOUT_S
+            while len(out) < count and time.monotonic() < deadline:
+                m = consumer.poll(0.5)
+                if m is None:
+                    continue
+                if m.error():
+                    raise AssertionError(f"confluent-kafka consumer error: {m.error()}")
+                out.append(Got(m.offset(), m.key(), m.value(), _headers(m.headers()), m.timestamp()[1]))
+            consumer.commit(asynchronous=False)
+            return out
+        finally:
+            consumer.close()
+
 class Aiokafka:
     name = "aiokafka"
 
@@ -190,6 +227,26 @@ class Aiokafka:
             await consumer.stop()
 
 
+    def group_consume(self, topic: str, group: str, count: int) -> list[Got]:
+        return asyncio.run(asyncio.wait_for(self._group_consume(topic, group, count), TIMEOUT_S + 5))
+
+    async def _group_consume(self, topic, group, count):
+        from aiokafka import AIOKafkaConsumer
+
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=self.bootstrap, group_id=group,
+                                    enable_auto_commit=False, auto_offset_reset="earliest")
+        await consumer.start()
+        try:
+            out: list[Got] = []
+            deadline = time.monotonic() + TIMEOUT_S
+            while len(out) < count and time.monotonic() < deadline:
+                for records in (await consumer.getmany(timeout_ms=500)).values():
+                    out += [Got(r.offset, r.key, r.value, _headers(r.headers), r.timestamp) for r in records]
+            await consumer.commit()
+            return out
+        finally:
+            await consumer.stop()
+
 class Kcat:
     """kcat (librdkafka 2.0.2). Produces one message per line, so keys and values are text
     without tabs or newlines; headers apply to every message of one call; no timestamps."""
@@ -223,8 +280,12 @@ class Kcat:
 
     def consume(self, topic: str, count: int, partition: int = 0) -> list[Got]:
         out = self.run("-C", "-t", topic, "-p", str(partition), "-o", "beginning", "-e", "-c", str(count), "-J")
+        return self._parse(out.stdout)
+
+    @staticmethod
+    def _parse(stdout: bytes) -> list[Got]:
         got = []
-        for line in out.stdout.decode().splitlines():
+        for line in stdout.decode().splitlines():
             m = json.loads(line)
             hs = m.get("headers") or []
             headers = tuple((hs[i], None if hs[i + 1] is None else hs[i + 1].encode()) for i in range(0, len(hs), 2))
@@ -233,6 +294,12 @@ class Kcat:
                            LOG_APPEND_TIME if m["tstype"] == "logappend" else CREATE_TIME))
         return got
 
+
+    def group_consume(self, topic: str, group: str, count: int) -> list[Got]:
+        """kcat -G: a balanced consumer; offsets are committed (auto-commit) when it exits."""
+        # Not -o: in -G mode it would override the committed offsets on every assignment.
+        out = self.run("-G", group, "-X", "auto.offset.reset=earliest", "-e", "-c", str(count), "-J", topic)
+        return self._parse(out.stdout)
 
 class Java:
     """Java kafka-clients through the py4j harness; `kafka` is a JavaKafka."""
@@ -260,5 +327,16 @@ class Java:
             consumer.seekToBeginning()
             return [Got(r.offset, r.key, r.value, _headers(r.headers), r.timestamp, r.timestamp_type)
                     for r in consumer.poll_until(count, timeout_s=TIMEOUT_S)]
+        finally:
+            consumer.close()
+
+    def group_consume(self, topic: str, group: str, count: int) -> list[Got]:
+        consumer = self.kafka.make_consumer({"bootstrap.servers": self.bootstrap, "group.id": group,
+                                             "enable.auto.commit": "false"})
+        try:
+            consumer.subscribe([topic])
+            got = consumer.poll_until(count, timeout_s=TIMEOUT_S)
+            consumer.commitSync()
+            return [Got(r.offset, r.key, r.value, _headers(r.headers), r.timestamp) for r in got]
         finally:
             consumer.close()

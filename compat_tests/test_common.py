@@ -90,3 +90,17 @@ def test_idempotent_producer_gets_an_id_and_sequences(client, bootstrap):
             assert b.base_sequence == expected
             expected = b.last_sequence + 1
     assert [g.value for g in client.consume(topic, 10)] == [m.value for m in msgs]
+
+
+@pytest.mark.compat("group")
+def test_group_basic_commit_and_resume(client, bootstrap):
+    """Basic group scenario (extend in tests/groups for rebalances): subscribe with a group id,
+    consume, commit, close; a new consumer of the same group resumes at the committed offset."""
+    topic = make_topic(bootstrap, unique(client, "grp"))
+    group = unique(client, "group")
+    msgs = [Msg(f"k{i}".encode(), f"v{i}".encode(), HEADERS) for i in range(10)]
+    client.produce(topic, msgs[:6])
+    assert [g.offset for g in client.group_consume(topic, group, 6)] == list(range(6))
+    client.produce(topic, msgs[6:])
+    got = client.group_consume(topic, group, 4)
+    assert [(g.offset, g.value) for g in got] == [(i, msgs[i].value) for i in range(6, 10)]
