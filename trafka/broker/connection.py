@@ -75,8 +75,8 @@ class FrameReader:
         return frame
 
 
-async def dispatch(broker, frame: bytes, peer: str) -> bytes | None:
-    """Answer one request frame; None when the request gets no response."""
+async def dispatch(broker, frame: bytes, peer: str) -> list | None:
+    """Answer one request frame with the response's buffers; None when there is no response."""
     try:
         header = framing.peek_header(frame)
     except framing.MalformedRequest as exc:
@@ -112,8 +112,8 @@ async def serve_connection(broker, stream: trio.SocketStream) -> None:
             if frame is None:
                 return
             response = await dispatch(broker, frame, peer)
-            if response is not None:
-                await stream.send_all(response)
+            for part in response or ():
+                await stream.send_all(part)
     except BadRequest as exc:
         log.warning("closing connection from %s: %s", peer, exc)
     except (trio.BrokenResourceError, trio.ClosedResourceError):

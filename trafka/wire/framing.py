@@ -73,13 +73,53 @@ def decode_request(frame: bytes, header: RequestHeader, api: Api) -> c.Container
     return body
 
 
-def encode_response(api: Api, version: int, correlation_id: int, body: dict) -> bytes:
-    """A whole response frame: size, response header, body."""
-    payload = api.response.build(body, version)
-    header = _CORRELATION.pack(correlation_id)
+class FrameWriter:
+    """A write-only stream that gathers a frame as a list of buffers.
+
+    Small writes are packed into one bytearray; a large write (record data) is kept by
+    reference as its own part, so record bytes are never copied into the frame.
+    """
+
+    LARGE = 16 * 1024
+
+    def __init__(self):
+        self.parts: list = []
+        self._current = bytearray()
+        self._size = 0
+
+    def write(self, data) -> int:
+        n = len(data)
+        if n >= self.LARGE:
+            if self._current:
+                self.parts.append(self._current)
+                self._current = bytearray()
+            self.parts.append(data)
+        else:
+            self._current += data
+        self._size += n
+        return n
+
+    def tell(self) -> int:
+        return self._size
+
+    def finish(self) -> list:
+        if self._current:
+            self.parts.append(self._current)
+            self._current = bytearray()
+        return self.parts
+
+
+def encode_response(api: Api, version: int, correlation_id: int, body: dict) -> list:
+    """A whole response frame (size, response header, body) as a list of buffers to send."""
+    writer = FrameWriter()
+    writer.write(bytes(4))  # the size, filled in below
+    writer.write(_CORRELATION.pack(correlation_id))
     if api.response_header_version(version) >= 1:
-        header += b"\x00"  # no tagged fields
-    return SIZE.pack(len(header) + len(payload)) + header + payload
+        writer.write(b"\x00")  # no tagged fields
+    api.response.struct(version).build_stream(body, writer)
+    parts = writer.finish()
+    SIZE.pack_into(parts[0], 0, writer.tell() - 4)
+    return parts
 
 
 def encode_request(api: Api, version: int, correlation_id: int, client_id: str | None, body: dict) -> bytes:

@@ -134,6 +134,20 @@ class LengthPrefixed(c.Construct):
         return obj
 
 
+class RecordsField(LengthPrefixed):
+    """Record batches: bytes on parse; on build also a sequence of buffers, written one by one
+    so that batches read from segment files reach the socket without being joined first."""
+
+    def _build(self, obj, stream, context, path):
+        if not isinstance(obj, (list, tuple)):
+            return super()._build(obj, stream, context, path)
+        size = sum(len(part) for part in obj)
+        stream.write(encode_uvarint(size + 1) if self.compact else self.length.build(size))
+        for part in obj:
+            stream.write(part)
+        return obj
+
+
 class KafkaArray(c.Construct):
     """An int32-counted (classic) or uvarint count + 1 (compact) array; null is -1 / 0."""
 
@@ -226,8 +240,13 @@ BOOL = _fixed("bool", BoolC())
 UUID = _fixed("uuid", UuidC())
 STRING = _prefixed("string", text=True, wide=False)
 BYTES = _prefixed("bytes", text=False, wide=True)
-# Record batches travel as bytes fields; the name keeps the schemas readable.
-RECORDS = _prefixed("records", text=False, wide=True)
+RECORDS = WireType(
+    "records",
+    RecordsField(text=False, compact=False, nullable=False, wide=True),
+    RecordsField(text=False, compact=True, nullable=False, wide=True),
+    RecordsField(text=False, compact=False, nullable=True, wide=True),
+    RecordsField(text=False, compact=True, nullable=True, wide=True),
+)
 
 UVARINT = UVarIntC()
 VARINT = VarIntC()
