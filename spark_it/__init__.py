@@ -1,0 +1,1 @@
+"""Spark Structured Streaming's Kafka source and sink against a real trafka broker. See docs/spark.md."""
