@@ -255,6 +255,7 @@ class GroupCoordinator:
                 member.assignment = b""
                 if member.awaiting_sync():
                     member.sync_reply.set(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+                    member.heartbeat_deadline = now + member.session_timeout_ms
         group.pending_sync.clear()
         group.sync_deadline = None
         if group.is_(EMPTY):
