@@ -168,8 +168,10 @@ def main(argv: list[str]) -> int:
     described = collect()
     if "--results" in argv:
         results = json.loads(RESULTS.read_text())
-        for cell, outcomes in sorted(results_by_cell(results["outcomes"], described).items()):
-            print(" / ".join(cell[1:]), dict((k, len(v)) for k, v in outcomes.items()))
+        by_cell = results_by_cell(results["outcomes"], described)
+        print(f"{RESULTS}: {len(results['outcomes'])} compat tests, {len(by_cell)} matrix cells")
+        for cell, outcomes in sorted(by_cell.items()):
+            print(f"{cell[0]}: {cell[1]} / {cell[2]}:", ", ".join(f"{k} {len(v)}" for k, v in sorted(outcomes.items())))
         return 0
     tables = render(described)
     if "--write" in argv:
