@@ -125,7 +125,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("compression.type", _choice("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"), "producer", "batches are stored as the producer sent them"),
         Setting("min.insync.replicas", _int(1, _MAX_INT), "1", "accepted; there is one replica"),
         Setting("unclean.leader.election.enable", _bool, "false", "accepted; there is one replica"),
-        Setting("log.segment.delete.delay.ms", _int(0, _MAX_LONG), "60000", "delay before a deleted segment's files go"),
+        Setting("log.segment.delete.delay.ms", _int(0, _MAX_LONG), "60000", "accepted; deleted segments' files are removed at once"),
         Setting("offsets.topic.num.partitions", _int(1, 1000), "50", "partitions of __consumer_offsets"),
         Setting("offsets.retention.minutes", _int(1, _MAX_INT), "10080", "how long an empty group's offsets are kept"),
         Setting("group.initial.rebalance.delay.ms", _int(0, _MAX_INT), "0", "wait for more members before the first rebalance (Kafka: 3000; 0 suits a dev broker)"),
