@@ -119,7 +119,11 @@ class LogSegment:
         self.offset_index.load(self.size)
         self.time_index.load()
         last_indexed_offset, position = self.offset_index.last_entry
-        self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = self.time_index.last_entry
+        if len(self.time_index):
+            self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = self.time_index.last_entry
+        else:
+            # An empty time index has no max timestamp; the batches scanned below may add one.
+            self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = rec.NO_TIMESTAMP, -1
         self.next_offset = last_indexed_offset + 1 if len(self.offset_index) else self.base_offset
         try:
             for _, header in self._scan(position, verify=True):
