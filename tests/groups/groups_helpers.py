@@ -77,7 +77,7 @@ class PolledConsumer:
         except BaseException as exc:  # surfaced by close()
             self.error = exc
         finally:
-            self.consumer.close(autocommit=False)
+            self.consumer.close()  # commits what was consumed when auto-commit is on
 
     def close(self) -> None:
         self._stop.set()

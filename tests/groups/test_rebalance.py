@@ -23,16 +23,21 @@ def _covered_by(consumers) -> bool:
 def test_three_consumers_get_two_partitions_each_and_a_leaver_is_replaced(broker):
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, TOPIC, 6)
-    produce(bootstrap, TOPIC, [f"v{i}" for i in range(60)], partitions=6)
-    consumers = [PolledConsumer(bootstrap, TOPIC, "leavers") for _ in range(3)]
+    before = [f"before-{i}" for i in range(60)]
+    produce(bootstrap, TOPIC, before, partitions=6)
+    consumers = [PolledConsumer(bootstrap, TOPIC, "leavers", enable_auto_commit=True) for _ in range(3)]
     try:
         wait_until(lambda: _split_evenly(consumers), 20, "an even split of six partitions")
-        wait_until(lambda: sum(len(c.records) for c in consumers) == 60, 10, "every record consumed once")
+        wait_until(lambda: {v for c in consumers for v in c.values()} == set(before), 10, "every record consumed")
         leaver, stayers = consumers[0], consumers[1:]
-        leaver.close()  # sends LeaveGroup: the rebalance starts at once
+        leaver.close()  # commits its position, sends LeaveGroup: the rebalance starts at once
         took = wait_until(lambda: _covered_by(stayers), SESSION_TIMEOUT_MS / 1000, "the leaver's partitions moving")
         assert took < SESSION_TIMEOUT_MS / 1000
-        assert sorted(v for c in consumers for v in c.values()) == sorted(f"v{i}" for i in range(60))
+        after = [f"after-{i}" for i in range(60)]
+        produce(bootstrap, TOPIC, after, partitions=6)
+        # The stayers pick up where the leaver committed: the new records arrive exactly once.
+        wait_until(lambda: sum(v.startswith("after") for c in stayers for v in c.values()) >= 60, 10, "the new records")
+        assert sorted(v for c in stayers for v in c.values() if v.startswith("after")) == sorted(after)
     finally:
         for c in consumers[1:]:
             c.close()
