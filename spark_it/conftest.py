@@ -35,7 +35,8 @@ def bootstrap(kafka_broker) -> str:
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory):
+def spark(tmp_path_factory, kafka_broker):
+    """Depends on the broker so that it stops first: its cached clients then close against a live broker."""
     pytest.importorskip("pyspark")
     try:
         conf = harness.connector_conf()

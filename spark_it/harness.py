@@ -185,6 +185,18 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 1, configs: dict 
         admin.close()
 
 
+def alter_topic(bootstrap: str, topic: str, configs: dict[str, str]) -> None:
+    """Set topic configs with kafka-python's admin (AlterConfigs)."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)])
+    finally:
+        admin.close()
+
+
 def batch_headers(data_dir: Path, topic: str, partition: int) -> list:
     """The record-batch headers stored in one partition's log segments, oldest first."""
     headers = []

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from spark_it.harness import create_topic, delete_records, produce, run_available_now
+from spark_it.harness import alter_topic, create_topic, delete_records, produce, run_available_now
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -74,14 +74,16 @@ def test_fail_on_data_loss_false_continues_from_the_new_start(spark, bootstrap, 
 def test_retention_removes_unread_data_and_the_query_skips_it(spark, bootstrap, topic_name, tmp_path):
     """Short retention.ms / segment.ms: closed segments go, the query continues after the gap."""
     topic = topic_name()
-    create_topic(bootstrap, topic, partitions=1, configs={"retention.ms": "1000", "segment.ms": "300"})
+    create_topic(bootstrap, topic, partitions=1)
     out, ck = tmp_path / "out", tmp_path / "ck"
-    old = int(time.time() * 1000) - 60_000  # already past retention: gone once its segment closes
     produce(bootstrap, topic, [{"value": b"read", "partition": 0}])
     run_to_json(spark, bootstrap, topic, out, ck, fail_on_data_loss=False)
+    alter_topic(bootstrap, topic, {"retention.ms": "1000", "segment.ms": "300"})
+    old = int(time.time() * 1000) - 60_000  # already past retention
     produce(bootstrap, topic, [{"value": f"old{i}".encode(), "partition": 0, "timestamp_ms": old} for i in range(3)])
-    _wait_for_log_start(bootstrap, topic, 4)
+    time.sleep(0.5)  # > segment.ms: the next append rolls the segment holding the old records
     produce(bootstrap, topic, [{"value": b"new", "partition": 0}])
+    _wait_for_log_start(bootstrap, topic, 4)
     run_to_json(spark, bootstrap, topic, out, ck, fail_on_data_loss=False)
     rows = spark.read.json(str(out)).collect()
     assert sorted(r.value for r in rows) == ["new", "read"]
