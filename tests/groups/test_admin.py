@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka import ConsumerGroupState
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ConfigResource
 from kafka import KafkaAdminClient, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
@@ -30,8 +30,6 @@ def test_consumer_offsets_is_an_internal_compacted_topic(broker, admin):
     assert topics["__consumer_offsets"]["is_internal"] is True
     assert len(topics["__consumer_offsets"]["partitions"]) == 10  # offsets.topic.num.partitions
     configs = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-    from confluent_kafka.admin import ConfigResource
-
     resource = ConfigResource(ConfigResource.Type.TOPIC, "__consumer_offsets")
     described = configs.describe_configs([resource])[resource].result(timeout=10)
     assert described["cleanup.policy"].value == "compact"
