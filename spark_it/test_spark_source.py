@@ -233,3 +233,19 @@ def test_batch_read_default_range_is_earliest_to_latest(spark, bootstrap, topic_
             .load().selectExpr(*COLUMNS).collect())
     assert [r.offset for r in sorted(rows, key=lambda r: r.offset)] == [0, 1, 2]
     assert all(r.ts > before for r in rows)
+
+
+def test_deprecated_consumer_based_offset_fetching(spark, bootstrap, topic_name, tmp_path):
+    """spark.sql.streaming.kafka.useDeprecatedOffsetFetching=true: the driver finds partitions and
+    offsets with a subscribed KafkaConsumer in group spark-kafka-source-...-driver-0 (JoinGroup,
+    SyncGroup, ListOffsets) instead of an Admin client."""
+    topic = topic_name()
+    create_topic(bootstrap, topic, partitions=2)
+    produce(bootstrap, topic, records(6, partitions=2))
+    spark.conf.set("spark.sql.streaming.kafka.useDeprecatedOffsetFetching", "true")
+    try:
+        df = stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest")
+        rows = collect_available_now(spark, df, tmp_path)
+    finally:
+        spark.conf.unset("spark.sql.streaming.kafka.useDeprecatedOffsetFetching")
+    assert offsets_of(rows) == [(p, o) for p in (0, 1) for o in range(3)]
