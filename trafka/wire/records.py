@@ -15,12 +15,12 @@ batchLength counts the bytes after itself; the CRC-32C covers attributes to the 
 from __future__ import annotations
 
 import enum
+import functools
 import struct
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 import cramjam
-import crc32c
 
 from trafka.wire.types import encode_uvarint
 
@@ -180,10 +180,19 @@ def parse_header(buf, pos: int = 0) -> BatchHeader:
     return BatchHeader(*HEADER.unpack_from(buf, pos))
 
 
+@functools.cache
+def _crc32c():
+    """The CRC-32C function, imported on first use: the crc32c package's own import reads
+    package metadata, a fifth of the broker's start-up when done eagerly."""
+    import crc32c
+
+    return crc32c.crc32c
+
+
 def compute_crc(buf, pos: int, size: int) -> int:
     """CRC-32C over attributes..end of the batch of `size` bytes at pos, without copying."""
     with memoryview(buf) as view:
-        return crc32c.crc32c(view[pos + ATTRIBUTES_OFFSET : pos + size])
+        return _crc32c()(view[pos + ATTRIBUTES_OFFSET : pos + size])
 
 
 def check_batch(buf, pos: int = 0, *, available: int | None = None) -> BatchHeader:
