@@ -249,3 +249,19 @@ def test_deprecated_consumer_based_offset_fetching(spark, bootstrap, topic_name,
     finally:
         spark.conf.unset("spark.sql.streaming.kafka.useDeprecatedOffsetFetching")
     assert offsets_of(rows) == [(p, o) for p in (0, 1) for o in range(3)]
+
+
+def test_max_offsets_per_trigger_and_min_partitions_read_inside_batches(spark, bootstrap, topic_name, tmp_path):
+    """20 records produced with linger (so they share stored batches), read 6 offsets per
+    micro-batch split over 3 tasks: most fetches start in the middle of a batch."""
+    topic = topic_name()
+    create_topic(bootstrap, topic, partitions=1)
+    produce(bootstrap, topic, [{"value": f"v{i}".encode(), "partition": 0} for i in range(20)], linger_ms=50)
+    name = unique("limited").replace("-", "_")
+    df = stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="6",
+                minPartitions="3")
+    query = run_available_now(df.selectExpr(*COLUMNS).writeStream.format("memory").queryName(name)
+                              .option("checkpointLocation", str(tmp_path / "ck")))
+    rows = spark.sql(f"SELECT * FROM {name}").collect()
+    assert offsets_of(rows) == [(0, o) for o in range(20)]
+    assert [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]] == [6, 6, 6, 2]
