@@ -238,8 +238,9 @@ def partition_for(group_id: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
-# The consumer protocol's subscription (JoinGroup metadata of protocol type "consumer"). The
-# coordinator reads only its topics, to refuse OffsetDelete on topics the group consumes.
+# The consumer protocol's subscription (JoinGroup metadata of protocol type "consumer") and
+# assignment (SyncGroup's per-member bytes). The coordinator reads only the subscription's
+# topics, to refuse OffsetDelete on topics the group consumes; `trafka groups` shows both.
 CONSUMER_PROTOCOL_SUBSCRIPTION = Message(
     "ConsumerProtocolSubscription",
     versions="0-3",
@@ -253,17 +254,44 @@ CONSUMER_PROTOCOL_SUBSCRIPTION = Message(
     ],
 )
 
+CONSUMER_PROTOCOL_ASSIGNMENT = Message(
+    "ConsumerProtocolAssignment",
+    versions="0-3",
+    flexible="none",
+    fields=[
+        Field("assigned_partitions", Array([Field("topic", STRING), Field("partitions", Array(INT32))])),
+        Field("user_data", BYTES, nullable="0+"),
+    ],
+)
 
-def subscribed_topics(metadata: bytes) -> set[str] | None:
-    """The topics of a consumer subscription; None when it cannot be read."""
-    if len(metadata) < 2:
+
+def _parse_consumer_protocol(message: Message, data: bytes):
+    """The parsed body of versioned consumer-protocol bytes; None when they cannot be read."""
+    if len(data) < 2:
         return None
-    (version,) = _VERSION.unpack_from(metadata)
+    (version,) = _VERSION.unpack_from(data)
     if version < 0:
         return None
     # Newer versions only append fields: read them as the newest version we know.
-    version = min(version, CONSUMER_PROTOCOL_SUBSCRIPTION.version_range.hi)
+    version = min(version, message.version_range.hi)
     try:
-        return set(CONSUMER_PROTOCOL_SUBSCRIPTION.parse(metadata[2:], version).topics)
+        return message.parse(data[2:], version)
     except construct.ConstructError:
         return None
+
+
+def subscribed_topics(metadata: bytes) -> set[str] | None:
+    """The topics of a consumer subscription; None when it cannot be read."""
+    subscription = _parse_consumer_protocol(CONSUMER_PROTOCOL_SUBSCRIPTION, metadata)
+    return None if subscription is None else set(subscription.topics)
+
+
+def assigned_partitions(assignment: bytes) -> dict[str, list[int]] | None:
+    """Topic -> partitions of a consumer assignment; None when it cannot be read."""
+    parsed = _parse_consumer_protocol(CONSUMER_PROTOCOL_ASSIGNMENT, assignment)
+    if parsed is None:
+        return None
+    partitions: dict[str, list[int]] = {}
+    for entry in parsed.assigned_partitions:
+        partitions.setdefault(entry.topic, []).extend(entry.partitions)
+    return partitions
