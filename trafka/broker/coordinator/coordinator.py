@@ -18,6 +18,7 @@ import logging
 import math
 import uuid
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import trio
 
@@ -681,31 +682,39 @@ class GroupCoordinator:
     # --- startup --------------------------------------------------------------------------
 
     def _load(self) -> None:
-        """Replay __consumer_offsets: the latest record per key wins, tombstones delete."""
-        records: dict[str, GroupRecord | None] = {}
-        offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
-        for key, value in self.offsets_topic.replay():
-            try:
-                if isinstance(key, OffsetKey):
-                    group_offsets = offsets.setdefault(key.group, {})
-                    if value is None:
-                        group_offsets.pop((key.topic, key.partition), None)
-                    else:
-                        group_offsets[(key.topic, key.partition)] = formats.parse_offset_value(value)
-                else:
-                    records[key.group] = None if value is None else formats.parse_group_value(value)
-            except (formats.UnknownRecord, ValueError) as exc:
-                log.warning("skipping a %s record of group %s: %s", type(key).__name__, key.group, exc)
-        now = self._now()
-        for group_id in {*records, *offsets}:
-            record, group_offsets = records.get(group_id), offsets.get(group_id, {})
-            if record is None and not group_offsets:
-                continue
-            group = Group(group_id, now, offsets=group_offsets)
-            if record is not None:
-                _restore(group, record, now)
-            self.groups[group_id] = group
+        self.groups = load_groups(self.offsets_topic.replay(), self._now())
         log.info("loaded %d groups from %s", len(self.groups), OFFSETS_TOPIC)
+
+
+def load_groups(entries: Iterable[tuple[OffsetKey | GroupKey, bytes | None]], now: int) -> dict[str, Group]:
+    """Groups as __consumer_offsets' (key, value) entries, in log order, leave them: the latest
+    record per key wins, tombstones delete. The coordinator's startup, and `trafka groups`."""
+    records: dict[str, GroupRecord | None] = {}
+    offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+    for key, value in entries:
+        try:
+            if isinstance(key, OffsetKey):
+                group_offsets = offsets.setdefault(key.group, {})
+                if value is None:
+                    group_offsets.pop((key.topic, key.partition), None)
+                else:
+                    group_offsets[(key.topic, key.partition)] = formats.parse_offset_value(value)
+            else:
+                records[key.group] = None if value is None else formats.parse_group_value(value)
+        except (formats.UnknownRecord, ValueError) as exc:
+            log.warning("skipping a %s record of group %s: %s", type(key).__name__, key.group, exc)
+    groups = {}
+    for group_id in {*records, *offsets}:
+        record, group_offsets = records.get(group_id), offsets.get(group_id, {})
+        if record is None and not group_offsets:
+            continue
+        # As in Kafka, a loaded group's state dates from its metadata record.
+        since = record.current_state_timestamp if record is not None and record.current_state_timestamp >= 0 else now
+        group = Group(group_id, since, offsets=group_offsets)
+        if record is not None:
+            _restore(group, record, now)
+        groups[group_id] = group
+    return groups
 
 
 def _restore(group: Group, record: GroupRecord, now: int) -> None:

@@ -9,10 +9,13 @@ answered after its records are in the log.
 from __future__ import annotations
 
 import logging
-from typing import Iterator
+from pathlib import Path
+from typing import Generator, Iterator
 
 from trafka.broker.coordinator.formats import GroupKey, OffsetKey, UnknownRecord, parse_key, partition_for
 from trafka.storage.errors import TopicAlreadyExists
+from trafka.storage.inspect import summarize_partition
+from trafka.storage.segment import LOG_SUFFIX
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.coordinator")
@@ -66,17 +69,39 @@ class OffsetsTopic:
                 data = partition_log.read(offset, _REPLAY_READ_BYTES).to_bytes()
                 if not data:
                     break
-                for pos, header in rec.iter_batches(data, validate=False):
-                    if header.is_control:
-                        offset = header.next_offset
-                        continue
-                    for record in rec.decode_records(data, pos):
-                        if record.offset < offset or record.key is None:
-                            continue
-                        try:
-                            key = parse_key(record.key)
-                        except UnknownRecord as exc:
-                            log.warning("%s-%d offset %d: skipping record: %s", OFFSETS_TOPIC, partition, record.offset, exc)
-                            continue
-                        yield key, record.value
-                    offset = header.next_offset
+                offset = yield from _entries(data, offset, partition)
+
+
+def replay_data_dir(data_dir: Path) -> Iterator[tuple[OffsetKey | GroupKey, bytes | None]]:
+    """What `OffsetsTopic.replay` yields, read from a data directory's segment files read-only
+    and without its lock, so it works beside a running broker. A batch being written at that
+    moment is cut off at the end of the active segment and left out."""
+    for directory in data_dir.glob(f"{OFFSETS_TOPIC}-*"):
+        if not (directory.is_dir() and directory.name.rpartition("-")[2].isdigit()):
+            continue
+        partition = int(directory.name.rpartition("-")[2])
+        offset = summarize_partition(directory, OFFSETS_TOPIC, partition).log_start_offset
+        segments = [s for s in directory.glob(f"*{LOG_SUFFIX}") if s.name[: -len(LOG_SUFFIX)].isdigit()]
+        for segment in sorted(segments):  # zero-padded base offsets sort as numbers
+            try:
+                offset = yield from _entries(segment.read_bytes(), offset, partition)
+            except rec.CorruptRecordError:
+                break
+
+
+def _entries(data: bytes, offset: int, partition: int) -> Generator[tuple[OffsetKey | GroupKey, bytes | None], None, int]:
+    """The (key, value) of every record from `offset` on in whole batches; returns the offset
+    after the last batch."""
+    for pos, header in rec.iter_batches(data, validate=False):
+        if not header.is_control:
+            for record in rec.decode_records(data, pos):
+                if record.offset < offset or record.key is None:
+                    continue
+                try:
+                    key = parse_key(record.key)
+                except UnknownRecord as exc:
+                    log.warning("%s-%d offset %d: skipping record: %s", OFFSETS_TOPIC, partition, record.offset, exc)
+                    continue
+                yield key, record.value
+        offset = header.next_offset
+    return offset
