@@ -64,6 +64,12 @@ def _dump_log(args) -> int:
     return status
 
 
+def _print_table(rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
 def _describe(args) -> int:
     from trafka.storage.inspect import describe_data_dir
 
@@ -76,9 +82,75 @@ def _describe(args) -> int:
         if args.topic and s.topic not in args.topic:
             continue
         rows.append((s.topic, str(s.partition), str(s.log_start_offset), str(s.log_end_offset), str(s.segments), str(s.size)))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    _print_table(rows)
+    return 0
+
+
+def _partition_list(partitions: dict[str, list[int]] | None) -> str:
+    if partitions is None:
+        return "?"  # not the consumer protocol, or unreadable bytes
+    return ",".join(f"{topic}-{p}" for topic in sorted(partitions) for p in sorted(partitions[topic])) or "-"
+
+
+def _group_rows(group, log_end: dict[tuple[str, int], int]):
+    """One group's row of the states table, and its rows of the members and offsets tables."""
+    from datetime import datetime, timezone
+
+    from trafka.broker.coordinator.formats import assigned_partitions, subscribed_topics
+    from trafka.broker.coordinator.group import CONSUMER_PROTOCOL_TYPE
+
+    since = datetime.fromtimestamp(group.state_timestamp / 1000, timezone.utc).isoformat(timespec="seconds")
+    state = (group.group_id, group.state.value, group.protocol_type or "-", group.protocol_name or "-",
+             str(group.generation), str(len(group.members)), since)
+    consumer = group.protocol_type == CONSUMER_PROTOCOL_TYPE
+    members, owners = [], {}
+    for member in group.members.values():
+        topics = subscribed_topics(member.metadata(group.protocol_name or "") or b"") if consumer else None
+        assignment = assigned_partitions(member.assignment) if consumer else None
+        for topic, partitions in (assignment or {}).items():
+            owners.update({(topic, p): member.member_id for p in partitions})
+        members.append((group.group_id, member.member_id, member.group_instance_id or "-", member.client_id,
+                        member.client_host, "?" if topics is None else ",".join(sorted(topics)), _partition_list(assignment)))
+    offsets = []
+    for topic, partition in sorted({*group.offsets, *owners}):
+        committed = group.offsets.get((topic, partition))
+        end = log_end.get((topic, partition))
+        lag = "-" if committed is None or end is None else str(end - committed.offset)
+        offsets.append((group.group_id, topic, str(partition), "-" if committed is None else str(committed.offset),
+                        "-" if end is None else str(end), lag, owners.get((topic, partition), "-")))
+    return state, members, offsets
+
+
+def _groups(args) -> int:
+    """Kafka's `kafka-consumer-groups.sh --describe` with --state, --members and offsets, from the files."""
+    import time
+
+    from trafka.broker.coordinator.coordinator import load_groups
+    from trafka.broker.coordinator.offsets_topic import replay_data_dir
+    from trafka.storage.inspect import describe_data_dir
+
+    data_dir = Path(args.data_dir)
+    if not (data_dir / "topics").is_dir():
+        print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
+        return 1
+    groups = load_groups(replay_data_dir(data_dir), int(time.time() * 1000))
+    chosen = sorted(g for g in groups if not args.group or g in args.group)
+    if args.group and not chosen:
+        print(f"trafka: no group {', '.join(args.group)} in {data_dir}", file=sys.stderr)
+        return 1
+    log_end = {(s.topic, s.partition): s.log_end_offset for s in describe_data_dir(data_dir)}
+    states = [("GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "GENERATION", "MEMBERS", "STATE-SINCE")]
+    members = [("GROUP", "MEMBER-ID", "GROUP-INSTANCE-ID", "CLIENT-ID", "HOST", "SUBSCRIPTION", "ASSIGNMENT")]
+    offsets = [("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID")]
+    for group_id in chosen:
+        state, member_rows, offset_rows = _group_rows(groups[group_id], log_end)
+        states.append(state)
+        members.extend(member_rows)
+        offsets.extend(offset_rows)
+    print("# States and members as of each group's last persisted group metadata (STATE-SINCE).")
+    for table in (states, members, offsets):
+        print()
+        _print_table(table)
     return 0
 
 
@@ -110,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     describe_p.add_argument("--data-dir", default="./data", help="the broker's data directory (default ./data)")
     describe_p.add_argument("--topic", action="append", default=[], help="only this topic (repeatable)")
     describe_p.set_defaults(run=_describe, log_level="WARNING")
+
+    groups_p = sub.add_parser("groups", help="per group: state, members, assignments, committed offsets and lag (read-only)")
+    groups_p.add_argument("--data-dir", default="./data", help="the broker's data directory (default ./data)")
+    groups_p.add_argument("--group", action="append", default=[], help="only this group (repeatable)")
+    groups_p.set_defaults(run=_groups, log_level="WARNING")
 
     args = parser.parse_args(argv)
     logging.basicConfig(
