@@ -107,3 +107,41 @@ def test_retention_overtakes_a_stopped_consumer_group(trafka_broker):
     assert restarted.committed(tp) == 3
     assert poll_values(restarted, 3) == [(20, "new-0"), (21, "new-1"), (22, "new-2")]
     restarted.close()
+
+
+@pytest.mark.trafka_config({"log.retention.check.interval.ms": 100})
+@pytest.mark.parametrize("reset", ["earliest", "latest", "none"])
+def test_group_committed_offset_deleted_by_retention_resets_per_policy(trafka_broker, reset):
+    """A subscribed group's committed offset that retention has since deleted is handed out
+    as it is; the consumer's fetch is out of range and its auto.offset.reset decides."""
+    bootstrap = trafka_broker.bootstrap_servers
+    admin = admin_client(bootstrap)
+    admin.create_topics([NewTopic("aged", 1, 1, topic_configs={"retention.ms": "1000", "segment.bytes": "200"})])
+    admin.close()
+    produce(bootstrap, "aged", [f"old-{i}" for i in range(10)])
+    tp = TopicPartition("aged", 0)
+    first = KafkaConsumer("aged", bootstrap_servers=bootstrap, group_id=f"g-{reset}", auto_offset_reset="earliest",
+                          enable_auto_commit=False)
+    assert [v for _, v in poll_values(first, 2)[:2]] == ["old-0", "old-1"]
+    first.commit({tp: OffsetAndMetadata(2, "", -1)})
+    first.close()
+    wait_until(lambda: offsets(bootstrap, "aged", 1)[0][0] == 10, 10, "retention to move the log start offset")
+    produce(bootstrap, "aged", ["new-0"])
+
+    restarted = KafkaConsumer("aged", bootstrap_servers=bootstrap, group_id=f"g-{reset}", auto_offset_reset=reset,
+                              enable_auto_commit=False)
+    if reset == "none":
+        with pytest.raises(OffsetOutOfRangeError):
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                restarted.poll(timeout_ms=200)
+    elif reset == "earliest":
+        assert poll_values(restarted, 1) == [(10, "new-0")]
+    else:
+        # Long polls: kafka-python re-sends JoinGroup when a poll ends inside a rebalance.
+        wait_until(lambda: restarted.poll(timeout_ms=1000) == {} and restarted.assignment() and restarted.position(tp) == 11,
+                   20, "reset to the end")
+        produce(bootstrap, "aged", ["new-1"])
+        assert poll_values(restarted, 1) == [(11, "new-1")]
+    assert restarted.committed(tp) == 2  # the stale commit itself is unchanged until a new commit
+    restarted.close()
