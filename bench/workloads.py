@@ -8,6 +8,7 @@ import time
 import uuid
 
 DEADLINE_SECONDS = 120
+STALL_SECONDS = 15  # a consumer that gets nothing for this long has failed the workload
 
 
 def _topic(prefix: str) -> str:
@@ -62,8 +63,14 @@ def confluent_throughput(broker, count: int, size: int, partitions: int) -> dict
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     received = 0
     cpu0, started = broker.cpu_seconds(), time.perf_counter()
+    progressed = started
     while received < count and time.perf_counter() - started < DEADLINE_SECONDS:
-        received += sum(1 for m in consumer.consume(10000, 0.5) if m.error() is None)
+        got = sum(1 for m in consumer.consume(10000, 0.5) if m.error() is None)
+        received += got
+        if got:
+            progressed = time.perf_counter()
+        elif time.perf_counter() - progressed > STALL_SECONDS:
+            break
     consume_s, consume_cpu = time.perf_counter() - started, broker.cpu_seconds() - cpu0
     consumer.close()
     if received < count:
