@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from trafka.storage.errors import StorageError
+
 BLOCK_SIZE = 1000
 
 
@@ -22,6 +24,12 @@ class ProducerIdManager:
             return int(self.path.read_text().strip())
         except FileNotFoundError:
             return 0
+        except ValueError:
+            # Handing out ids again could make a new producer's batches look like duplicates.
+            raise StorageError(
+                f"{self.path} is corrupt: it must hold the next free producer id; "
+                "put a number above every producer id in the logs there (trafka dump-log shows them)"
+            ) from None
 
     def _reserve_block(self) -> None:
         end = self._next + BLOCK_SIZE

@@ -74,6 +74,18 @@ class TopicMetadata:
         return cls(body["name"], uuid.UUID(body["topic_id"]), int(body["partitions"]), dict(body["configs"]))
 
 
+def _read_topic_metadata(path: Path) -> TopicMetadata:
+    """A topic's metadata file, or a StorageError naming it. The broker refuses to start rather
+    than guess: a topic loaded without its configs could be given a shorter retention."""
+    try:
+        return TopicMetadata.from_json(path.read_text())
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise StorageError(
+            f"{path}: unreadable topic metadata ({type(exc).__name__}: {exc}); fix or restore the file "
+            "(the topic's partition directories are untouched)"
+        ) from None
+
+
 class LogManager:
     def __init__(
         self,
@@ -115,9 +127,12 @@ class LogManager:
                 log.info("removing %s, left by an interrupted topic deletion", path)
                 shutil.rmtree(path, ignore_errors=True)
         for path in sorted((self.data_dir / TOPICS_DIR).glob("*.json")):
-            metadata = TopicMetadata.from_json(path.read_text())
+            metadata = _read_topic_metadata(path)
             self.topics[metadata.name] = metadata
-            config = self.log_config(metadata.name)
+            try:
+                config = self.log_config(metadata.name)
+            except InvalidConfig as exc:
+                raise StorageError(f"{path}: {exc}; fix the file (its topic's data is untouched)") from None
             for partition in range(metadata.partitions):
                 self._logs[(metadata.name, partition)] = PartitionLog(
                     self._partition_dir(metadata.name, partition), config, clock=self.clock

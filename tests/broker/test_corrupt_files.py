@@ -1,0 +1,91 @@
+"""Corrupt files in the data directory: a clear refusal or a clear log line, never lost data."""
+
+from __future__ import annotations
+
+import glob
+import json
+from pathlib import Path
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+from trafka.testing import TrafkaBroker
+from trafka.testing.broker import BrokerFailedToStart
+
+
+def produce(broker, topic: str, values: list[bytes]) -> None:
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+    for value in values:
+        producer.send(topic, value).get(timeout=10)
+    producer.close()
+
+
+def read_all(broker, topic: str) -> list[bytes]:
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, consumer_timeout_ms=3000)
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    consumer.seek_to_beginning(tp)
+    values = [r.value for r in consumer]
+    consumer.close()
+    return values
+
+
+@pytest.fixture
+def stopped_broker_with_data(tmp_path):
+    broker = TrafkaBroker(data_dir=tmp_path / "data").start()
+    produce(broker, "kept", [f"v{i}".encode() for i in range(20)])
+    broker.stop()
+    yield broker
+    broker.close()
+
+
+def metadata_file(data_dir: Path, topic: str) -> Path:
+    for path in glob.glob(str(data_dir / "topics" / "*.json")):
+        if json.loads(Path(path).read_text())["name"] == topic:
+            return Path(path)
+    raise AssertionError(f"no metadata file for {topic}")
+
+
+def test_unreadable_topic_metadata_stops_the_start_with_the_file_named(stopped_broker_with_data):
+    broker = stopped_broker_with_data
+    path = metadata_file(broker.data_dir, "kept")
+    good = path.read_text()
+    path.write_text("{not json")
+    with pytest.raises(BrokerFailedToStart) as refused:
+        broker.start()
+    assert f"{path}: unreadable topic metadata" in str(refused.value)
+    assert "Traceback" not in str(refused.value)
+    path.write_text(good)
+    broker.start()
+    assert read_all(broker, "kept") == [f"v{i}".encode() for i in range(20)]
+
+
+def test_corrupt_producer_id_block_stops_the_start(stopped_broker_with_data):
+    broker = stopped_broker_with_data
+    (broker.data_dir / "producer_ids").write_text("garbage\n")
+    with pytest.raises(BrokerFailedToStart) as refused:
+        broker.start()
+    assert "producer_ids is corrupt" in str(refused.value)
+    (broker.data_dir / "producer_ids").write_text("5000\n")
+    broker.start()
+    produce(broker, "kept", [b"after"])
+    assert read_all(broker, "kept")[-1] == b"after"
+
+
+def test_torn_tail_and_garbage_checkpoints_are_recovered_with_a_log_line(stopped_broker_with_data):
+    broker = stopped_broker_with_data
+    partition = broker.data_dir / "kept-0"
+    with open(partition / "00000000000000000000.log", "ab") as log_file:
+        log_file.write(b"\x00\x00\x00\x00\x00\x00\x00\x14\x00\x00\x01\x00half a batch")
+    (partition / ".kafka_cleanshutdown").unlink(missing_ok=True)
+    for name in ("recovery-point", "log-start-offset"):
+        (partition / name).write_text("not a number")
+    for snapshot in partition.glob("*.snapshot"):
+        snapshot.write_text("{broken")
+    (partition / "00000000000000000000.index").write_bytes(b"\x01\x02\x03")
+    broker.start()
+    assert read_all(broker, "kept") == [f"v{i}".encode() for i in range(20)]
+    log = broker.log_text()
+    assert "truncated" in log and "kept-0" in log
+    produce(broker, "kept", [b"next"])
+    assert read_all(broker, "kept")[-2:] == [b"v19", b"next"]
