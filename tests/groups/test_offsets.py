@@ -1,4 +1,6 @@
-"""Committed offsets: kept in __consumer_offsets, through restarts, as each client expects."""
+"""Committed offsets: kept in __consumer_offsets, through restarts, as each client expects.
+Each scenario runs with kafka-python, confluent-kafka and aiokafka consumers; a kafka-python
+admin client reads the committed offsets back as an outside observer."""
 
 from __future__ import annotations
 
@@ -6,122 +8,119 @@ import time
 
 import pytest
 from kafka import KafkaAdminClient, TopicPartition
-from kafka.errors import NoOffsetForPartitionError
-from kafka.structs import OffsetAndMetadata
 
-from groups_helpers import PolledConsumer, create_topic, group_consumer, produce, wait_until
+from groups_helpers import CLIENTS, PolledConsumer, create_topic, open_consumer, produce, wait_until
 
-
-def _consume(consumer, count: int, timeout: float = 15) -> list[str]:
-    got: list[str] = []
-    deadline = time.monotonic() + timeout
-    while len(got) < count and time.monotonic() < deadline:
-        for batch in consumer.poll(timeout_ms=500).values():
-            got.extend(r.value.decode() for r in batch)
-    return got
+# auto.offset.reset=none: kafka-python and aiokafka raise NoOffsetForPartitionError from
+# poll; librdkafka spells it 'error' and reports a KafkaError _AUTO_OFFSET_RESET.
 
 
-def _committed(bootstrap: str, group: str, admin: KafkaAdminClient | None = None) -> dict[TopicPartition, int]:
+def _committed(bootstrap: str, group: str, admin: KafkaAdminClient | None = None) -> dict[TopicPartition, tuple[int, str]]:
     client = admin or KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        return {tp: meta.offset for tp, meta in client.list_group_offsets([group])[group].items()}
+        return {tp: (meta.offset, meta.metadata) for tp, meta in client.list_group_offsets([group])[group].items()}
     finally:
         if admin is None:
             client.close()
 
 
-def test_restarted_consumer_resumes_at_its_commit_and_catches_up_across_a_broker_restart(broker):
+@pytest.mark.parametrize("client", CLIENTS)
+def test_restarted_consumer_resumes_at_its_commit_and_catches_up_across_a_broker_restart(broker, client):
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, "log", 1)
     produce(bootstrap, "log", [f"a{i}" for i in range(100)])
-    consumer = group_consumer(bootstrap, "log", "resumer", max_poll_records=10)
-    first = _consume(consumer, 40)
-    read = first[:40]
+    consumer = open_consumer(client, bootstrap, "log", "resumer")
+    read = consumer.consume(40)
     # Commit exactly after the 40th record: the committed offset is the next one to read.
-    consumer.commit({TopicPartition("log", 0): OffsetAndMetadata(40, "", -1)})
-    consumer.close(autocommit=False)
+    consumer.commit({0: 40})
+    consumer.close()
     assert read == [f"a{i}" for i in range(40)]
 
     produce(bootstrap, "log", [f"b{i}" for i in range(50)])  # written while the consumer is down
     broker.restart()
-    assert _committed(bootstrap, "resumer") == {TopicPartition("log", 0): 40}
+    assert _committed(bootstrap, "resumer") == {TopicPartition("log", 0): (40, "")}
 
-    consumer = group_consumer(bootstrap, "log", "resumer")
-    rest = _consume(consumer, 110)
-    consumer.close(autocommit=False)
+    consumer = open_consumer(client, bootstrap, "log", "resumer")
+    rest = consumer.consume(110)
+    consumer.close()
     assert rest == [f"a{i}" for i in range(40, 100)] + [f"b{i}" for i in range(50)]
 
 
+@pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.parametrize("reset", ["earliest", "latest"])
-def test_auto_offset_reset_without_a_committed_offset(broker, reset):
+def test_auto_offset_reset_without_a_committed_offset(broker, client, reset):
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, "reset", 1)
     produce(bootstrap, "reset", ["old-0", "old-1", "old-2"])
-    consumer = group_consumer(bootstrap, "reset", f"fresh-{reset}", auto_offset_reset=reset)
-    got: list[str] = []
-    deadline = time.monotonic() + 15
-    while not (consumer.assignment() and all(consumer.position(tp) is not None for tp in consumer.assignment())):
-        assert time.monotonic() < deadline, "no assignment"
-        for batch in consumer.poll(timeout_ms=200).values():
-            got.extend(r.value.decode() for r in batch)
-    produce(bootstrap, "reset", ["new-0"])
-    got += _consume(consumer, (4 if reset == "earliest" else 1) - len(got), timeout=5)
-    consumer.close(autocommit=False)
+    consumer = open_consumer(client, bootstrap, "reset", f"fresh-{reset}", auto_offset_reset=reset)
+    try:
+        got = consumer.wait_positioned()
+        produce(bootstrap, "reset", ["new-0"])
+        got += consumer.consume((4 if reset == "earliest" else 1) - len(got), timeout=5)
+        got += consumer.poll(10, 0.5)  # nothing more
+    finally:
+        consumer.close()
     assert got == (["old-0", "old-1", "old-2", "new-0"] if reset == "earliest" else ["new-0"])
 
 
-def test_auto_offset_reset_none_raises_without_a_committed_offset(broker):
+@pytest.mark.parametrize("client", CLIENTS)
+def test_auto_offset_reset_none_raises_without_a_committed_offset(broker, client):
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, "strict", 1)
     produce(bootstrap, "strict", ["x"])
-    consumer = group_consumer(bootstrap, "strict", "strict-group", auto_offset_reset="none")
+    consumer = open_consumer(client, bootstrap, "strict", "strict-group", auto_offset_reset="none")
     try:
-        with pytest.raises(NoOffsetForPartitionError):
+        with pytest.raises(Exception) as raised:
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline:
-                consumer.poll(timeout_ms=500)
+                consumer.poll(10, 0.5)
+        assert consumer.is_no_offset_error(raised.value), raised.value
     finally:
-        consumer.close(autocommit=False)
+        consumer.close()
 
 
-def test_auto_offset_reset_none_resumes_from_a_committed_offset(broker):
+@pytest.mark.parametrize("client", CLIENTS)
+def test_auto_offset_reset_none_resumes_from_a_committed_offset(broker, client):
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, "strict2", 1)
     produce(bootstrap, "strict2", ["x0", "x1", "x2"])
-    setter = group_consumer(bootstrap, None, "strict2-group")
-    setter.assign([TopicPartition("strict2", 0)])
-    setter.commit({TopicPartition("strict2", 0): OffsetAndMetadata(1, "", -1)})  # no membership: generation -1
-    setter.close(autocommit=False)
-    consumer = group_consumer(bootstrap, "strict2", "strict2-group", auto_offset_reset="none")
-    got = _consume(consumer, 2)
-    consumer.close(autocommit=False)
+    setter = open_consumer(client, bootstrap, "strict2", "strict2-group", subscribe=False)
+    setter.assign([0])
+    setter.commit({0: 1})  # no membership: generation -1
+    setter.close()
+    consumer = open_consumer(client, bootstrap, "strict2", "strict2-group", auto_offset_reset="none")
+    got = consumer.consume(2)
+    got += consumer.poll(10, 0.5)  # nothing more
+    consumer.close()
     assert got == ["x1", "x2"]
 
 
-def test_manual_commits_with_metadata_and_without_group_membership(broker):
+@pytest.mark.parametrize("client", CLIENTS)
+def test_manual_commits_with_metadata_and_without_group_membership(broker, client):
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, "manual", 3)
-    consumer = group_consumer(bootstrap, None, "manual-group")
-    consumer.assign([TopicPartition("manual", p) for p in range(3)])
-    consumer.commit({
-        TopicPartition("manual", 0): OffsetAndMetadata(5, "checkpoint-a", -1),
-        TopicPartition("manual", 2): OffsetAndMetadata(7, "", -1),
-    })
-    assert consumer.committed(TopicPartition("manual", 0), metadata=True) == OffsetAndMetadata(5, "checkpoint-a", -1)
-    assert consumer.committed(TopicPartition("manual", 1)) is None  # offset -1 on the wire
-    consumer.close(autocommit=False)
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    offsets = admin.list_group_offsets(["manual-group"])["manual-group"]
-    admin.close()
-    assert {tp.partition: (m.offset, m.metadata) for tp, m in offsets.items()} == {0: (5, "checkpoint-a"), 2: (7, "")}
+    consumer = open_consumer(client, bootstrap, "manual", "manual-group", subscribe=False)
+    consumer.assign([0, 1, 2])
+    consumer.commit({0: 5}, metadata="checkpoint-a")
+    consumer.commit({2: 7})
+    assert (consumer.committed(0), consumer.committed(1), consumer.committed(2)) == (5, None, 7)  # 1: -1 on the wire
+    consumer.close()
+    offsets = _committed(bootstrap, "manual-group")
+    assert {tp.partition: offset for tp, offset in offsets.items()} == {0: (5, consumer.sent_metadata("checkpoint-a")), 2: (7, "")}
 
 
-def test_auto_commit_commits_what_was_consumed_at_the_configured_interval(broker):
+@pytest.mark.parametrize("client", CLIENTS)
+def test_auto_commit_commits_what_was_consumed_at_the_configured_interval(broker, client):
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, "auto", 1)
     interval = 2.0
-    consumer = PolledConsumer(bootstrap, "auto", "auto-group", enable_auto_commit=True, auto_commit_interval_ms=int(interval * 1000))
+    consumer = PolledConsumer(bootstrap, "auto", "auto-group", client, enable_auto_commit=True,
+                              auto_commit_interval_ms=int(interval * 1000))
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+
+    def committed() -> int | None:
+        return _committed(bootstrap, "auto-group", admin).get(TopicPartition("auto", 0), (None,))[0]
+
     try:
         wait_until(lambda: consumer.assignment, 15, "an assignment")
         # Produce steadily; sample the committed offset: it moves in steps an interval apart.
@@ -131,12 +130,11 @@ def test_auto_commit_commits_what_was_consumed_at_the_configured_interval(broker
         while time.monotonic() - start < 3 * interval + 0.5:
             produce(bootstrap, "auto", [f"m{sent}"])
             sent += 1
-            offset = _committed(bootstrap, "auto-group", admin).get(TopicPartition("auto", 0))
+            offset = committed()
             if offset is not None and (not changes or changes[-1][1] != offset):
                 changes.append((time.monotonic(), offset))
-        wait_until(lambda: len(consumer.records) == sent, 10, "every record consumed")
-        final = lambda: _committed(bootstrap, "auto-group", admin).get(TopicPartition("auto", 0)) == sent  # noqa: E731
-        wait_until(final, interval + 3, "the final auto-commit")
+        wait_until(lambda: len(consumer.values()) == sent, 10, "every record consumed")
+        wait_until(lambda: committed() == sent, interval + 3, "the final auto-commit")
     finally:
         admin.close()
         consumer.close()
