@@ -1,11 +1,14 @@
-"""Three consumers share six partitions; when one leaves or dies the others take over."""
+"""Three consumers share six partitions; when one leaves or dies the others take over.
+Each scenario runs with kafka-python, confluent-kafka and aiokafka groups."""
 
 from __future__ import annotations
 
 import time
 
+import pytest
+
 from conftest import SESSION_TIMEOUT_MS
-from groups_helpers import ConsumerProcess, PolledConsumer, create_topic, produce, wait_until
+from groups_helpers import CLIENTS, ConsumerProcess, PolledConsumer, create_topic, produce, wait_until
 
 TOPIC = "six"
 
@@ -20,12 +23,13 @@ def _covered_by(consumers) -> bool:
     return sum(map(len, assignments)) == 6 and set().union(*assignments) == set(range(6))
 
 
-def test_three_consumers_get_two_partitions_each_and_a_leaver_is_replaced(broker):
+@pytest.mark.parametrize("client", CLIENTS)
+def test_three_consumers_get_two_partitions_each_and_a_leaver_is_replaced(broker, client):
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, TOPIC, 6)
     before = [f"before-{i}" for i in range(60)]
     produce(bootstrap, TOPIC, before, partitions=6)
-    consumers = [PolledConsumer(bootstrap, TOPIC, "leavers", enable_auto_commit=True) for _ in range(3)]
+    consumers = [PolledConsumer(bootstrap, TOPIC, "leavers", client, enable_auto_commit=True) for _ in range(3)]
     try:
         wait_until(lambda: _split_evenly(consumers), 20, "an even split of six partitions")
         wait_until(lambda: {v for c in consumers for v in c.values()} == set(before), 10, "every record consumed")
@@ -43,14 +47,15 @@ def test_three_consumers_get_two_partitions_each_and_a_leaver_is_replaced(broker
             c.close()
 
 
-def test_a_consumer_that_stops_heartbeating_loses_its_partitions_within_the_session_timeout(broker):
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_consumer_that_is_killed_loses_its_partitions_within_the_session_timeout(broker, client):
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, TOPIC, 6)
-    doomed = ConsumerProcess(bootstrap, TOPIC, "dead")
-    survivors = [PolledConsumer(bootstrap, TOPIC, "dead") for _ in range(2)]
+    doomed = ConsumerProcess(bootstrap, TOPIC, "dead", client)
+    survivors = [PolledConsumer(bootstrap, TOPIC, "dead", client) for _ in range(2)]
     try:
         wait_until(lambda: _split_evenly([doomed, *survivors]), 20, "an even split of six partitions")
-        doomed.kill()  # no LeaveGroup, no more heartbeats
+        doomed.kill()  # SIGKILL: no LeaveGroup, no more heartbeats from any of its threads
         killed_at = time.monotonic()
         wait_until(lambda: _covered_by(survivors), SESSION_TIMEOUT_MS / 1000 + 5, "the dead member's partitions moving")
         # The session timeout is what detects it: not before, and not much after.
