@@ -3,6 +3,7 @@ auto.offset.reset decides: earliest -> the new log start, latest -> the end, non
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -145,3 +146,37 @@ def test_group_committed_offset_deleted_by_retention_resets_per_policy(trafka_br
         assert poll_values(restarted, 1) == [(11, "new-1")]
     assert restarted.committed(tp) == 2  # the stale commit itself is unchanged until a new commit
     restarted.close()
+
+
+@pytest.mark.parametrize("reset", ["earliest", "latest", "error"])
+def test_confluent_kafka_out_of_range_applies_auto_offset_reset(topic_with_deleted_head, reset):
+    """librdkafka sees OFFSET_OUT_OF_RANGE (it refuses a null record set in an error partition)
+    and applies auto.offset.reset; 'error' is its spelling of 'none'."""
+    from confluent_kafka import Consumer, KafkaError
+    from confluent_kafka import TopicPartition as CTopicPartition
+
+    bootstrap, tp = topic_with_deleted_head
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"oor-{reset}", "auto.offset.reset": reset,
+                         "enable.auto.commit": False})
+    consumer.assign([CTopicPartition(tp.topic, 0, 2)])  # below the log start offset 6
+    if reset == "latest":
+        produce_later = threading.Timer(1.5, produce, (bootstrap, "reset", ["after"]))
+        produce_later.start()
+    got, errors = [], []
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and len(got) < (1 if reset == "latest" else 4) and not errors:
+        message = consumer.poll(0.2)
+        if message is None:
+            continue
+        if message.error():
+            errors.append(message.error().code())
+        else:
+            got.append((message.offset(), message.value().decode()))
+    consumer.close()
+    if reset == "earliest":
+        assert got == [(6, "v6"), (7, "v7"), (8, "v8"), (9, "v9")]
+    elif reset == "latest":
+        produce_later.join()
+        assert got == [(10, "after")]
+    else:
+        assert errors == [KafkaError._AUTO_OFFSET_RESET]

@@ -29,7 +29,7 @@ def partition_error(index: int, error: ErrorCode, log_=None) -> dict:
         "high_watermark": hw,
         "last_stable_offset": hw,
         "log_start_offset": log_.log_start_offset if log_ is not None else -1,
-        "records": None,
+        "records": b"",  # Kafka sends an empty record set, never null: librdkafka rejects -1
     }
 
 
