@@ -70,7 +70,8 @@ class FrameReader:
         if size < 0 or size > self.max_frame:
             raise BadRequest(f"declared frame size {size} is outside 0..{self.max_frame} (socket.request.max.bytes)")
         await self._fill(4 + size)
-        frame = bytes(self.buffer[4 : 4 + size])
+        with memoryview(self.buffer) as view:
+            frame = bytes(view[4 : 4 + size])  # one copy; a bytearray slice would add another
         del self.buffer[: 4 + size]
         return frame
 
