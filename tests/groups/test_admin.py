@@ -112,3 +112,31 @@ def test_list_describe_and_delete_groups_with_confluent_admin(broker):
             admin.delete_consumer_groups(["c-active"])["c-active"].result(timeout=10)
     finally:
         active.close()
+
+
+def test_deleting_a_topic_drops_its_committed_offsets(broker, admin):
+    bootstrap = broker.bootstrap_servers
+    create_topic(bootstrap, "doomed", 2)
+    create_topic(bootstrap, "kept", 1)
+    _commit_without_membership(bootstrap, "both", "doomed", {0: 4, 1: 2})
+    _commit_without_membership(bootstrap, "both", "kept", {0: 7})
+    _commit_without_membership(bootstrap, "only-doomed", "doomed", {0: 1})
+
+    admin.delete_topics(["doomed"])
+
+    def committed(client, group: str) -> dict:
+        offsets = client.list_group_offsets({group: None})[group]
+        return {(tp.topic, tp.partition): meta.offset for tp, meta in offsets.items()}
+
+    assert committed(admin, "both") == {("kept", 0): 7}
+    # An empty group whose only offsets went with the topic goes too, as in Kafka.
+    assert "only-doomed" not in {g["group_id"] for g in admin.list_groups()}
+    broker.restart()  # the tombstones keep them gone
+    fresh = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        assert committed(fresh, "both") == {("kept", 0): 7}
+        # A topic created again under the same name starts with no committed position.
+        create_topic(bootstrap, "doomed", 2)
+        assert committed(fresh, "both") == {("kept", 0): 7}
+    finally:
+        fresh.close()

@@ -628,6 +628,25 @@ class GroupCoordinator:
             del group.offsets[tp]
         return ErrorCode.NONE, errors
 
+    def on_topic_deleted(self, topic: str) -> None:
+        """Drop every group's committed offsets for a deleted topic, as Kafka's coordinator does,
+        so a topic created again under the same name starts without stale positions. An empty
+        group left with no offsets goes too."""
+        for group_id, group in list(self.groups.items()):
+            doomed = [tp for tp in group.offsets if tp[0] == topic]
+            if not doomed:
+                continue
+            try:
+                self.offsets_topic.append(group_id, [(formats.offset_key(OffsetKey(group_id, *tp)), None) for tp in doomed])
+            except storage_errors.StorageError as exc:
+                log.error("group %s: cannot drop offsets of deleted topic %s: %s", group_id, topic, exc)
+                continue
+            for tp in doomed:
+                del group.offsets[tp]
+            log.info("group %s: dropped %d committed offsets of deleted topic %s", group_id, len(doomed), topic)
+            if group.is_(EMPTY) and not group.offsets:
+                self._delete_group(group_id)
+
     def partition_exists(self, topic: str, partition: int) -> bool:
         metadata = self.logs.topics.get(topic)
         return metadata is not None and 0 <= partition < metadata.partitions

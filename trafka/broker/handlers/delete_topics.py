@@ -4,6 +4,7 @@ Behavior:
 - Deletion is immediate: the topic's directories are removed before the response.
 - v6 names topics by name or by topic id.
 - Internal topics (`__consumer_offsets`) cannot be deleted, as in Kafka.
+- Every group's committed offsets for the topic are deleted with it, as in Kafka.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def _delete(broker, name: str | None, topic_id) -> dict:
         error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, f"internal topic {topic.name} cannot be deleted"
     else:
         broker.logs.delete_topic(topic.name)
+        broker.group_coordinator.on_topic_deleted(topic.name)
         error, message = ErrorCode.NONE, None
     return {"name": topic.name, "topic_id": topic.topic_id, "error_code": error, "error_message": message}
 
