@@ -131,3 +131,9 @@ def test_create_topics_validate_only_and_config_errors(client):
     bad = create(client, "bad-config", configs={"retention.ms": "soon"})
     assert bad.error_code == 40 and "retention.ms" in bad.error_message  # INVALID_CONFIG
     assert create(client, "bad..name/x").error_code == 17  # INVALID_TOPIC_EXCEPTION
+
+
+def test_clients_cannot_write_to_consumer_offsets(client):
+    client.request(3, METADATA_V, {"topics": None, "allow_auto_topic_creation": False})
+    answer = client.request(0, PRODUCE_V, produce_body("__consumer_offsets", batch(b"forged")))
+    assert answer.responses[0].partition_responses[0].error_code == 17  # INVALID_TOPIC_EXCEPTION

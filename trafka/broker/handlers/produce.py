@@ -7,6 +7,8 @@ Behavior:
   written to the segment file (handed to the OS) before the response is sent.
 - Topics are not created here (as in Kafka: Metadata creates them).
 - Transactional produce is refused: trafka has no transaction coordinator.
+- `__consumer_offsets` is written by the group coordinator only: INVALID_TOPIC_EXCEPTION, as
+  in Kafka.
 - Idempotence: a duplicate batch is answered with the offsets it got the first time; a
   sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import logging
 
 from trafka.broker import registry
+from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.topics import find_log
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
@@ -42,6 +45,8 @@ def partition_error(index: int, error: ErrorCode, message: str | None = None) ->
 
 def _append(broker, topic_name: str, partition: dict) -> dict:
     index = partition.index
+    if topic_name == OFFSETS_TOPIC:
+        return partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"clients may not write to internal topic {topic_name}")
     log_ = find_log(broker, topic_name, index)
     if log_ is None:
         return partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
