@@ -306,3 +306,31 @@ def test_group_partition_follows_javas_string_hash():
     assert formats.java_string_hash("polygenelubricants") == -(2**31)  # abs() of it is taken as 0
     assert formats.partition_for("polygenelubricants", 50) == 0
     assert formats.partition_for("hello", 50) == 99162322 % 50
+
+
+def test_offsets_expire_after_offsets_retention_minutes(open_coordinator, clock):
+    """KIP-211: a consumer group's offsets expire once it has been Empty for the retention;
+    offsets committed without membership expire that long after their own commit."""
+    coordinator = open_coordinator(**{"offsets.retention.minutes": 10})
+    minute = 60_000
+    [member] = trio.run(stable_group, coordinator, 1)
+    generation = coordinator.groups["g"].generation
+    assert coordinator.commit_offsets("g", generation, member, None, [OffsetCommit("t", 0, 5, -1, "")]) == [E.NONE]
+    assert coordinator.commit_offsets("solo", -1, "", None, [OffsetCommit("t", 1, 7, -1, "")]) == [E.NONE]
+
+    clock.advance(11 * minute)
+    coordinator.expire_offsets(clock.time_ms())
+    assert ("t", 0) in coordinator.groups["g"].offsets  # a Stable group's offsets never expire
+    assert "solo" not in coordinator.groups  # 11 minutes after its commit: gone with its group
+
+    coordinator.leave_group("g", [(member, None)])
+    assert coordinator.groups["g"].state is GroupState.EMPTY
+    clock.advance(9 * minute)
+    coordinator.expire_offsets(clock.time_ms())
+    assert ("t", 0) in coordinator.groups["g"].offsets  # Empty for 9 of 10 minutes
+    clock.advance(2 * minute)
+    coordinator.expire_offsets(clock.time_ms())
+    assert "g" not in coordinator.groups
+
+    reopened = open_coordinator(**{"offsets.retention.minutes": 10})  # the tombstones are in the log
+    assert "g" not in reopened.groups and "solo" not in reopened.groups

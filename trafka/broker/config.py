@@ -128,6 +128,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("log.segment.delete.delay.ms", _int(0, _MAX_LONG), "60000", "accepted; deleted segments' files are removed at once"),
         Setting("offsets.topic.num.partitions", _int(1, 1000), "50", "partitions of __consumer_offsets"),
         Setting("offsets.retention.minutes", _int(1, _MAX_INT), "10080", "how long an empty group's offsets are kept"),
+        Setting("offsets.retention.check.interval.ms", _int(1, _MAX_LONG), "600000", "how often expired committed offsets are removed"),
         Setting("group.initial.rebalance.delay.ms", _int(0, _MAX_INT), "0", "wait for more members before the first rebalance (Kafka: 3000; 0 suits a dev broker)"),
         Setting("group.min.session.timeout.ms", _int(0, _MAX_INT), "1000", "smallest session timeout a member may ask for"),
         Setting("group.max.session.timeout.ms", _int(0, _MAX_INT), "1800000", "largest session timeout a member may ask for"),

@@ -53,7 +53,7 @@ def run_flush_once(broker) -> None:
     _each_log(broker, lambda partition_log: partition_log.flush_if_due(), "flush")
 
 
-async def _every(interval_ms: int, action) -> None:
+async def every(interval_ms: int, action) -> None:
     while True:
         await trio.sleep(interval_ms / 1000)
         action()
@@ -63,10 +63,10 @@ def storage_tasks(broker) -> list:
     """The coroutine functions `Broker.background_tasks` adds for storage."""
     config = broker.config
     tasks = [
-        partial(_every, config["log.retention.check.interval.ms"], partial(run_retention_once, broker)),
-        partial(_every, config["log.flush.scheduler.interval.ms"], partial(run_flush_once, broker)),
+        partial(every, config["log.retention.check.interval.ms"], partial(run_retention_once, broker)),
+        partial(every, config["log.flush.scheduler.interval.ms"], partial(run_flush_once, broker)),
     ]
     if config["log.cleaner.enable"]:
         cleaner = LogCleaner()
-        tasks.append(partial(_every, config["log.cleaner.backoff.ms"], partial(run_cleaner_once, broker, cleaner)))
+        tasks.append(partial(every, config["log.cleaner.backoff.ms"], partial(run_cleaner_once, broker, cleaner)))
     return tasks

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -12,7 +13,7 @@ import trio
 from trafka.broker.config import BrokerConfig
 from trafka.broker.connection import serve_connection
 from trafka.broker.coordinator import GroupCoordinator
-from trafka.broker.log_tasks import storage_tasks
+from trafka.broker.log_tasks import every, storage_tasks
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
 from trafka.storage.clock import SystemClock
@@ -58,7 +59,14 @@ class Broker:
 
     def background_tasks(self) -> list:
         """Coroutines that run for the broker's lifetime (retention, flushing, group timers)."""
-        return [self.group_coordinator.run, *storage_tasks(self)]
+        def expire_offsets():
+            self.group_coordinator.expire_offsets(self.clock.time_ms())
+
+        return [
+            self.group_coordinator.run,
+            partial(every, self.config["offsets.retention.check.interval.ms"], expire_offsets),
+            *storage_tasks(self),
+        ]
 
     def close(self) -> None:
         self.logs.close()

@@ -628,6 +628,34 @@ class GroupCoordinator:
             del group.offsets[tp]
         return ErrorCode.NONE, errors
 
+    def expire_offsets(self, now: int) -> None:
+        """offsets.retention.minutes, as Kafka applies it since KIP-211: the offsets of a
+        consumer group expire once the group has been Empty that long; offsets committed
+        without membership (no protocol type) each expire that long after their commit. An
+        empty group left without offsets goes too."""
+        retention = self.config["offsets.retention.minutes"] * 60_000
+        for group_id, group in list(self.groups.items()):
+            if group.protocol_type is None:
+                doomed = [tp for tp, c in group.offsets.items() if now - c.commit_timestamp >= retention]
+            elif group.is_(EMPTY) and now - group.state_timestamp >= retention:
+                doomed = list(group.offsets)
+            else:
+                continue
+            if doomed:
+                self._drop_offsets(group_id, group, doomed, "expired")
+            if group.is_(EMPTY) and not group.offsets:
+                self._delete_group(group_id)
+
+    def _drop_offsets(self, group_id: str, group: Group, doomed: list[tuple[str, int]], why: str) -> None:
+        try:
+            self.offsets_topic.append(group_id, [(formats.offset_key(OffsetKey(group_id, *tp)), None) for tp in doomed])
+        except storage_errors.StorageError as exc:
+            log.error("group %s: cannot drop %s offsets: %s", group_id, why, exc)
+            return
+        for tp in doomed:
+            del group.offsets[tp]
+        log.info("group %s: dropped %d %s committed offsets", group_id, len(doomed), why)
+
     def on_topic_deleted(self, topic: str) -> None:
         """Drop every group's committed offsets for a deleted topic, as Kafka's coordinator does,
         so a topic created again under the same name starts without stale positions. An empty
@@ -636,14 +664,7 @@ class GroupCoordinator:
             doomed = [tp for tp in group.offsets if tp[0] == topic]
             if not doomed:
                 continue
-            try:
-                self.offsets_topic.append(group_id, [(formats.offset_key(OffsetKey(group_id, *tp)), None) for tp in doomed])
-            except storage_errors.StorageError as exc:
-                log.error("group %s: cannot drop offsets of deleted topic %s: %s", group_id, topic, exc)
-                continue
-            for tp in doomed:
-                del group.offsets[tp]
-            log.info("group %s: dropped %d committed offsets of deleted topic %s", group_id, len(doomed), topic)
+            self._drop_offsets(group_id, group, doomed, f"deleted topic {topic}'s")
             if group.is_(EMPTY) and not group.offsets:
                 self._delete_group(group_id)
 
