@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import signal
 import sys
@@ -30,6 +31,11 @@ def _serve(args) -> int:
     except StorageError as exc:
         print(f"trafka: {exc}", file=sys.stderr)
         return 1
+
+    # Everything loaded so far (modules, compiled structs, recovered logs) lives as long as the
+    # broker: keep it out of the cyclic GC, whose full passes over it took ~20 ms each and
+    # showed up as produce and fetch latency spikes.
+    gc.freeze()
 
     async def main():
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
