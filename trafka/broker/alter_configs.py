@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+from trafka.broker.topic_configs import ResourceType
 from trafka.storage.config import validate_topic_config
 from trafka.storage.errors import InvalidConfig, UnknownTopic
 from trafka.wire.errors import ErrorCode
-
-TOPIC = 2
-BROKER = 4
-
 
 def response(resource, error: ErrorCode = ErrorCode.NONE, message: str | None = None) -> dict:
     return {
@@ -23,9 +20,9 @@ def response(resource, error: ErrorCode = ErrorCode.NONE, message: str | None = 
 
 def alter_resource(broker, resource, validate_only: bool, new_overrides: Callable[[dict], dict]) -> dict:
     """Apply `new_overrides(current) -> overrides` to a topic, or refuse the resource."""
-    if resource.resource_type == BROKER:
+    if resource.resource_type == ResourceType.BROKER:
         return response(resource, ErrorCode.INVALID_REQUEST, "trafka's broker settings are static: restart with --config NAME=VALUE")
-    if resource.resource_type != TOPIC:
+    if resource.resource_type != ResourceType.TOPIC:
         return response(resource, ErrorCode.INVALID_REQUEST, f"resource type {resource.resource_type} is not supported")
     try:
         topic = broker.logs.topic(resource.resource_name)

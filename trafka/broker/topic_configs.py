@@ -12,6 +12,13 @@ from enum import IntEnum
 from trafka.storage.config import BROKER_SYNONYMS, KAFKA_DEFAULTS, TOPIC_CONFIGS
 
 
+class ResourceType(IntEnum):
+    """The config resources DescribeConfigs and (Incremental)AlterConfigs name."""
+
+    TOPIC = 2
+    BROKER = 4
+
+
 class ConfigSource(IntEnum):
     UNKNOWN = 0
     TOPIC_CONFIG = 1

@@ -104,7 +104,7 @@ class Field:
         return self.type.construct(flexible, nullable)
 
 
-_TYPE_DEFAULTS = {"string": "", "bytes": b"", "records": b"", "bool": False, "uuid": bytes(16)}
+_TYPE_DEFAULTS = {"string": "", "bytes": b"", "records": b"", "bool": False, "uuid": t.ZERO_UUID}
 
 
 class KafkaStruct(c.Construct):

@@ -230,6 +230,9 @@ def _prefixed(name, *, text, wide):
     return WireType(name, make(False, False), make(True, False), make(False, True), make(True, True))
 
 
+# The null topic id: what a response carries where it names no topic id.
+ZERO_UUID = bytes(16)
+
 INT8 = _fixed("int8", Int8)
 INT16 = _fixed("int16", Int16)
 INT32 = _fixed("int32", Int32)

@@ -16,6 +16,7 @@ from trafka.broker import registry
 from trafka.broker.topic_configs import topic_config_entries
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
+from trafka.wire.types import ZERO_UUID
 
 
 def topic_error(name: str, error: ErrorCode, message: str | None = None) -> dict:
@@ -52,7 +53,7 @@ def _create(broker, t, validate_only: bool, seen: set[str]) -> dict:
     try:
         if validate_only:
             broker.logs.validate_new_topic(t.name, count, configs)
-            topic_id = bytes(16)
+            topic_id = ZERO_UUID
         else:
             topic_id = broker.logs.create_topic(t.name, count, configs).topic_id
     except storage_errors.TopicAlreadyExists:

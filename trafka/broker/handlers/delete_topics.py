@@ -12,9 +12,7 @@ from __future__ import annotations
 from trafka.broker import registry
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
-
-_ZERO_UUID = bytes(16)
-
+from trafka.wire.types import ZERO_UUID
 
 def _delete(broker, name: str | None, topic_id) -> dict:
     try:
@@ -25,7 +23,7 @@ def _delete(broker, name: str | None, topic_id) -> dict:
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             topic = broker.logs.topic(name)
     except UnknownTopic:
-        return {"name": name, "topic_id": topic_id or _ZERO_UUID, "error_code": missing, "error_message": None}
+        return {"name": name, "topic_id": topic_id or ZERO_UUID, "error_code": missing, "error_message": None}
     if not broker.config["delete.topic.enable"]:
         error, message = ErrorCode.TOPIC_DELETION_DISABLED, "delete.topic.enable is false"
     elif topic.name.startswith("__"):

@@ -13,13 +13,9 @@ from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.config import SETTINGS
-from trafka.broker.topic_configs import ConfigSource, ConfigType, topic_config_entries
+from trafka.broker.topic_configs import ConfigSource, ConfigType, ResourceType, topic_config_entries
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
-
-TOPIC = 2
-BROKER = 4
-
 
 def resource_error(resource, error: ErrorCode, message: str) -> dict:
     return {
@@ -74,12 +70,12 @@ def _broker_configs(broker, resource, include_synonyms: bool) -> list[dict]:
 
 
 def _describe(broker, resource, include_synonyms: bool) -> dict:
-    if resource.resource_type == TOPIC:
+    if resource.resource_type == ResourceType.TOPIC:
         try:
             configs = _topic_configs(broker, resource, include_synonyms)
         except UnknownTopic:
             return resource_error(resource, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {resource.resource_name} does not exist")
-    elif resource.resource_type == BROKER:
+    elif resource.resource_type == ResourceType.BROKER:
         if resource.resource_name not in ("", str(broker.node_id)):
             return resource_error(resource, ErrorCode.INVALID_REQUEST, f"this broker is node {broker.node_id}")
         configs = _broker_configs(broker, resource, include_synonyms)

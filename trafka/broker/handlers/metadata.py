@@ -16,9 +16,7 @@ from trafka.broker.topics import get_or_create_topic
 from trafka.storage.errors import InvalidTopic, UnknownTopic
 from trafka.storage.manager import validate_topic_name
 from trafka.wire.errors import ErrorCode
-
-_ZERO_UUID = bytes(16)
-
+from trafka.wire.types import ZERO_UUID
 
 def topic_metadata(broker, topic) -> dict:
     node = broker.node_id
@@ -42,7 +40,7 @@ def topic_metadata(broker, topic) -> dict:
     }
 
 
-def topic_error(name: str | None, error: ErrorCode, topic_id=_ZERO_UUID) -> dict:
+def topic_error(name: str | None, error: ErrorCode, topic_id=ZERO_UUID) -> dict:
     return {"error_code": error, "name": name, "topic_id": topic_id, "partitions": []}
 
 
