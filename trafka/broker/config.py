@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from trafka.storage.config import coarser_synonyms, scale_to_ms
+
 
 class ConfigError(ValueError):
     """A setting is unknown or its value is invalid."""
@@ -136,13 +138,6 @@ SETTINGS: dict[str, Setting] = {
     ]
 }
 
-_TIME_ALIASES = {
-    # Kafka's rule: the finer unit wins when both are set.
-    "log.retention.ms": [("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)],
-    "log.roll.ms": [("log.roll.hours", 3_600_000)],
-}
-
-
 class BrokerConfig:
     """Parsed broker settings; `values` holds only what was set explicitly."""
 
@@ -165,10 +160,10 @@ class BrokerConfig:
     def get(self, name: str):
         if name in self.values:
             return self.values[name]
-        for alias, factor in _TIME_ALIASES.get(name, []):
+        # Kafka's rule, from storage's synonym table: the finer unit wins when both are set.
+        for alias, scale in coarser_synonyms(name):
             if alias in self.values:
-                value = self.values[alias]
-                return value if value < 0 else value * factor
+                return scale_to_ms(self.values[alias], scale)
         if name in ("node.id",) and "broker.id" in self.values:
             return self.values["broker.id"]
         return SETTINGS[name].parse(SETTINGS[name].default)

@@ -82,6 +82,18 @@ _ENUMS = {
 }
 
 
+def scale_to_ms(value: int, scale: int) -> int:
+    """A setting in minutes or hours as milliseconds; -1 (no limit) stays -1."""
+    return value if value < 0 else value * scale
+
+
+def coarser_synonyms(broker_name: str) -> list[tuple[str, int]]:
+    """The broker settings in coarser units that stand in for `broker_name` when it is not set
+    (log.retention.minutes, then .hours, for log.retention.ms), finest first."""
+    topic = next((t for b, t, s in BROKER_SYNONYMS if b == broker_name and s == 1), None)
+    return [(b, s) for b, t, s in BROKER_SYNONYMS if t == topic and s != 1]
+
+
 def topic_defaults_from_broker(broker_config: Mapping[str, str]) -> dict[str, str]:
     """Topic-config defaults this broker's `log.*` settings imply (only those it sets)."""
     defaults: dict[str, str] = {}
@@ -89,7 +101,7 @@ def topic_defaults_from_broker(broker_config: Mapping[str, str]) -> dict[str, st
         if broker_name in broker_config and topic_name not in defaults:
             value = str(broker_config[broker_name])
             if scale != 1:
-                value = str(_parse_value(broker_name, value, "long") * scale)
+                value = str(scale_to_ms(_parse_value(broker_name, value, "long"), scale))
             defaults[topic_name] = value
     validate_topic_config(defaults)
     return defaults
