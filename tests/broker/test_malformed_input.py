@@ -104,21 +104,17 @@ def test_truncated_body(broker):
     assert_broker_healthy(broker)
 
 
-def test_unknown_api_key(broker):
+@pytest.mark.parametrize(
+    ("api_key", "version", "logged"),
+    [(999, 0, "unknown API key 999"), (3, 99, "Metadata v99 is not served")],
+    ids=["unknown-api-key", "unknown-version"],
+)
+def test_unknown_api_key_or_version(broker, api_key, version, logged):
     sock = connect(broker)
-    header = struct.pack(">hhih", 999, 0, 1, 4) + b"oops"
+    header = struct.pack(">hhih", api_key, version, 1, 4) + b"oops"
     sock.sendall(struct.pack(">i", len(header)) + header)
     assert_closed_by_broker(sock)
-    wait_for_log(broker, "unknown API key 999")
-    assert_broker_healthy(broker)
-
-
-def test_unknown_version(broker):
-    sock = connect(broker)
-    header = struct.pack(">hhih", 3, 99, 1, 4) + b"oops"
-    sock.sendall(struct.pack(">i", len(header)) + header)
-    assert_closed_by_broker(sock)
-    wait_for_log(broker, "Metadata v99 is not served")
+    wait_for_log(broker, logged)
     assert_broker_healthy(broker)
 
 
