@@ -18,7 +18,7 @@ SHUTDOWN_GRACE_SECONDS = 5
 
 def _serve(args) -> int:
     from trafka.broker.config import BrokerConfig, ConfigError
-    from trafka.broker.server import Broker, serve
+    from trafka.broker.server import Broker, ListenError, serve
     from trafka.storage.errors import StorageError
 
     try:
@@ -48,12 +48,17 @@ def _serve(args) -> int:
                 nursery.cancel_scope.deadline = trio.current_time() + SHUTDOWN_GRACE_SECONDS
                 nursery.cancel_scope.cancel()
 
+    status = 0
     try:
         trio.run(main)
+    except* ListenError as refused:
+        print(f"trafka: {refused.exceptions[0]}", file=sys.stderr)
+        status = 1
     finally:
         broker.close()
+    if status == 0:
         log.info("stopped cleanly")
-    return 0
+    return status
 
 
 def _dump_log(args) -> int:

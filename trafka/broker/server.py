@@ -86,9 +86,16 @@ def _cluster_id(data_dir: Path) -> str:
     return cluster_id
 
 
+class ListenError(OSError):
+    """The listener could not be opened (most often: another broker already has the port)."""
+
+
 async def serve(broker: Broker, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Listen and serve until cancelled; reports the bound port through `task_status`."""
-    listeners = await trio.open_tcp_listeners(port, host=host)
+    try:
+        listeners = await trio.open_tcp_listeners(port, host=host)
+    except OSError as exc:
+        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     broker.host = host
     broker.port = listeners[0].socket.getsockname()[1]
     async with trio.open_nursery() as nursery:
