@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import workloads
+from bench import protocol, workloads
 from bench.brokers import STARTERS
 
 HIGHER_IS_BETTER = ("msgs_per_s",)
@@ -27,6 +27,10 @@ def _workloads(quick: bool):
         "confluent 10k x 100KB, 1 partition": lambda b: workloads.confluent_throughput(b, 10_000 // scale, 100_000, 1),
         "kafka-python 100k x 100B": lambda b: workloads.kafka_python_throughput(b, 100_000 // scale, 100),
         "latency, 200 msg/s": lambda b: workloads.latency(b, 1000 // scale, 200),
+        "small requests, 16 conns x 8 pipelined": lambda b: protocol.small_requests(b, 5.0 if not quick else 2.0),
+        "fetch 64 KB: tiny batches vs one batch": lambda b: protocol.fetch_tiny_batches(b),
+        "1,000 idle connections": lambda b: protocol.idle_connections(b),
+        "5,000 partitions": lambda b: protocol.many_partitions(b),
     }
 
 

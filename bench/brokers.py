@@ -53,6 +53,8 @@ class RunningBroker:
     data_dir: str
     started_in: float  # seconds from spawn to the first ApiVersions answer
     notes: list[str] = field(default_factory=list)
+    argv: list[str] = field(default_factory=list)
+    restartable: bool = False  # keeps its data across a restart (not an in-memory store)
 
     @property
     def bootstrap(self) -> str:
@@ -69,14 +71,26 @@ class RunningBroker:
                 return int(line.split()[1]) / 1024
         return float("nan")
 
-    def stop(self) -> None:
+    def _terminate(self) -> None:
         self.process.terminate()
         try:
-            self.process.wait(10)
+            self.process.wait(30)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+    def stop(self) -> None:
+        self._terminate()
         shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def restart(self) -> float | None:
+        """Stop cleanly and start again on the same data; seconds to the first answer."""
+        if not self.restartable:
+            return None
+        self._terminate()
+        again = _spawn(self.name, self.argv, self.port, self.data_dir)
+        self.process = again.process
+        return again.started_in
 
 
 def _spawn(name: str, argv: list[str], port: int, data_dir: str, timeout: float = 30) -> RunningBroker:
@@ -87,13 +101,15 @@ def _spawn(name: str, argv: list[str], port: int, data_dir: str, timeout: float 
             process.kill()
             raise RuntimeError(f"{name} did not start ({' '.join(argv)})")
         time.sleep(0.005)
-    return RunningBroker(name, process, port, data_dir, time.perf_counter() - started)
+    return RunningBroker(name, process, port, data_dir, time.perf_counter() - started, argv=argv)
 
 
 def start_trafka() -> RunningBroker:
     port, data_dir = free_port(), tempfile.mkdtemp(prefix="bench-trafka-")
     argv = [sys.executable, "-m", "trafka", "serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", data_dir, "--log-level", "WARNING"]
-    return _spawn("trafka", argv, port, data_dir)
+    broker = _spawn("trafka", argv, port, data_dir)
+    broker.restartable = True
+    return broker
 
 
 def start_tansu() -> RunningBroker | None:

@@ -15,6 +15,7 @@ import trio
 
 from trafka.broker.handlers.api_versions import unsupported_version_body
 from trafka.broker.registry import ROUTES
+from trafka.broker.sending import send_response
 from trafka.wire import framing
 from trafka.wire.messages import APIS
 
@@ -113,8 +114,8 @@ async def serve_connection(broker, stream: trio.SocketStream) -> None:
             if frame is None:
                 return
             response = await dispatch(broker, frame, peer)
-            for part in response or ():
-                await stream.send_all(part)
+            if response:
+                await send_response(stream, response)
     except BadRequest as exc:
         log.warning("closing connection from %s: %s", peer, exc)
     except (trio.BrokenResourceError, trio.ClosedResourceError):

@@ -64,7 +64,7 @@ class AppendInfo:
 
 @dataclass(frozen=True)
 class ReadInfo:
-    slices: list[FileSlice]  # whole batches, in offset order, for pread or sendfile
+    slices: list[FileSlice]  # in offset order, for pread or sendfile; see PartitionLog.read
     high_watermark: int
     log_start_offset: int
 
@@ -377,10 +377,18 @@ class PartitionLog:
     def _segment_index(self, offset: int) -> int:
         return max(bisect.bisect_right(self._bases, offset) - 1, 0)
 
-    def read(self, fetch_offset: int, max_bytes: int, *, min_one_batch: bool = True) -> ReadInfo:
-        """Whole batches from the one containing fetch_offset, up to max_bytes, never past the
-        high watermark. With min_one_batch (Kafka's default for the first partition of a
-        fetch) one batch comes back even when it is larger than max_bytes.
+    def read(
+        self, fetch_offset: int, max_bytes: int, *, min_one_batch: bool = True, partial_tail: bool = False,
+        max_offset: int | None = None,
+    ) -> ReadInfo:
+        """Batches from the one containing fetch_offset, up to max_bytes, never past the
+        high watermark (nor max_offset, exclusive, when given: the last stable offset of a
+        read_committed fetch). With min_one_batch (Kafka's default for the first partition of
+        a fetch) one whole batch comes back even when it is larger than max_bytes.
+
+        With partial_tail (Fetch) the result is a byte range like Kafka's, which may end
+        inside a batch (clients drop that trailing part); its cost does not depend on how many
+        batches it holds. Without it, whole batches only (internal readers that parse them).
 
         Raises OffsetOutOfRange below the log start offset or above the high watermark.
         """
@@ -391,8 +399,13 @@ class PartitionLog:
         for segment in self.segments[self._segment_index(fetch_offset) :]:
             if segment.next_offset <= start:
                 continue  # no batch here reaches start (an empty or compacted-away range)
+            if max_offset is not None and segment.base_offset >= max_offset:
+                break
             end = segment.size
-            found = segment.read(start, remaining, min_one_batch=min_one_batch and not slices)
+            found = segment.read(
+                start, remaining, min_one_batch=min_one_batch and not slices, partial_tail=partial_tail,
+                max_offset=max_offset,
+            )
             if found is None:
                 break
             slices.append(found)

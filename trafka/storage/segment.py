@@ -46,6 +46,9 @@ class FileSlice:
     def read(self) -> bytes:
         return self.segment.pread(self.position, self.size)
 
+    def __len__(self) -> int:
+        return self.size
+
 
 class TailCorrupt(Exception):
     """A clean-shutdown segment whose tail does not validate; the log recovers it fully."""
@@ -252,27 +255,53 @@ class LogSegment:
 
     # --- reading --------------------------------------------------------------------------
 
-    def read(self, start_offset: int, max_size: int, *, min_one_batch: bool) -> FileSlice | None:
-        """Whole batches from the one holding start_offset, up to max_size bytes (at least one
-        batch when min_one_batch). None when no batch here reaches start_offset."""
+    def read(
+        self, start_offset: int, max_size: int, *, min_one_batch: bool, partial_tail: bool = False,
+        max_offset: int | None = None,
+    ) -> FileSlice | None:
+        """Batches from the one holding start_offset, up to max_size bytes (at least the first
+        whole batch when min_one_batch). None when no batch here reaches start_offset, or the
+        first batch does not fit and min_one_batch is false.
+
+        With partial_tail the slice is a byte range, as Kafka's: from the start batch to
+        max_size bytes further (or the end of the segment), and it may end inside a batch,
+        which clients drop. Finding the start costs one index lookup and a scan of at most
+        index.interval.bytes; the rest costs nothing per batch. Without it, whole batches only.
+
+        max_offset (exclusive) stops the slice before the first batch at or past it (a fetch
+        limited to the last stable offset); it costs a second lookup and short scan."""
         _, position = self.offset_index.lookup(start_offset)
-        start = total = None
+        start = first_size = None
         for pos, header in self._scan(position, verify=False):
-            if start is None:
-                if header.last_offset < start_offset:
-                    continue
-                if header.size > max_size and not min_one_batch:
+            if header.last_offset >= start_offset:
+                if max_offset is not None and header.base_offset >= max_offset:
                     return None
-                start, total = pos, header.size
-            elif total + header.size > max_size:
-                break
-            else:
-                total += header.size
-            if total >= max_size:
+                start, first_size = pos, header.size
                 break
         if start is None:
             return None
+        if first_size > max_size and not min_one_batch:
+            return None
+        if not partial_tail:
+            total = first_size
+            for _, header in self._scan(start + first_size, verify=False):
+                if total + header.size > max_size or (max_offset is not None and header.base_offset >= max_offset):
+                    break
+                total += header.size
+            return FileSlice(self, start, total)
+        end = self.size
+        if max_offset is not None and max_offset < self.next_offset:
+            end = self.position_of(max_offset)
+        total = min(end - start, max(max_size, first_size if min_one_batch else 0))
         return FileSlice(self, start, total)
+
+    def position_of(self, offset: int) -> int:
+        """Position of the first batch whose base offset is >= offset (the segment size if none)."""
+        _, position = self.offset_index.lookup(offset)
+        for pos, header in self._scan(position, verify=False):
+            if header.base_offset >= offset:
+                return pos
+        return self.size
 
     def batches_from(self, start_offset: int) -> Iterator[tuple[int, rec.BatchHeader]]:
         """(position, header) of each batch ending at or after start_offset."""

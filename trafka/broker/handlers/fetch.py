@@ -1,8 +1,11 @@
 """Fetch (key 1), versions 4-12.
 
 Behavior:
-- Whole batches, as they were produced: a fetch at an offset inside a batch starts with that
-  batch, and the client skips the records before its offset.
+- Batches as they were produced: a fetch at an offset inside a batch starts with that batch,
+  and the client skips the records before its offset.
+- Like Kafka, a partition's records are the byte range from that batch up to the size limit
+  (one index lookup, no per-batch work), so the last batch may be cut short; every client drops
+  a trailing partial batch. Large ranges go from the segment file to the socket by os.sendfile.
 - At least one whole batch comes back for the first partition that has data, even when it is
   larger than max_bytes or partition_max_bytes (KIP-74); later partitions respect the limits.
 - Long polling: with fewer than min_bytes ready the handler waits up to max_wait_ms on the
@@ -19,6 +22,11 @@ from trafka.broker import registry
 from trafka.broker.topics import find_log
 from trafka.storage.errors import OffsetOutOfRange
 from trafka.wire.errors import ErrorCode
+from trafka.wire.framing import FrameWriter
+
+# Slices at least this big are sent by sendfile (FrameWriter keeps them as their own part);
+# smaller ones are read and joined into the frame, which is cheaper than a syscall pair.
+_SENDFILE_MIN = FrameWriter.LARGE
 
 
 def partition_error(index: int, error: ErrorCode, log_=None) -> dict:
@@ -49,12 +57,12 @@ def _read_all(broker, request) -> tuple[list[dict], int]:
             limit = min(p.partition_max_bytes, budget - total)
             try:
                 # At least one batch only while nothing has been gathered yet (KIP-74).
-                read = log_.read(p.fetch_offset, max(limit, 0), min_one_batch=total == 0)
+                read = log_.read(p.fetch_offset, max(limit, 0), min_one_batch=total == 0, partial_tail=True)
             except OffsetOutOfRange:
                 partitions.append(partition_error(index, ErrorCode.OFFSET_OUT_OF_RANGE, log_))
                 continue
-            # One buffer per segment read, sent as is: the batches are never joined or copied.
-            data = [piece.read() for piece in read.slices]
+            # Large slices stay file ranges until the socket (sendfile); small ones are read.
+            data = [piece if piece.size >= _SENDFILE_MIN else piece.read() for piece in read.slices]
             total += read.size
             partitions.append({
                 "partition_index": index,
