@@ -15,7 +15,7 @@ import trio
 
 from trafka.broker.handlers.api_versions import unsupported_version_body
 from trafka.broker.registry import ROUTES
-from trafka.broker.sending import send_response
+from trafka.broker.sending import EncodedBody, send_response
 from trafka.wire import framing
 from trafka.wire.messages import APIS
 
@@ -23,6 +23,10 @@ log = logging.getLogger("trafka.broker")
 
 _SIZE = struct.Struct(">i")
 _RECEIVE_SIZE = 1 << 16
+# Requests answered without waiting (Produce, Metadata): a response may be held back while one
+# of these is answered, to be sent together; never behind one that may wait (a long-poll Fetch).
+_ANSWERED_AT_ONCE = frozenset({0, 3})
+_HOLD_PARTS = 64
 
 
 class BadRequest(Exception):
@@ -64,6 +68,16 @@ class FrameReader:
             self.buffer += data
         return True
 
+    def buffered_api_key(self) -> int | None:
+        """The API key of the next request when it is already wholly buffered, else None."""
+        buffer = self.buffer
+        if len(buffer) < 6:
+            return None
+        (size,) = _SIZE.unpack_from(buffer, 0)
+        if len(buffer) < 4 + size or size < 2:
+            return None
+        return int.from_bytes(buffer[4:6], "big", signed=True)
+
     async def next_frame(self) -> bytes | None:
         if not await self._fill(4):
             return None
@@ -99,6 +113,8 @@ async def dispatch(broker, frame: bytes, peer: str) -> list | None:
     result = await route.handle(RequestContext(broker, header, peer), body)
     if result is None:
         return None
+    if type(result) is EncodedBody:
+        return result.frame(header.correlation_id)
     return framing.encode_response(api, header.api_version, header.correlation_id, result)
 
 
@@ -108,14 +124,27 @@ async def serve_connection(broker, stream: trio.SocketStream) -> None:
     except OSError:
         peer = "?"
     reader = FrameReader(stream, broker.config["socket.request.max.bytes"])
+    pending: list = []  # responses held while pipelined requests are answered
     try:
         while True:
             frame = await reader.next_frame()
             if frame is None:
+                if pending:
+                    await send_response(stream, pending)
                 return
-            response = await dispatch(broker, frame, peer)
+            try:
+                response = await dispatch(broker, frame, peer)
+            except BadRequest:
+                if pending:  # the answers to the good requests before it still go out
+                    await send_response(stream, pending)
+                raise
             if response:
-                await send_response(stream, response)
+                pending += response
+            # A client that pipelines small requests gets their answers in one send: hold
+            # this response only while the next request is already here and answers at once.
+            if pending and (reader.buffered_api_key() not in _ANSWERED_AT_ONCE or len(pending) >= _HOLD_PARTS):
+                await send_response(stream, pending)
+                pending = []
     except BadRequest as exc:
         log.warning("closing connection from %s: %s", peer, exc)
     except (trio.BrokenResourceError, trio.ClosedResourceError):

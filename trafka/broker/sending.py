@@ -15,12 +15,35 @@ await in between), so a reused descriptor number is never read.
 from __future__ import annotations
 
 import os
+import struct
 
 import trio
 
 from trafka.storage.segment import FileSlice
 
 _HAS_SENDFILE = hasattr(os, "sendfile")
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
+
+
+class EncodedBody:
+    """A response body encoded once and answered many times (a cached Metadata answer).
+
+    A handler may return one instead of a dict; dispatch frames it with the request's
+    correlation id without encoding anything."""
+
+    __slots__ = ("body", "flexible_header")
+
+    def __init__(self, api, version: int, body: dict):
+        from trafka.wire import framing
+
+        self.flexible_header = api.response_header_version(version) >= 1
+        parts = framing.encode_response(api, version, 0, body)
+        data = b"".join(bytes(p) for p in parts)
+        self.body = data[9 if self.flexible_header else 8 :]
+
+    def frame(self, correlation_id: int) -> list:
+        header = _SIZE_AND_CORRELATION.pack(len(self.body) + 4 + self.flexible_header, correlation_id)
+        return [header + b"\x00" + self.body if self.flexible_header else header + self.body]
 
 
 async def send_response(stream, parts) -> None:

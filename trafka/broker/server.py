@@ -13,6 +13,7 @@ import trio
 from trafka.broker.config import BrokerConfig
 from trafka.broker.connection import serve_connection
 from trafka.broker.coordinator import GroupCoordinator
+from trafka.broker.handlers.metadata import MetadataCache
 from trafka.broker.log_tasks import every, storage_tasks
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
@@ -39,6 +40,7 @@ class Broker:
         # Creates __consumer_offsets if missing and replays it: groups and offsets are back.
         self.group_coordinator = GroupCoordinator(self.logs, config, self.clock)
         self._data_arrived = trio.Event()
+        self.metadata_cache = MetadataCache()
         load_handlers()
 
     @property

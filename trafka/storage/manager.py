@@ -100,6 +100,9 @@ class LogManager:
         self.topic_defaults = topic_defaults_from_broker(broker_config or {})
         self.topics: dict[str, TopicMetadata] = {}
         self._logs: dict[tuple[str, int], PartitionLog] = {}
+        # Bumped whenever a topic appears, grows or goes: answers cached on the topic set
+        # (the broker's Metadata responses) are valid while it stays the same.
+        self.generation = 0
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / TOPICS_DIR).mkdir(exist_ok=True)
         self._lock_fd = self._lock_data_dir()
@@ -194,6 +197,7 @@ class LogManager:
         metadata = TopicMetadata(name, topic_id or uuid.uuid4(), partitions, {k: str(v) for k, v in (configs or {}).items()})
         self._write_metadata(metadata)
         self.topics[name] = metadata
+        self.generation += 1
         self._open_partitions(metadata, range(partitions))
         log.info("created topic %s (%s) with %d partitions", name, metadata.topic_id, partitions)
         return metadata
@@ -214,6 +218,7 @@ class LogManager:
             raise InvalidPartitions(f"topic {name} has {metadata.partitions} partitions, cannot go to {total}")
         old = metadata.partitions
         metadata.partitions = total
+        self.generation += 1
         self._write_metadata(metadata)
         self._open_partitions(metadata, range(old, total))
         return metadata
@@ -223,6 +228,7 @@ class LogManager:
         metadata = self.topic(name)
         self._metadata_path(metadata).unlink()
         del self.topics[name]
+        self.generation += 1
         for partition in range(metadata.partitions):
             partition_log = self._logs.pop((name, partition), None)
             if partition_log is not None:

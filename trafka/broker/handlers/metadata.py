@@ -7,11 +7,15 @@ Behavior:
   a freshly created topic is reported ready at once (no LEADER_NOT_AVAILABLE round).
 - Topic ids (v10+) are looked up by id when a request names topics by id.
 - Authorized operations are not computed (no ACLs): reported as "not requested".
+- Answers are encoded once and cached (per version and requested topics) until the topic set
+  changes (LogManager.generation); a cache hit encodes nothing. Anything that makes the answer
+  depend on the caller (ACL filtering) must add the caller to the cache key.
 """
 
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.sending import EncodedBody
 from trafka.broker.topics import get_or_create_topic
 from trafka.storage.errors import InvalidTopic, UnknownTopic
 from trafka.storage.manager import validate_topic_name
@@ -62,8 +66,57 @@ def _requested_topic(broker, requested, allow_auto_create: bool) -> dict:
     return topic_metadata(broker, topic)
 
 
+_CACHE_LIMIT = 512  # distinct (version, topics) answers kept; clients ask a few each
+
+
+class MetadataCache:
+    """Encoded Metadata answers, valid for one generation of the topic set."""
+
+    def __init__(self):
+        self.generation = -1
+        self.answers: dict[tuple, EncodedBody] = {}
+
+    def get(self, broker, key: tuple) -> EncodedBody | None:
+        if self.generation != broker.logs.generation:
+            self.answers.clear()
+            self.generation = broker.logs.generation
+            return None
+        return self.answers.get(key)
+
+    def put(self, broker, key: tuple, answer: EncodedBody) -> None:
+        if self.generation != broker.logs.generation:
+            self.answers.clear()
+            self.generation = broker.logs.generation
+        if len(self.answers) >= _CACHE_LIMIT:
+            self.answers.clear()
+        self.answers[key] = answer
+
+
+def _cache_key(ctx, request) -> tuple:
+    topics = request.topics
+    named = None if topics is None else tuple((t.get("name"), t.get("topic_id")) for t in topics)
+    return (
+        ctx.version, named, request.get("allow_auto_topic_creation", True),
+        request.get("include_cluster_authorized_operations", False),
+        request.get("include_topic_authorized_operations", False),
+        ctx.broker.port,
+    )
+
+
 @registry.handles(3)
 async def handle(ctx, request):
+    broker = ctx.broker
+    cache = broker.metadata_cache
+    key = _cache_key(ctx, request)
+    answer = cache.get(broker, key)
+    if answer is None:
+        # Auto-creation inside _answer bumps the generation; the answer is cached after it.
+        answer = EncodedBody(registry.ROUTES[3].api, ctx.version, _answer(ctx, request))
+        cache.put(broker, key, answer)
+    return answer
+
+
+def _answer(ctx, request) -> dict:
     broker = ctx.broker
     all_topics = request.topics is None or (ctx.version == 0 and not request.topics)
     if all_topics:
