@@ -66,3 +66,13 @@ class InvalidConfig(StorageError):
 
 class LogClosed(StorageError):
     """KAFKA_STORAGE_ERROR (56): the log was closed or deleted under the caller."""
+
+
+class StorageWriteFailed(StorageError):
+    """KAFKA_STORAGE_ERROR (56): the disk refused a write (full, I/O error, read-only file
+    system). Nothing of the refused batch stays in the log; reads go on; a later append that
+    fits succeeds."""
+
+    def __init__(self, message: str, errno: int | None = None):
+        super().__init__(message)
+        self.errno = errno

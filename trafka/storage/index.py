@@ -65,6 +65,18 @@ class _Index:
         if self._fd is not None:
             os.fsync(self._fd)
 
+    def truncate_entries(self, count: int) -> None:
+        """Keep the first `count` entries, in memory and in the file (a refused append's
+        entries are taken back). The file is cut even when no entry was dropped in memory,
+        since a failed write may have left part of one."""
+        self._drop_from(count)
+        size = count * self.ENTRY.size
+        if self.path.exists() and os.stat(self.path).st_size != size:
+            os.truncate(self.path, size)
+
+    def _drop_from(self, count: int) -> None:
+        raise NotImplementedError
+
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
@@ -113,6 +125,9 @@ class OffsetIndex(_Index):
         if i < 0:
             return self.base_offset, 0
         return self._offsets[i], self._positions[i]
+
+    def _drop_from(self, count: int) -> None:
+        del self._offsets[count:], self._positions[count:]
 
     def truncate_to_position(self, position: int) -> None:
         """Drop entries pointing at or past `position` (the log was truncated there)."""
@@ -171,6 +186,9 @@ class TimeIndex(_Index):
         if i < 0:
             return -1, self.base_offset
         return self._timestamps[i], self._offsets[i]
+
+    def _drop_from(self, count: int) -> None:
+        del self._timestamps[count:], self._offsets[count:]
 
     def truncate_to_offset(self, offset: int) -> None:
         """Drop entries for offsets >= offset."""

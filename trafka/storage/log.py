@@ -29,6 +29,7 @@ from trafka.storage.errors import (
     OffsetOutOfRange,
     RecordBatchTooLarge,
     RecordTooLarge,
+    StorageWriteFailed,
 )
 from trafka.storage.index import CorruptIndex
 from trafka.storage.producer_state import ProducerStateManager, is_idempotent
@@ -242,7 +243,9 @@ class PartitionLog:
         """Validate and append a produce request's record batches; assign offsets.
 
         Raises CorruptRecord, InvalidRecord, RecordTooLarge, RecordBatchTooLarge,
-        OutOfOrderSequence, InvalidProducerEpoch. Nothing is written when it raises.
+        OutOfOrderSequence, InvalidProducerEpoch, and StorageWriteFailed when the disk refuses
+        the write (full, EIO, read-only). Nothing is written when it raises, except after a
+        failed flush (flush.messages / flush.ms), when the batch is in the log but not synced.
         """
         self._check_open()
         data = bytearray(records)  # private copy: offsets are assigned in place
@@ -269,12 +272,21 @@ class PartitionLog:
                 )
 
         max_timestamp = max(h.max_timestamp for _, h in assigned)
-        segment = self._maybe_roll(len(data), max_timestamp, offset - 1, now)
-        segment.append(data, assigned)
+        try:
+            segment = self._maybe_roll(len(data), max_timestamp, offset - 1, now)
+        except OSError as exc:
+            raise StorageWriteFailed(f"cannot roll a new segment in {self.directory}: {exc.strerror or exc}", exc.errno) from None
+        segment.repair_torn_tail()
+        segment.append(data, assigned)  # cut back whole on StorageWriteFailed
         self.producer_state.commit(producer_append)
         record_count = sum(h.record_count for _, h in assigned)
         self._unflushed_messages += record_count
-        self.flush_if_due()
+        try:
+            self.flush_if_due()
+        except OSError as exc:
+            # The batch is written (in the page cache) but flush.messages/flush.ms asked for
+            # it on disk before the answer: the producer hears that it may not be.
+            raise StorageWriteFailed(f"cannot flush {self.directory}: {exc.strerror or exc}", exc.errno) from None
         return AppendInfo(assigned[0][1].base_offset, offset - 1, log_append_time, self.log_start_offset, record_count)
 
     def _validate(self, data: bytearray) -> list[tuple[int, rec.BatchHeader]]:
@@ -542,14 +554,25 @@ class PartitionLog:
         the next open trusts the indexes instead of rescanning."""
         if self._closed:
             return
-        self.active_segment.on_become_inactive()
-        self.flush()
-        self.producer_state.take_snapshot(self.log_end_offset)
-        _write_checkpoint(self.directory / LOG_START_OFFSET_FILE, self.log_start_offset)
+        try:
+            self.active_segment.on_become_inactive()
+            self.flush()
+            self.producer_state.take_snapshot(self.log_end_offset)
+            _write_checkpoint(self.directory / LOG_START_OFFSET_FILE, self.log_start_offset)
+            clean = True
+        except OSError as exc:
+            # A full, failed or read-only disk: no clean-shutdown marker, so the next start
+            # recovers this partition from its files (which hold every acknowledged batch).
+            log.error("%s: cannot close cleanly (%s); the next start recovers it", self.directory, exc.strerror or exc)
+            clean = False
         for segment in self.segments:
             segment.close()
-        (self.directory / CLEAN_SHUTDOWN_FILE).touch()
         self._closed = True
+        if clean:
+            try:
+                (self.directory / CLEAN_SHUTDOWN_FILE).touch()
+            except OSError as exc:
+                log.error("%s: cannot mark a clean shutdown (%s)", self.directory, exc.strerror or exc)
 
     def delete(self) -> None:
         """Close without flushing and remove the partition directory."""

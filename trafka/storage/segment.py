@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from trafka.storage.errors import LogClosed
+from trafka.storage.errors import LogClosed, StorageWriteFailed
 from trafka.storage.index import CorruptIndex, OffsetIndex, TimeIndex, write_all
 from trafka.wire import records as rec
 
@@ -85,6 +85,7 @@ class LogSegment:
         # the age of the active segment (Kafka's rollingBasedTimestamp).
         self.rolling_based_timestamp: int | None = None
         self._bytes_since_last_index_entry = 0
+        self._torn = False  # a failed append whose cut-back also failed (see _cut_back)
 
     def _path(self, suffix: str) -> Path:
         return self.directory / (offset_filename(self.base_offset, suffix) + self.suffix)
@@ -234,16 +235,59 @@ class LogSegment:
     def append(self, data, batches: list[tuple[int, rec.BatchHeader]]) -> None:
         """Write whole batches (offsets already assigned) and index them.
 
-        `batches` are (position within data, header) pairs.
+        `batches` are (position within data, header) pairs. When the disk refuses a write
+        (full, EIO, read-only) everything this call wrote is cut back before StorageWriteFailed
+        is raised, so the file, the indexes and the in-memory state stay as they were.
         """
         start = self.size
-        write_all(self.fileno(), data)
-        self.size += len(data)
-        for pos, header in batches:
-            self._index_batch(start + pos, header, write=True)
-            self._track(header)
+        saved = (
+            self.next_offset, self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far,
+            self.rolling_based_timestamp, self._bytes_since_last_index_entry,
+            len(self.offset_index), len(self.time_index),
+        )
+        try:
+            write_all(self.fileno(), data)
+            self.size += len(data)
+            for pos, header in batches:
+                self._index_batch(start + pos, header, write=True)
+                self._track(header)
+        except OSError as exc:
+            self._cut_back(start, saved, exc)
+            raise StorageWriteFailed(f"cannot append to {self.log_path}: {exc.strerror or exc}", exc.errno) from None
         if self.rolling_based_timestamp is None and batches:
             self.rolling_based_timestamp = batches[0][1].max_timestamp
+
+    def _cut_back(self, size: int, saved: tuple, cause: OSError) -> None:
+        """Undo a failed append: the file back to `size` bytes, the indexes and counters back
+        to `saved`. If even that fails, the segment stays marked and the next append retries."""
+        (self.next_offset, self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far,
+         self.rolling_based_timestamp, self._bytes_since_last_index_entry, offsets, times) = saved
+        self.size = size
+        try:
+            if os.fstat(self.fileno()).st_size != size:  # nothing to cut when no byte was written
+                os.ftruncate(self.fileno(), size)
+            self.offset_index.truncate_entries(offsets)
+            self.time_index.truncate_entries(times)
+            self._torn = False
+        except OSError as exc:
+            self._torn = True
+            log.error("%s: cannot cut back a failed append to %d bytes (%s); retrying before the next append",
+                      self.log_path, size, exc.strerror or exc)
+        else:
+            log.warning("%s: append failed (%s), cut back to %d bytes", self.log_path, cause.strerror or cause, size)
+
+    def repair_torn_tail(self) -> None:
+        """Finish a cut-back that failed (see _cut_back); raises StorageWriteFailed if it fails again."""
+        if not self._torn:
+            return
+        try:
+            if os.fstat(self.fileno()).st_size != self.size:
+                os.ftruncate(self.fileno(), self.size)
+            self.offset_index.truncate_entries(len(self.offset_index))
+            self.time_index.truncate_entries(len(self.time_index))
+        except OSError as exc:
+            raise StorageWriteFailed(f"cannot repair {self.log_path}: {exc.strerror or exc}", exc.errno) from None
+        self._torn = False
 
     def on_become_inactive(self) -> None:
         """Record the segment's max timestamp in the time index so a reload (and retention)

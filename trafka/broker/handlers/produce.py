@@ -9,6 +9,8 @@ Behavior:
 - Transactional produce is refused: trafka has no transaction coordinator.
 - `__consumer_offsets` is written by the group coordinator only: INVALID_TOPIC_EXCEPTION, as
   in Kafka.
+- A disk that refuses the write (full, EIO, read-only) is KAFKA_STORAGE_ERROR for that
+  partition's batch, which is cut back from the log; the connection stays open.
 - Idempotence: a duplicate batch is answered with the offsets it got the first time; a
   sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER.
 """
@@ -36,6 +38,7 @@ _STORAGE_ERRORS = {
     storage_errors.InvalidRecord: ErrorCode.INVALID_RECORD,
     storage_errors.RecordBatchTooLarge: ErrorCode.RECORD_LIST_TOO_LARGE,
     storage_errors.LogClosed: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    storage_errors.StorageWriteFailed: ErrorCode.KAFKA_STORAGE_ERROR,
 }
 
 
