@@ -117,3 +117,18 @@ def test_broker_that_fails_to_start_is_reported(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--trafka-config", "no.such.setting=1", timeout=120)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*broker did not start*"])
+
+
+def test_in_process_brokers_from_the_fixture_and_the_setting(pytester):
+    pytester.makepyfile(test_inproc='''
+def test_fixture(trafka_inprocess_broker, trafka_broker):
+    assert trafka_inprocess_broker.in_process and trafka_inprocess_broker.process is None
+    assert trafka_broker.in_process  # --trafka-in-process
+    trafka_inprocess_broker.advance_clock(1000)
+    assert trafka_inprocess_broker.clock()["offset_ms"] == 1000
+    with trafka_broker.inject_fault("Metadata", delay_ms=10):
+        assert len(trafka_broker.faults()) == 1
+    assert trafka_broker.faults() == []
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "--trafka-in-process", timeout=120)
+    result.assert_outcomes(passed=1)

@@ -13,6 +13,7 @@ import struct
 
 import trio
 
+from trafka.broker.faults import ConnectionDropped
 from trafka.broker.handlers.api_versions import unsupported_version_body
 from trafka.broker.registry import ROUTES
 from trafka.broker.sending import EncodedBody, send_response
@@ -110,7 +111,11 @@ async def dispatch(broker, frame: bytes, peer: str) -> list | None:
         body = framing.decode_request(frame, header, api)
     except framing.MalformedRequest as exc:
         raise BadRequest(f"{exc} (client {header.client_id!r})") from None
-    result = await route.handle(RequestContext(broker, header, peer), body)
+    ctx = RequestContext(broker, header, peer)
+    if broker.faults:  # injected faults (trafka.broker.faults) are checked here and nowhere else
+        result = await broker.faults.intercept(route, ctx, body)
+    else:
+        result = await route.handle(ctx, body)
     if result is None:
         return None
     if type(result) is EncodedBody:
@@ -119,6 +124,14 @@ async def dispatch(broker, frame: bytes, peer: str) -> list | None:
 
 
 async def serve_connection(broker, stream: trio.SocketStream) -> None:
+    if broker.faults.is_down():  # an injected "down": refuse by closing at once
+        await trio.aclose_forcefully(stream)
+        return
+    with broker.faults.connection():
+        await _serve(broker, stream)
+
+
+async def _serve(broker, stream: trio.SocketStream) -> None:
     try:
         peer = "%s:%s" % stream.socket.getpeername()[:2]
     except OSError:
@@ -147,6 +160,8 @@ async def serve_connection(broker, stream: trio.SocketStream) -> None:
                 pending = []
     except BadRequest as exc:
         log.warning("closing connection from %s: %s", peer, exc)
+    except ConnectionDropped as exc:
+        log.info("closing connection from %s: %s", peer, exc)
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         pass
     except Exception:

@@ -1,6 +1,7 @@
 """The broker's storage timers: retention, the log cleaner and the flush scheduler.
 
-Each is a trio task that sleeps its interval, reads the broker's injected clock, and calls the
+Each is a trio task that sleeps its interval (or wakes when the broker clock is advanced),
+reads the broker's injected clock, and calls the
 synchronous storage layer for every partition. Storage stays free of trio; these loops are the
 only place its retention, compaction and flush policies are driven from.
 
@@ -53,20 +54,27 @@ def run_flush_once(broker) -> None:
     _each_log(broker, lambda partition_log: partition_log.flush_if_due(), "flush")
 
 
-async def every(interval_ms: int, action) -> None:
+async def every(broker, interval_ms: int, action) -> None:
+    """Run `action` every `interval_ms` of broker time. When advance_clock moves broker time
+    past the next run, it runs at once instead of at the next wall-clock tick."""
+    due = broker.clock.time_ms() + interval_ms
     while True:
-        await trio.sleep(interval_ms / 1000)
-        action()
+        with trio.move_on_after(max(due - broker.clock.time_ms(), 0) / 1000):
+            await broker.wait_clock_moved()
+        now = broker.clock.time_ms()
+        if now >= due:
+            action()
+            due = now + interval_ms
 
 
 def storage_tasks(broker) -> list:
     """The coroutine functions `Broker.background_tasks` adds for storage."""
     config = broker.config
     tasks = [
-        partial(every, config["log.retention.check.interval.ms"], partial(run_retention_once, broker)),
-        partial(every, config["log.flush.scheduler.interval.ms"], partial(run_flush_once, broker)),
+        partial(every, broker, config["log.retention.check.interval.ms"], partial(run_retention_once, broker)),
+        partial(every, broker, config["log.flush.scheduler.interval.ms"], partial(run_flush_once, broker)),
     ]
     if config["log.cleaner.enable"]:
         cleaner = LogCleaner()
-        tasks.append(partial(every, config["log.cleaner.backoff.ms"], partial(run_cleaner_once, broker, cleaner)))
+        tasks.append(partial(every, broker, config["log.cleaner.backoff.ms"], partial(run_cleaner_once, broker, cleaner)))
     return tasks

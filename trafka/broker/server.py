@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import uuid
 from functools import partial
 from pathlib import Path
@@ -14,11 +15,12 @@ from trafka.broker.config import BrokerConfig
 from trafka.broker.connection import serve_connection
 from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.handlers.metadata import MetadataCache
+from trafka.broker.faults import FaultTable
 from trafka.broker.log_tasks import every, storage_tasks
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
-from trafka.storage.clock import SystemClock
-from trafka.storage.manager import LogManager
+from trafka.storage.clock import BrokerClock
+from trafka.storage.manager import LOCK_FILE, LogManager
 
 log = logging.getLogger("trafka.broker")
 
@@ -29,7 +31,9 @@ class Broker:
     def __init__(self, data_dir: Path, config: BrokerConfig, clock=None):
         self.data_dir = Path(data_dir)
         self.config = config
-        self.clock = clock or SystemClock()
+        # Broker time: the wall clock plus a forward-only offset that tests move (advance_clock).
+        self.clock = clock or BrokerClock(state_dir=self.data_dir)
+        self._clock_moved = trio.Event()
         # Opening the logs locks the data dir and recovers every partition.
         self.logs = LogManager(self.data_dir, broker_config=config.raw, clock=self.clock)
         self.node_id = config["node.id"]
@@ -39,8 +43,12 @@ class Broker:
         self.producer_ids = ProducerIdManager(self.data_dir / "producer_ids")
         # Creates __consumer_offsets if missing and replays it: groups and offsets are back.
         self.group_coordinator = GroupCoordinator(self.logs, config, self.clock)
+        if hasattr(self.clock, "on_advance"):  # a unit test's ManualClock has no listeners
+            self.clock.on_advance(self._wake_timers)
+            self.clock.on_advance(self.group_coordinator.reschedule)
         self._data_arrived = trio.Event()
         self.metadata_cache = MetadataCache()
+        self.faults = FaultTable()
         load_handlers()
 
     @property
@@ -59,6 +67,19 @@ class Broker:
     async def wait_for_data(self) -> None:
         await self._data_arrived.wait()
 
+    def advance_clock(self, ms: int) -> int:
+        """Move broker time forward; every background check now due runs at once. Call it on
+        the broker's trio thread. Returns the clock's new offset."""
+        return self.clock.advance(ms)
+
+    def _wake_timers(self) -> None:
+        event, self._clock_moved = self._clock_moved, trio.Event()
+        event.set()
+
+    async def wait_clock_moved(self) -> None:
+        """Returns when advance_clock moves broker time (timer loops re-check their deadlines)."""
+        await self._clock_moved.wait()
+
     def background_tasks(self) -> list:
         """Coroutines that run for the broker's lifetime (retention, flushing, group timers)."""
         def expire_offsets():
@@ -66,12 +87,30 @@ class Broker:
 
         return [
             self.group_coordinator.run,
-            partial(every, self.config["offsets.retention.check.interval.ms"], expire_offsets),
+            partial(every, self, self.config["offsets.retention.check.interval.ms"], expire_offsets),
             *storage_tasks(self),
         ]
 
-    def close(self) -> None:
-        self.logs.close()
+    def snapshot(self, target: Path) -> Path:
+        """Copy a consistent image of the data dir to `target` (which must not exist).
+
+        Synchronous on purpose: called on the broker's trio thread it holds the event loop, so
+        no request changes a log mid-copy (the broker is paused for the copy's duration). Every
+        log is flushed first; the copy has no clean-shutdown markers, so a broker opening it
+        recovers each active segment, as after a crash with nothing lost.
+        """
+        target = Path(target)
+        if target.exists():
+            raise FileExistsError(f"snapshot target {target} already exists")
+        for _, _, partition_log in self.logs.logs():
+            partition_log.flush()
+        shutil.copytree(self.data_dir, target, ignore=shutil.ignore_patterns(LOCK_FILE))
+        log.info("snapshot of %s written to %s", self.data_dir, target)
+        return target
+
+    def close(self, clean: bool = True) -> None:
+        """Close the logs; `clean=False` leaves them as a killed process would."""
+        self.logs.close(clean)
 
 
 def _cluster_id(data_dir: Path) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import threading
 import time
-from typing import Protocol
+from pathlib import Path
+from typing import Callable, Protocol
 
 
 class Clock(Protocol):
@@ -28,3 +31,53 @@ class ManualClock:
 
     def advance(self, ms: int) -> None:
         self.now_ms += ms
+
+
+OFFSET_FILE = "clock.offset"
+
+
+class BrokerClock:
+    """The broker's time: the wall clock plus an offset that only ever grows.
+
+    `advance(ms)` moves it forward for tests (retention, session timeouts, offset expiry...)
+    and tells every listener, so background checks whose deadline passed run at once. The
+    offset is kept in the data dir (when one is given), so a restart never moves time back.
+    """
+
+    def __init__(self, offset_ms: int = 0, state_dir: Path | None = None):
+        self._path = Path(state_dir) / OFFSET_FILE if state_dir is not None else None
+        stored = _read_offset(self._path) if self._path is not None else 0
+        self.offset_ms = max(offset_ms, stored)
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[], None]] = []
+
+    def time_ms(self) -> int:
+        return time.time_ns() // 1_000_000 + self.offset_ms
+
+    def on_advance(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def advance(self, ms: int) -> int:
+        """Move time forward by `ms` (a non-negative whole number); returns the new offset."""
+        if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
+            raise ValueError(f"the clock moves forward only, by a whole number of ms >= 0; got {ms!r}")
+        with self._lock:
+            self.offset_ms += ms
+            if self._path is not None:
+                _write_offset(self._path, self.offset_ms)
+        for listener in list(self._listeners):
+            listener()
+        return self.offset_ms
+
+
+def _read_offset(path: Path) -> int:
+    try:
+        return max(int(path.read_text().strip() or 0), 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _write_offset(path: Path, offset_ms: int) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(f"{offset_ms}\n")
+    os.replace(tmp, path)

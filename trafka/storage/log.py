@@ -574,6 +574,13 @@ class PartitionLog:
             except OSError as exc:
                 log.error("%s: cannot mark a clean shutdown (%s)", self.directory, exc.strerror or exc)
 
+    def abandon(self) -> None:
+        """Close the files as a killed process would: no flush, no checkpoints, no clean-shutdown
+        marker, so the next open recovers (an in-process broker's abrupt stop)."""
+        for segment in self.segments:
+            segment.close()
+        self._closed = True
+
     def delete(self) -> None:
         """Close without flushing and remove the partition directory."""
         for segment in self.segments:

@@ -268,9 +268,13 @@ class LogManager:
         for _, _, partition_log in self.logs():
             partition_log.flush()
 
-    def close(self) -> None:
+    def close(self, clean: bool = True) -> None:
+        """Close every log; `clean=False` leaves them as a killed process would (see abandon)."""
         for _, _, partition_log in self.logs():
-            partition_log.close()
+            if clean:
+                partition_log.close()
+            else:
+                partition_log.abandon()
         self._logs.clear()
         if self._lock_fd is not None:
             os.close(self._lock_fd)

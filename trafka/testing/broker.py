@@ -1,4 +1,10 @@
-"""`TrafkaBroker`: one broker process, started on a free loopback port."""
+"""`TrafkaBroker`: one broker, started on a free loopback port: a child process, or
+(`in_process=True`) trio in a background thread of the test process.
+
+Both offer the same control: stop, kill, restart, `advance_clock`, `inject_fault`, `faults`,
+`clear_faults`, `snapshot`. In process they run on the broker's trio thread; for a child
+process they go over its HTTP control endpoints (`/api/v1/clock`, `/api/v1/faults`...).
+"""
 
 from __future__ import annotations
 
@@ -21,6 +27,29 @@ class BrokerFailedToStart(RuntimeError):
     pass
 
 
+class InjectedFault:
+    """What `inject_fault` returns: the fault's id and description; as a context manager the
+    fault is removed when the block ends (if it has not run out already)."""
+
+    def __init__(self, broker: "TrafkaBroker", description: dict):
+        self.broker = broker
+        self.id = description["id"]
+        self.description = description
+
+    def remove(self) -> bool:
+        return self.broker.remove_fault(self.id)
+
+    def __enter__(self) -> "InjectedFault":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.broker.running:
+            self.remove()
+
+    def __repr__(self) -> str:
+        return f"InjectedFault({self.description})"
+
+
 class TrafkaBroker:
     """A broker process; restartable on the same port and data directory."""
 
@@ -30,13 +59,16 @@ class TrafkaBroker:
         config: dict[str, object] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        in_process: bool = False,
     ):
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="trafka-"))
         self.config = dict(config or {})
         self.host = host
         self.port = port
+        self.in_process = in_process
         self.process: subprocess.Popen | None = None
+        self._thread_broker = None  # the InProcessBroker while running in process
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.broker.log"
         self._log_file = None
 
@@ -47,9 +79,17 @@ class TrafkaBroker:
     def get_bootstrap_server(self) -> str:
         return self.bootstrap_servers
 
+    @property
+    def running(self) -> bool:
+        if self.in_process:
+            return self._thread_broker is not None and self._thread_broker.alive
+        return self.process is not None and self.process.poll() is None
+
     def start(self) -> "TrafkaBroker":
-        if self.process is not None:
+        if self.process is not None or self._thread_broker is not None:
             raise RuntimeError("broker is already running")
+        if self.in_process:
+            return self._start_in_process()
         cmd = [sys.executable, "-m", "trafka", "serve", "--host", self.host, "--port", str(self.port), "--data-dir", str(self.data_dir)]
         for name, value in self.config.items():
             cmd += ["--config", f"{name}={value}"]
@@ -72,8 +112,26 @@ class TrafkaBroker:
         threading.Thread(target=self.process.stdout.read, daemon=True).start()
         return int(match.group(2))
 
+    def _start_in_process(self) -> "TrafkaBroker":
+        from trafka.testing.in_process import InProcessBroker
+
+        # One __consumer_offsets partition unless the test says otherwise (as testcontainers'
+        # Kafka setups do): creating Kafka's 50 is most of a fresh broker's start-up.
+        config = {"offsets.topic.num.partitions": 1, **self.config}
+        runner = InProcessBroker(self.data_dir, config, self.host, self.port, self.log_path)
+        try:
+            self.port = runner.start(START_TIMEOUT_SECONDS)
+        except Exception as exc:
+            raise BrokerFailedToStart(f"broker did not start: {exc}\nits log:\n{self.log_text()}") from exc
+        self._thread_broker = runner
+        return self
+
     def stop(self, timeout: float = 15) -> int | None:
-        """SIGTERM and wait: a clean shutdown."""
+        """SIGTERM and wait: a clean shutdown (in process: cancel serving, close the logs)."""
+        if self._thread_broker is not None:
+            self._thread_broker.stop(timeout)
+            self._thread_broker = None
+            return 0
         if self.process is None:
             return None
         self.process.send_signal(signal.SIGTERM)
@@ -86,7 +144,12 @@ class TrafkaBroker:
         return code
 
     def kill(self) -> None:
-        """SIGKILL: the broker gets no chance to flush or close anything."""
+        """SIGKILL: the broker gets no chance to flush or close anything (in process: serving
+        stops at once and the files are closed without flush or clean-shutdown marker)."""
+        if self._thread_broker is not None:
+            self._thread_broker.kill()
+            self._thread_broker = None
+            return
         if self.process is None:
             return
         self.process.kill()
@@ -105,6 +168,57 @@ class TrafkaBroker:
                     raise
                 self.process = None
                 time.sleep(0.2)
+
+    # --- test control -----------------------------------------------------------------------
+
+    def _control(self, method: str, path: str, body: dict | None = None):
+        """A control call: on the broker's trio thread in process, else over HTTP."""
+        if not self.running:
+            raise RuntimeError("the broker is not running")
+        if self.in_process:
+            from trafka.broker import control
+
+            return self._thread_broker.call(control.handle, self._thread_broker.broker, method, path, body)
+        return _http_control(self, method, path, body)
+
+    def clock(self) -> dict:
+        """Broker time: {"time_ms": wall clock + offset, "offset_ms": the offset}."""
+        return self._control("GET", "/api/v1/clock")
+
+    def advance_clock(self, ms: int) -> dict:
+        """Move broker time forward by `ms`; every background check now due runs at once."""
+        return self._control("POST", "/api/v1/clock/advance", {"ms": ms})
+
+    def inject_fault(self, api=None, *, error=None, count: int | None = None, delay_ms: int | None = None,
+                     drop_connection: bool = False, throttle_ms: int | None = None, topic: str | None = None,
+                     partition: int | None = None, down_ms: int | None = None) -> InjectedFault:
+        """Arm a fault (see docs/testing.md): e.g. `inject_fault("Produce", error="NOT_LEADER_OR_FOLLOWER",
+        count=3)`, `inject_fault("Metadata", delay_ms=1500, count=1)`, `inject_fault(down_ms=2000)`.
+        Without `count` it applies until removed. Bad names or values raise ValueError."""
+        spec = {"api": api, "error": error, "count": count, "delay_ms": delay_ms,
+                "drop_connection": drop_connection or None, "throttle_ms": throttle_ms, "topic": topic,
+                "partition": partition, "down_ms": down_ms}
+        description = self._control("POST", "/api/v1/faults", {k: v for k, v in spec.items() if v is not None})
+        return InjectedFault(self, description)
+
+    def faults(self) -> list[dict]:
+        """Each armed fault with its id, what it does, `remaining` and `fired`."""
+        return self._control("GET", "/api/v1/faults")
+
+    def remove_fault(self, fault_id: int) -> bool:
+        try:
+            return self._control("DELETE", f"/api/v1/faults/{fault_id}")["removed"] > 0
+        except LookupError:
+            return False
+
+    def clear_faults(self) -> int:
+        return self._control("DELETE", "/api/v1/faults")["removed"]
+
+    def snapshot(self, path: str | Path) -> Path:
+        """Copy a consistent image of the data dir to `path` (the broker pauses for the copy).
+        `TrafkaBroker(data_dir=copy)` starts from it."""
+        self._control("POST", "/api/v1/snapshot", {"path": str(Path(path).absolute())})
+        return Path(path)
 
     def _reap(self) -> None:
         if self.process and self.process.stdout:
@@ -134,3 +248,10 @@ class TrafkaBroker:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _http_control(broker: TrafkaBroker, method: str, path: str, body: dict | None):
+    raise RuntimeError(
+        "control of a broker child process goes over its HTTP control endpoints, which this "
+        "build does not have yet; use TrafkaBroker(in_process=True)"
+    )

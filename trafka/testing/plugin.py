@@ -3,6 +3,11 @@
 - `trafka_broker`: a fresh broker for one test (its own process, port and data directory).
 - `trafka_session_broker`: one broker shared by the whole session.
 - `trafka_topic`: a topic name unique to the test, for use with the shared broker.
+- `trafka_inprocess_broker`: a fresh broker on trio in a thread of the test process; it starts
+  in milliseconds, so every test can have its own.
+
+`trafka_broker` and `trafka_session_broker` are child processes unless `--trafka-in-process`
+(or `trafka_in_process = true` in the ini file) makes them in-process brokers too.
 
 Broker settings, by Kafka's names, for both brokers: `--trafka-config NAME=VALUE` on the
 command line (repeatable), or `trafka_config` lines in the ini file; the command line wins.
@@ -24,6 +29,7 @@ from trafka.testing.broker import TrafkaBroker
 
 _started: list[TrafkaBroker] = []
 _CONFIG = pytest.StashKey[dict]()
+_IN_PROCESS = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,10 +38,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a broker setting for the trafka fixtures, by Kafka's name (repeatable)")
     parser.addini("trafka_config", type="linelist", default=[],
                   help="broker settings NAME=VALUE for the trafka fixtures, one per line")
+    group.addoption("--trafka-in-process", action="store_true", default=None,
+                    help="run trafka_broker and trafka_session_broker in the test process")
+    parser.addini("trafka_in_process", type="bool", default=False,
+                  help="run trafka_broker and trafka_session_broker in the test process")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "trafka_config(settings): broker settings (a dict) for this test's trafka_broker")
+    option = config.getoption("trafka_in_process")
+    config.stash[_IN_PROCESS] = bool(config.getini("trafka_in_process") if option is None else option)
     config.stash[_CONFIG] = _parse(list(config.getini("trafka_config")) + list(config.getoption("trafka_config") or []))
 
 
@@ -49,10 +61,12 @@ def _parse(items: list[str]) -> dict[str, str]:
     return settings
 
 
-def _start(request: pytest.FixtureRequest, data_dir, extra: dict | None = None) -> TrafkaBroker:
+def _start(request: pytest.FixtureRequest, data_dir, extra: dict | None = None, in_process: bool | None = None) -> TrafkaBroker:
     config = dict(request.config.stash.get(_CONFIG, {}))
     config.update(extra or {})
-    broker = TrafkaBroker(data_dir=data_dir, config=config)
+    if in_process is None:
+        in_process = request.config.stash.get(_IN_PROCESS, False)
+    broker = TrafkaBroker(data_dir=data_dir, config=config, in_process=in_process)
     _started.append(broker)
     return broker.start()
 
@@ -65,12 +79,25 @@ def _close(broker: TrafkaBroker) -> None:
             _started.remove(broker)
 
 
-@pytest.fixture
-def trafka_broker(request, tmp_path):
+def _marked_config(request) -> dict:
     extra: dict = {}
     for marker in reversed(list(request.node.iter_markers("trafka_config"))):
         extra.update(*marker.args, **marker.kwargs)
-    broker = _start(request, tmp_path / "data", extra)
+    return extra
+
+
+@pytest.fixture
+def trafka_broker(request, tmp_path):
+    broker = _start(request, tmp_path / "data", _marked_config(request))
+    try:
+        yield broker
+    finally:
+        _close(broker)
+
+
+@pytest.fixture
+def trafka_inprocess_broker(request, tmp_path):
+    broker = _start(request, tmp_path / "inprocess-data", _marked_config(request), in_process=True)
     try:
         yield broker
     finally:

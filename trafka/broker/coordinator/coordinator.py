@@ -513,6 +513,10 @@ class GroupCoordinator:
     def _reschedule(self) -> None:
         self._wakeup.set()
 
+    def reschedule(self) -> None:
+        """Re-check every deadline now (the broker clock moved)."""
+        self._wakeup.set()
+
     def _now(self) -> int:
         return self.clock.time_ms()
 
