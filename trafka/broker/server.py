@@ -14,8 +14,8 @@ import trio
 from trafka.broker.config import BrokerConfig
 from trafka.broker.connection import serve_connection
 from trafka.broker.coordinator import GroupCoordinator
-from trafka.broker.handlers.metadata import MetadataCache
 from trafka.broker.faults import FaultTable
+from trafka.broker.handlers.metadata import MetadataCache
 from trafka.broker.log_tasks import every, storage_tasks
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
