@@ -134,7 +134,15 @@ SETTINGS: dict[str, Setting] = {
         Setting("group.initial.rebalance.delay.ms", _int(0, _MAX_INT), "0", "wait for more members before the first rebalance (Kafka: 3000; 0 suits a dev broker)"),
         Setting("group.min.session.timeout.ms", _int(0, _MAX_INT), "1000", "smallest session timeout a member may ask for"),
         Setting("group.max.session.timeout.ms", _int(0, _MAX_INT), "1800000", "largest session timeout a member may ask for"),
-        Setting("transactional.id.expiration.ms", _int(1, _MAX_INT), "604800000", "accepted for compatibility"),
+        Setting("transactional.id.expiration.ms", _int(1, _MAX_INT), "604800000", "a transactional id with no transaction for this long is forgotten"),
+        Setting("transaction.max.timeout.ms", _int(1, _MAX_INT), "900000", "largest transaction.timeout.ms a producer may ask for"),
+        Setting("transaction.state.log.num.partitions", _int(1, 1000), "50", "partitions of __transaction_state"),
+        Setting("transaction.state.log.segment.bytes", _int(1024, _MAX_INT), "104857600", "segment size of __transaction_state"),
+        Setting("transaction.state.log.replication.factor", _int(1, 32767), "1", "accepted; there is one replica"),
+        Setting("transaction.state.log.min.isr", _int(1, _MAX_INT), "1", "accepted; there is one replica"),
+        Setting("transaction.state.log.load.buffer.size", _int(1, _MAX_INT), "5242880", "accepted for compatibility"),
+        Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", _int(1, _MAX_INT), "10000", "how often transactions past their timeout are aborted"),
+        Setting("transaction.remove.expired.transaction.cleanup.interval.ms", _int(1, _MAX_INT), "3600000", "how often expired transactional ids are removed"),
     ]
 }
 

@@ -19,6 +19,7 @@ from trafka.broker.handlers.metadata import MetadataCache
 from trafka.broker.log_tasks import every, storage_tasks
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
+from trafka.broker.transaction import TransactionCoordinator
 from trafka.storage.clock import BrokerClock
 from trafka.storage.manager import LOCK_FILE, LogManager
 
@@ -46,6 +47,10 @@ class Broker:
         if hasattr(self.clock, "on_advance"):  # a unit test's ManualClock has no listeners
             self.clock.on_advance(self._wake_timers)
             self.clock.on_advance(self.group_coordinator.reschedule)
+        # Creates __transaction_state if missing, replays it, finishes interrupted commits/aborts.
+        self.txn_coordinator = TransactionCoordinator(
+            self.logs, config, self.clock, self.producer_ids, self.group_coordinator
+        )
         self._data_arrived = trio.Event()
         self.metadata_cache = MetadataCache()
         self.faults = FaultTable()
@@ -88,6 +93,10 @@ class Broker:
         return [
             self.group_coordinator.run,
             partial(every, self, self.config["offsets.retention.check.interval.ms"], expire_offsets),
+            partial(every, self, self.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"],
+                    self.txn_coordinator.run_timed_out_check),
+            partial(every, self, self.config["transaction.remove.expired.transaction.cleanup.interval.ms"],
+                    self.txn_coordinator.run_expiration_check),
             *storage_tasks(self),
         ]
 

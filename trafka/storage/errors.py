@@ -44,6 +44,10 @@ class InvalidProducerEpoch(StorageError):
     """INVALID_PRODUCER_EPOCH (47): the batch's producer epoch is older than the current one."""
 
 
+class InvalidTxnState(StorageError):
+    """A producer's batch does not fit its transaction: a non-transactional batch while one is open."""
+
+
 class UnknownTopic(StorageError):
     """UNKNOWN_TOPIC_OR_PARTITION (3)."""
 

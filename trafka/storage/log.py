@@ -32,8 +32,9 @@ from trafka.storage.errors import (
     StorageWriteFailed,
 )
 from trafka.storage.index import CorruptIndex
-from trafka.storage.producer_state import ProducerStateManager, is_idempotent
+from trafka.storage.producer_state import CompletedTxn, ProducerStateManager, has_producer_state
 from trafka.storage.segment import LOG_SUFFIX, FileSlice, LogSegment, TailCorrupt, offset_filename
+from trafka.storage.txn_index import AbortedTxn
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.storage")
@@ -142,6 +143,13 @@ class PartitionLog:
         return self.log_end_offset
 
     @property
+    def last_stable_offset(self) -> int:
+        """The first offset of the oldest open transaction, else the high watermark:
+        read_committed consumers never read past it."""
+        first_unstable = self.producer_state.first_unstable_offset()
+        return self.high_watermark if first_unstable is None else min(first_unstable, self.high_watermark)
+
+    @property
     def active_segment(self) -> LogSegment:
         return self.segments[-1]
 
@@ -231,11 +239,34 @@ class PartitionLog:
         state.delete_snapshots_above(self.log_end_offset)
         snapshot = state.load_latest_snapshot()
         start = max(snapshot if snapshot is not None else 0, self.segments[0].base_offset)
-        headers = (h for seg in self.segments if seg.next_offset > start for _, h in seg.batches_from(start))
-        replayed = state.rebuild(snapshot, headers)
+        replayed = 0
+        for segment in self.segments:
+            if segment.next_offset <= start:
+                continue
+            batches = []
+            for pos, header in segment.batches_from(start):
+                control = None
+                if header.is_control:
+                    try:
+                        control = rec.control_type(segment.pread(pos, header.size))
+                    except rec.CorruptRecordError as exc:
+                        log.warning("%s: skipping unreadable control batch at %d: %s", self.directory, header.base_offset, exc)
+                        continue
+                batches.append((header, control))
+            replayed += len(batches)
+            for done in state.rebuild(snapshot, batches):
+                self._index_aborted(segment, done)
+            snapshot = snapshot if snapshot is not None else -1  # clear the state once only
         state.on_log_start_offset_incremented(self.log_start_offset)
         if replayed or snapshot is not None:
             log.debug("%s: producer state from snapshot %s plus %d batches", self.directory, snapshot, replayed)
+
+    def _index_aborted(self, segment: LogSegment, done: CompletedTxn) -> None:
+        """An aborted transaction goes into the transaction index of its marker's segment."""
+        if done.aborted:
+            first_unstable = self.producer_state.first_unstable_offset()
+            lso = done.last_offset + 1 if first_unstable is None else min(first_unstable, done.last_offset + 1)
+            segment.txn_index.append(AbortedTxn(done.producer_id, done.first_offset, done.last_offset, lso))
 
     # --- appending ------------------------------------------------------------------------
 
@@ -264,7 +295,7 @@ class PartitionLog:
 
         producer_append = self.producer_state.prepare()
         for _, header in assigned:
-            if is_idempotent(header) and (original := producer_append.check(header)):
+            if has_producer_state(header) and (original := producer_append.check(header)):
                 return AppendInfo(
                     original.first_offset, original.last_offset,
                     original.timestamp if self.config.log_append_time else rec.NO_TIMESTAMP,
@@ -288,6 +319,35 @@ class PartitionLog:
             # it on disk before the answer: the producer hears that it may not be.
             raise StorageWriteFailed(f"cannot flush {self.directory}: {exc.strerror or exc}", exc.errno) from None
         return AppendInfo(assigned[0][1].base_offset, offset - 1, log_append_time, self.log_start_offset, record_count)
+
+    def append_control(
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, *, partition_leader_epoch: int = 0
+    ) -> AppendInfo:
+        """Write a transaction marker (COMMIT or ABORT control batch) for the producer and close
+        its open transaction here; an abort is added to the transaction index.
+        Raises InvalidProducerEpoch for a marker older than the producer's epoch."""
+        self._check_open()
+        self.producer_state.check_marker(producer_id, producer_epoch)
+        now = self.clock.time_ms()
+        offset = self.log_end_offset
+        data = bytearray(rec.encode_control_batch(producer_id, producer_epoch, commit, coordinator_epoch, now, offset))
+        rec.set_base_offset(data, 0, offset, partition_leader_epoch)
+        header = rec.parse_header(data, 0)
+        try:
+            segment = self._maybe_roll(len(data), header.max_timestamp, offset, now)
+        except OSError as exc:
+            raise StorageWriteFailed(f"cannot roll a new segment in {self.directory}: {exc.strerror or exc}", exc.errno) from None
+        segment.repair_torn_tail()
+        segment.append(data, [(0, header)])  # cut back whole on StorageWriteFailed
+        done = self.producer_state.complete_txn(producer_id, producer_epoch, offset, commit)
+        if done is not None:
+            self._index_aborted(segment, done)
+        self._unflushed_messages += 1
+        try:
+            self.flush_if_due()
+        except OSError as exc:
+            raise StorageWriteFailed(f"cannot flush {self.directory}: {exc.strerror or exc}", exc.errno) from None
+        return AppendInfo(offset, offset, rec.NO_TIMESTAMP, self.log_start_offset, 1)
 
     def _validate(self, data: bytearray) -> list[tuple[int, rec.BatchHeader]]:
         """Kafka's LogValidator checks that need no decoding, plus keys on compacted topics."""
@@ -426,6 +486,15 @@ class PartitionLog:
                 break
             start = segment.next_offset
         return ReadInfo(slices, self.high_watermark, self.log_start_offset)
+
+    def collect_aborted(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound), from the transaction
+        indexes of the segments holding fetch_offset and after (markers follow their data)."""
+        found: list[AbortedTxn] = []
+        for segment in self.segments[self._segment_index(fetch_offset) :]:
+            # No early stop: a marker can sit past upper_bound when an older transaction is open.
+            found.extend(segment.txn_index.collect_aborted(fetch_offset, upper_bound))
+        return found
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
         """The first record (at or after the log start offset) with a timestamp >= timestamp,

@@ -6,6 +6,10 @@ matches one of them is a duplicate: the log answers with the original offsets an
 nothing. The state is derived from batch headers only (producerId, producerEpoch,
 baseSequence, lastOffsetDelta), so it can always be rebuilt by scanning the log; snapshots
 (`<offset>.snapshot`, JSON) spare a restart most of that scan.
+
+Transactions: each producer's open transaction is its first offset (set by its first
+transactional batch, cleared by its COMMIT/ABORT marker). The smallest open first offset is the
+partition's first unstable offset, which bounds the last stable offset.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from trafka.storage.errors import InvalidProducerEpoch, OutOfOrderSequence
+from trafka.storage.errors import InvalidProducerEpoch, InvalidTxnState, OutOfOrderSequence
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.storage")
@@ -26,7 +30,8 @@ log = logging.getLogger("trafka.storage")
 BATCHES_TO_RETAIN = 5
 SNAPSHOT_SUFFIX = ".snapshot"
 SNAPSHOTS_TO_KEEP = 2
-_SNAPSHOT_VERSION = 1
+_SNAPSHOT_VERSION = 2  # 2 added each producer's open transaction; 1 is still read
+NO_TXN = -1
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,7 @@ class ProducerStateEntry:
     producer_id: int
     producer_epoch: int
     batches: deque = field(default_factory=lambda: deque(maxlen=BATCHES_TO_RETAIN))
+    current_txn_first_offset: int = NO_TXN
 
     @property
     def last_seq(self) -> int:
@@ -60,17 +66,27 @@ class ProducerStateEntry:
                 return batch
         return None
 
-    def add(self, header: rec.BatchHeader) -> None:
-        if header.producer_epoch != self.producer_epoch:
-            self.producer_epoch = header.producer_epoch
+    def update_epoch(self, epoch: int) -> None:
+        if epoch != self.producer_epoch:
+            self.producer_epoch = epoch
             self.batches.clear()
+
+    def add(self, header: rec.BatchHeader) -> None:
+        self.update_epoch(header.producer_epoch)
+        if header.is_transactional and self.current_txn_first_offset == NO_TXN:
+            self.current_txn_first_offset = header.base_offset
+        if header.base_sequence < 0:
+            return  # a transactional batch without sequences (offset commits): txn state only
         self.batches.append(
             BatchMetadata(header.base_sequence, header.last_sequence, header.base_offset,
                           header.last_offset, header.max_timestamp)
         )
 
     def copy(self) -> "ProducerStateEntry":
-        return ProducerStateEntry(self.producer_id, self.producer_epoch, deque(self.batches, maxlen=BATCHES_TO_RETAIN))
+        return ProducerStateEntry(
+            self.producer_id, self.producer_epoch, deque(self.batches, maxlen=BATCHES_TO_RETAIN),
+            self.current_txn_first_offset,
+        )
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:
@@ -79,6 +95,19 @@ def _in_sequence(last_seq: int, next_seq: int) -> bool:
 
 def is_idempotent(header: rec.BatchHeader) -> bool:
     return header.producer_id >= 0 and header.base_sequence >= 0
+
+
+def has_producer_state(header: rec.BatchHeader) -> bool:
+    """Batches the producer state follows: idempotent ones, and every transactional one."""
+    return header.producer_id >= 0 and (header.base_sequence >= 0 or header.is_transactional)
+
+
+@dataclass(frozen=True)
+class CompletedTxn:
+    producer_id: int
+    first_offset: int
+    last_offset: int  # the marker's offset
+    aborted: bool
 
 
 class ProducerAppendInfo:
@@ -95,10 +124,18 @@ class ProducerAppendInfo:
         ProducerAppendInfo."""
         pid = header.producer_id
         current = self._manager.producers.get(pid)
-        if current is not None and (duplicate := current.find_duplicate(header)):
+        if current is not None and header.base_sequence >= 0 and (duplicate := current.find_duplicate(header)):
             return duplicate
         entry = self.updated.get(pid) or (current.copy() if current else None)
-        if entry is not None:
+        if entry is not None and header.producer_epoch >= entry.producer_epoch and not header.is_transactional \
+                and entry.current_txn_first_offset != NO_TXN:
+            raise InvalidTxnState(f"producer {pid} sent a non-transactional batch inside an open transaction")
+        if entry is not None and header.base_sequence < 0:
+            if header.producer_epoch < entry.producer_epoch:
+                raise InvalidProducerEpoch(
+                    f"producer {pid} epoch {header.producer_epoch} is older than the current epoch {entry.producer_epoch}"
+                )
+        elif entry is not None:
             if header.producer_epoch < entry.producer_epoch:
                 raise InvalidProducerEpoch(
                     f"producer {pid} epoch {header.producer_epoch} is older than the current epoch {entry.producer_epoch}"
@@ -126,6 +163,40 @@ class ProducerStateManager:
         self.directory = Path(directory)
         self.producers: dict[int, ProducerStateEntry] = {}
 
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the oldest open transaction, None when none is open."""
+        return min(
+            (e.current_txn_first_offset for e in self.producers.values() if e.current_txn_first_offset != NO_TXN),
+            default=None,
+        )
+
+    def ongoing_txns(self) -> dict[int, int]:
+        """producer id -> first offset of its open transaction (DescribeProducers)."""
+        return {
+            pid: e.current_txn_first_offset for pid, e in self.producers.items() if e.current_txn_first_offset != NO_TXN
+        }
+
+    def check_marker(self, producer_id: int, producer_epoch: int) -> None:
+        """Kafka refuses a marker older than the producer's epoch (a zombie coordinator)."""
+        entry = self.producers.get(producer_id)
+        if entry is not None and producer_epoch < entry.producer_epoch:
+            raise InvalidProducerEpoch(
+                f"marker for producer {producer_id} has epoch {producer_epoch}, older than {entry.producer_epoch}"
+            )
+
+    def complete_txn(self, producer_id: int, producer_epoch: int, marker_offset: int, commit: bool) -> CompletedTxn | None:
+        """Apply a COMMIT/ABORT marker; the transaction it ends, or None when none was open
+        (a marker for a partition the transaction never wrote to)."""
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            entry = self.producers[producer_id] = ProducerStateEntry(producer_id, producer_epoch)
+        entry.update_epoch(producer_epoch)
+        first = entry.current_txn_first_offset
+        entry.current_txn_first_offset = NO_TXN
+        if first == NO_TXN:
+            return None
+        return CompletedTxn(producer_id, first, marker_offset, not commit)
+
     def prepare(self) -> ProducerAppendInfo:
         return ProducerAppendInfo(self)
 
@@ -141,8 +212,11 @@ class ProducerStateManager:
 
     def on_log_start_offset_incremented(self, log_start_offset: int) -> None:
         """Forget producers whose every batch is now below the log start (Kafka does the same),
-        so their next batch is accepted at any sequence."""
-        for pid in [p for p, e in self.producers.items() if e.last_offset < log_start_offset]:
+        so their next batch is accepted at any sequence; an open transaction keeps its producer."""
+        for pid in [
+            p for p, e in self.producers.items()
+            if e.last_offset < log_start_offset and e.current_txn_first_offset == NO_TXN
+        ]:
             del self.producers[pid]
 
     # --- snapshots ------------------------------------------------------------------------
@@ -169,6 +243,7 @@ class ProducerStateManager:
                     "producer_id": e.producer_id,
                     "producer_epoch": e.producer_epoch,
                     "batches": [[b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.timestamp] for b in e.batches],
+                    "txn_first_offset": e.current_txn_first_offset,
                 }
                 for e in self.producers.values()
             ],
@@ -191,11 +266,12 @@ class ProducerStateManager:
             path = self._snapshot_path(offset)
             try:
                 body = json.loads(path.read_text())
-                if body["version"] != _SNAPSHOT_VERSION or body["offset"] != offset:
+                if body["version"] not in (1, _SNAPSHOT_VERSION) or body["offset"] != offset:
                     raise ValueError("unexpected version or offset")
                 producers = {}
                 for p in body["producers"]:
                     entry = ProducerStateEntry(p["producer_id"], p["producer_epoch"])
+                    entry.current_txn_first_offset = p.get("txn_first_offset", NO_TXN)
                     entry.batches.extend(BatchMetadata(*b) for b in p["batches"])
                     producers[entry.producer_id] = entry
             except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -206,13 +282,16 @@ class ProducerStateManager:
             return offset
         return None
 
-    def rebuild(self, snapshot_offset: int | None, batches: Iterable[rec.BatchHeader]) -> int:
-        """Replay the given batch headers (those after the snapshot); returns how many."""
+    def rebuild(self, snapshot_offset: int | None, batches: Iterable[tuple[rec.BatchHeader, int | None]]) -> Iterable[CompletedTxn]:
+        """Replay the given batches (those after the snapshot): (header, control type or None).
+        Yields each transaction a replayed marker completes, so the log can restore its
+        transaction index."""
         if snapshot_offset is None:
             self.producers.clear()
-        replayed = 0
-        for header in batches:
-            if is_idempotent(header):
+        for header, control in batches:
+            if control is not None:
+                done = self.complete_txn(header.producer_id, header.producer_epoch, header.base_offset, control == rec.CONTROL_COMMIT)
+                if done is not None:
+                    yield done
+            elif has_producer_state(header):
                 self.update_from_log(header)
-                replayed += 1
-        return replayed

@@ -15,6 +15,7 @@ from typing import Iterator
 
 from trafka.storage.errors import LogClosed, StorageWriteFailed
 from trafka.storage.index import CorruptIndex, OffsetIndex, TimeIndex, write_all
+from trafka.storage.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.storage")
@@ -74,6 +75,7 @@ class LogSegment:
         self.size = os.fstat(self._fd).st_size
         self.offset_index = OffsetIndex(self._path(INDEX_SUFFIX), base_offset)
         self.time_index = TimeIndex(self._path(TIME_INDEX_SUFFIX), base_offset)
+        self.txn_index = TransactionIndex(self._path(TXN_INDEX_SUFFIX))
         if is_new:
             # Like Kafka, a segment always has its index files, so a missing one means damage.
             self.offset_index.path.touch()
@@ -96,7 +98,7 @@ class LogSegment:
 
     @property
     def paths(self) -> list[Path]:
-        return [self._path(s) for s in FILE_SUFFIXES]
+        return [self._path(s) for s in (*FILE_SUFFIXES, TXN_INDEX_SUFFIX)]
 
     @property
     def last_offset(self) -> int:
@@ -171,6 +173,7 @@ class LogSegment:
             )
             os.ftruncate(self.fileno(), valid_end)
             self.size = valid_end
+        self.txn_index.truncate_to(self.next_offset)
         self.offset_index.rewrite()
         if self.offset_of_max_timestamp_so_far >= 0:
             self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far, write=False)
@@ -382,6 +385,7 @@ class LogSegment:
         os.fsync(self.fileno())
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def change_suffix(self, suffix: str) -> None:
         """Rename the three files (Kafka's .cleaned -> .swap -> live dance); descriptors stay valid."""
@@ -394,6 +398,7 @@ class LogSegment:
                 os.replace(src, dst)
         self.offset_index.path = self._path(INDEX_SUFFIX)
         self.time_index.path = self._path(TIME_INDEX_SUFFIX)
+        self.txn_index.path = self._path(TXN_INDEX_SUFFIX)
 
     def close(self) -> None:
         self.offset_index.close()

@@ -458,3 +458,43 @@ def encode_batch(
     buf[HEADER_SIZE:] = body
     _UINT32.pack_into(buf, CRC_OFFSET, compute_crc(buf, 0, len(buf)))
     return bytes(buf)
+
+
+# --- control records (transaction markers) -------------------------------------------------
+
+CONTROL_ABORT = 0
+CONTROL_COMMIT = 1
+_CONTROL_KEY = struct.Struct(">hh")  # version 0, type
+_CONTROL_VALUE = struct.Struct(">hi")  # version 0, coordinator epoch
+
+
+def encode_control_batch(
+    producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, timestamp: int, base_offset: int = 0
+) -> bytes:
+    """A transaction marker as Kafka writes it: one control record in a transactional control
+    batch carrying the producer's id and epoch, no sequence."""
+    record = Record(
+        _CONTROL_KEY.pack(0, CONTROL_COMMIT if commit else CONTROL_ABORT),
+        _CONTROL_VALUE.pack(0, coordinator_epoch),
+        (),
+        timestamp,
+    )
+    return encode_batch(
+        [record], base_offset=base_offset, producer_id=producer_id, producer_epoch=producer_epoch,
+        transactional=True, control=True,
+    )
+
+
+def control_type(buf, pos: int = 0) -> int:
+    """ABORT (0) or COMMIT (1) of the control batch at pos; raises CorruptRecordError otherwise."""
+    records = decode_records(buf, pos)
+    if len(records) != 1 or records[0].key is None or len(records[0].key) < _CONTROL_KEY.size:
+        raise CorruptRecordError("a control batch holds one record with a 4-byte key")
+    _, kind = _CONTROL_KEY.unpack_from(records[0].key)
+    return kind
+
+
+def control_coordinator_epoch(value: bytes | None) -> int:
+    if value is None or len(value) < _CONTROL_VALUE.size:
+        return -1
+    return _CONTROL_VALUE.unpack_from(value)[1]

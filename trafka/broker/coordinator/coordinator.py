@@ -26,6 +26,8 @@ from trafka.broker.coordinator import formats
 from trafka.broker.coordinator.formats import CommittedOffset, GroupKey, GroupMemberRecord, GroupRecord, OffsetKey
 from trafka.broker.coordinator.group import Group, GroupState, Member, Reply
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC, OffsetsTopic
+from trafka.broker.coordinator import txn_offsets
+from trafka.broker.coordinator.txn_offsets import PendingTxnOffsets
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
 
@@ -97,6 +99,7 @@ class GroupCoordinator:
         self.clock = clock
         self.groups: dict[str, Group] = {}
         self.offsets_topic = OffsetsTopic(logs, config["offsets.topic.num.partitions"], clock)
+        self.pending_txn_offsets = PendingTxnOffsets()
         self._wakeup = trio.Event()
         self._load()
 
@@ -581,6 +584,18 @@ class GroupCoordinator:
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
 
+    def txn_commit_offsets(self, group_id: str, producer_id: int, producer_epoch: int, generation: int,
+                           member_id: str, group_instance_id: str | None, commits: list[OffsetCommit]) -> list[ErrorCode]:
+        return txn_offsets.txn_commit_offsets(
+            self, group_id, producer_id, producer_epoch, generation, member_id, group_instance_id, commits
+        )
+
+    def complete_txn(self, partition: int, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int) -> None:
+        txn_offsets.complete_txn(self, partition, producer_id, producer_epoch, commit, coordinator_epoch)
+
+    def has_pending_txn_offset(self, group_id: str, topic: str, partition: int) -> bool:
+        return self.pending_txn_offsets.is_pending(group_id, topic, partition)
+
     def _check_commit(self, commit: OffsetCommit) -> ErrorCode:
         if not self.partition_exists(commit.topic, commit.partition):
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -727,6 +742,7 @@ class GroupCoordinator:
 
     def _load(self) -> None:
         self.groups = load_groups(self.offsets_topic.replay(), self._now())
+        self.pending_txn_offsets.load(self.offsets_topic.pending)
         log.info("loaded %d groups from %s", len(self.groups), OFFSETS_TOPIC)
 
 

@@ -4,6 +4,10 @@ Created at startup if missing (compacted, offsets.topic.num.partitions partition
 100 MiB segments). A group lives in one partition, abs(hashCode(group)) % partitions, so all
 of a group's records are in order in one log. Writes are synchronous appends: a commit is
 answered after its records are in the log.
+
+Transactional offset commits (TxnOffsetCommit) are transactional batches of the producer;
+replay holds them back until the partition's COMMIT marker for that producer (an ABORT drops
+them), and leaves those still open in `pending`, as Kafka's loader does.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ class OffsetsTopic:
     def __init__(self, logs, wanted_partitions: int, clock):
         self.logs = logs
         self.clock = clock
+        # After replay: partition -> producer id -> (key, value) of its still open transaction.
+        self.pending: dict[int, dict[int, list[tuple[OffsetKey | GroupKey, bytes | None]]]] = {}
         self.partitions = self._ensure(wanted_partitions)
 
     def _ensure(self, wanted: int) -> int:
@@ -49,16 +55,25 @@ class OffsetsTopic:
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.partitions)
 
-    def append(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> None:
+    def append(
+        self, group_id: str, entries: list[tuple[bytes, bytes | None]], *, producer_id: int = -1, producer_epoch: int = -1
+    ) -> None:
         """Write (key, value) records of one group as one batch; None values are tombstones.
+        With a producer id the batch is transactional (TxnOffsetCommit).
 
         Raises the storage errors of PartitionLog.append.
         """
         if not entries:
             return
         now = self.clock.time_ms()
-        batch = rec.encode_batch([rec.Record(key, value, (), now) for key, value in entries])
+        batch = rec.encode_batch(
+            [rec.Record(key, value, (), now) for key, value in entries],
+            producer_id=producer_id, producer_epoch=producer_epoch, transactional=producer_id >= 0,
+        )
         self.logs.log(OFFSETS_TOPIC, self.partition_for(group_id)).append(batch)
+
+    def append_marker(self, partition: int, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int) -> None:
+        self.logs.log(OFFSETS_TOPIC, partition).append_control(producer_id, producer_epoch, commit, coordinator_epoch)
 
     def replay(self) -> Iterator[tuple[OffsetKey | GroupKey, bytes | None]]:
         """Every (key, value) in log order, partition by partition; unknown keys are skipped."""
@@ -69,7 +84,7 @@ class OffsetsTopic:
                 data = partition_log.read(offset, _REPLAY_READ_BYTES).to_bytes()
                 if not data:
                     break
-                offset = yield from _entries(data, offset, partition)
+                offset = yield from _entries(data, offset, partition, self.pending.setdefault(partition, {}))
 
 
 def replay_data_dir(data_dir: Path) -> Iterator[tuple[OffsetKey | GroupKey, bytes | None]]:
@@ -84,16 +99,27 @@ def replay_data_dir(data_dir: Path) -> Iterator[tuple[OffsetKey | GroupKey, byte
         segments = [s for s in directory.glob(f"*{LOG_SUFFIX}") if s.name[: -len(LOG_SUFFIX)].isdigit()]
         for segment in sorted(segments):  # zero-padded base offsets sort as numbers
             try:
-                offset = yield from _entries(segment.read_bytes(), offset, partition)
+                offset = yield from _entries(segment.read_bytes(), offset, partition, {})
             except rec.CorruptRecordError:
                 break
 
 
-def _entries(data: bytes, offset: int, partition: int) -> Generator[tuple[OffsetKey | GroupKey, bytes | None], None, int]:
+def _entries(
+    data: bytes, offset: int, partition: int, pending: dict[int, list]
+) -> Generator[tuple[OffsetKey | GroupKey, bytes | None], None, int]:
     """The (key, value) of every record from `offset` on in whole batches; returns the offset
-    after the last batch."""
+    after the last batch. Transactional records wait in `pending` for their marker."""
     for pos, header in rec.iter_batches(data, validate=False):
-        if not header.is_control:
+        if header.is_control:
+            if header.base_offset >= offset:
+                held = pending.pop(header.producer_id, [])
+                try:
+                    if rec.control_type(data, pos) == rec.CONTROL_COMMIT:
+                        yield from held
+                except rec.CorruptRecordError as exc:
+                    log.warning("%s-%d offset %d: unreadable marker: %s", OFFSETS_TOPIC, partition, header.base_offset, exc)
+        else:
+            held = pending.setdefault(header.producer_id, []) if header.is_transactional else None
             for record in rec.decode_records(data, pos):
                 if record.offset < offset or record.key is None:
                     continue
@@ -102,6 +128,9 @@ def _entries(data: bytes, offset: int, partition: int) -> Generator[tuple[Offset
                 except UnknownRecord as exc:
                     log.warning("%s-%d offset %d: skipping record: %s", OFFSETS_TOPIC, partition, record.offset, exc)
                     continue
-                yield key, record.value
+                if held is not None:
+                    held.append((key, record.value))
+                else:
+                    yield key, record.value
         offset = header.next_offset
     return offset

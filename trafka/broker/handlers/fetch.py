@@ -11,7 +11,11 @@ Behavior:
 - Long polling: with fewer than min_bytes ready the handler waits up to max_wait_ms on the
   broker's data-arrived event, set by every append; no sleep loops.
 - No fetch sessions (KIP-227): session id 0 tells the client to send full requests.
-- No transactions, so read_committed sees the same records (last stable offset = high watermark).
+- isolation_level read_committed (1): never a batch at or past the last stable offset (the
+  first offset of the oldest open transaction), and `aborted_transactions` lists the aborted
+  transactions overlapping what is returned (from the segments' .txnindex files) so the
+  client drops their records. read_uncommitted (0) reads to the high watermark, aborted
+  records included, with aborted_transactions null, as in Kafka.
 """
 
 from __future__ import annotations
@@ -29,13 +33,16 @@ from trafka.wire.framing import FrameWriter
 _SENDFILE_MIN = FrameWriter.LARGE
 
 
+READ_COMMITTED = 1
+
+
 def partition_error(index: int, error: ErrorCode, log_=None) -> dict:
     hw = log_.high_watermark if log_ is not None else -1
     return {
         "partition_index": index,
         "error_code": error,
         "high_watermark": hw,
-        "last_stable_offset": hw,
+        "last_stable_offset": log_.last_stable_offset if log_ is not None else -1,
         "log_start_offset": log_.log_start_offset if log_ is not None else -1,
         "records": b"",  # Kafka sends an empty record set, never null: librdkafka rejects -1
     }
@@ -44,6 +51,7 @@ def partition_error(index: int, error: ErrorCode, log_=None) -> dict:
 def _read_all(broker, request) -> tuple[list[dict], int]:
     """One pass over the requested partitions: the response topics and the bytes gathered."""
     budget = request.max_bytes
+    read_committed = request.isolation_level == READ_COMMITTED
     total = 0
     topics = []
     for wanted in request.topics:
@@ -57,7 +65,8 @@ def _read_all(broker, request) -> tuple[list[dict], int]:
             limit = min(p.partition_max_bytes, budget - total)
             try:
                 # At least one batch only while nothing has been gathered yet (KIP-74).
-                read = log_.read(p.fetch_offset, max(limit, 0), min_one_batch=total == 0, partial_tail=True)
+                read = log_.read(p.fetch_offset, max(limit, 0), min_one_batch=total == 0, partial_tail=True,
+                                 max_offset=log_.last_stable_offset if read_committed else None)
             except OffsetOutOfRange:
                 partitions.append(partition_error(index, ErrorCode.OFFSET_OUT_OF_RANGE, log_))
                 continue
@@ -68,13 +77,23 @@ def _read_all(broker, request) -> tuple[list[dict], int]:
                 "partition_index": index,
                 "error_code": ErrorCode.NONE,
                 "high_watermark": read.high_watermark,
-                "last_stable_offset": read.high_watermark,
+                "last_stable_offset": log_.last_stable_offset,
                 "log_start_offset": read.log_start_offset,
-                "aborted_transactions": None,
+                "aborted_transactions": _aborted(log_, p.fetch_offset, read) if read_committed else None,
                 "records": data,
             })
         topics.append({"topic": wanted.topic, "partitions": partitions})
     return topics, total
+
+
+def _aborted(log_, fetch_offset: int, read) -> list[dict]:
+    """Kafka's collectAbortedTransactions: those overlapping [fetch_offset, last stable offset)."""
+    if not read.slices:
+        return []
+    upper = log_.last_stable_offset
+    return [
+        {"producer_id": t.producer_id, "first_offset": t.first_offset} for t in log_.collect_aborted(fetch_offset, upper)
+    ]
 
 
 def _has_error(topics: list[dict]) -> bool:

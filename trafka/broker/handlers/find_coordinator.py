@@ -1,10 +1,8 @@
 """FindCoordinator (key 10), versions 0-4.
 
 Behavior:
-- This broker coordinates every group: the answer is always itself (advertised host/port).
-- Transaction coordinators (key type 1) do not exist here: TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-  the same refusal InitProducerId gives a transactional id, so clients fail fast instead of
-  retrying. Other key types: INVALID_REQUEST.
+- This broker coordinates every group (key type 0) and every transactional id (key type 1):
+  the answer is always itself (advertised host/port). Other key types: INVALID_REQUEST.
 - v4 batches keys and answers one coordinator per key; v0-3 carry one key.
 """
 
@@ -18,7 +16,7 @@ TRANSACTION_KEY_TYPE = 1
 
 
 def _coordinator(broker, key: str, key_type: int) -> dict:
-    if key_type == GROUP_KEY_TYPE:
+    if key_type in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
         return {
             "key": key,
             "node_id": broker.node_id,
@@ -27,10 +25,7 @@ def _coordinator(broker, key: str, key_type: int) -> dict:
             "error_code": ErrorCode.NONE,
             "error_message": None,
         }
-    if key_type == TRANSACTION_KEY_TYPE:
-        error, message = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "trafka has no transaction coordinator"
-    else:
-        error, message = ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
+    error, message = ErrorCode.INVALID_REQUEST, f"unknown coordinator key type {key_type}"
     return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": error, "error_message": message}
 
 

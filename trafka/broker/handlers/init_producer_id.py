@@ -4,8 +4,11 @@ Behavior:
 - Idempotent producers (no transactional id) get a fresh producer id with epoch 0.
 - v3+ may name its current id and epoch to bump the epoch (KIP-360): the same id comes back
   with epoch + 1; at the largest epoch a new id is handed out instead.
-- Transactional ids are refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED): trafka has no
-  transaction coordinator.
+- A transactional id goes to the transaction coordinator (trafka/broker/transaction): the
+  first call makes its producer id, each later one bumps the epoch and fences the previous
+  producer, aborting its open transaction. transaction_timeout_ms above
+  transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT.
+- PRODUCER_FENCED exists from v4; older versions get INVALID_PRODUCER_EPOCH instead.
 """
 
 from __future__ import annotations
@@ -14,15 +17,21 @@ from trafka.broker import registry
 from trafka.wire.errors import ErrorCode
 
 MAX_EPOCH = 32766  # Kafka keeps Short.MaxValue - 1 as the last usable epoch
+FIRST_VERSION_WITH_PRODUCER_FENCED = 4
 
 
 @registry.handles(22)
 async def handle(ctx, request):
-    if request.transactional_id is not None:
-        return {"error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "producer_id": -1, "producer_epoch": -1}
-    ids = ctx.broker.producer_ids
     current_id = request.get("producer_id", -1)
     current_epoch = request.get("producer_epoch", -1)
+    if request.transactional_id is not None:
+        error, producer_id, epoch = ctx.broker.txn_coordinator.init_producer_id(
+            request.transactional_id, request.transaction_timeout_ms, current_id, current_epoch
+        )
+        if error == ErrorCode.PRODUCER_FENCED and ctx.version < FIRST_VERSION_WITH_PRODUCER_FENCED:
+            error = ErrorCode.INVALID_PRODUCER_EPOCH
+        return {"error_code": error, "producer_id": producer_id, "producer_epoch": epoch}
+    ids = ctx.broker.producer_ids
     if current_id >= 0 and 0 <= current_epoch < MAX_EPOCH:
         return {"error_code": ErrorCode.NONE, "producer_id": current_id, "producer_epoch": current_epoch + 1}
     return {"error_code": ErrorCode.NONE, "producer_id": ids.next_id(), "producer_epoch": 0}

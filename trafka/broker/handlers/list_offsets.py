@@ -1,7 +1,8 @@
 """ListOffsets (key 2), versions 1-7.
 
 Behavior:
-- timestamp -1 (latest): the log end offset (= high watermark on one broker).
+- timestamp -1 (latest): the high watermark (= log end offset on one broker); with
+  isolation_level read_committed (v2+), the last stable offset.
 - timestamp -2 (earliest): the log start offset, which retention and DeleteRecords move.
 - timestamp -3 (max timestamp, v7): the offset and timestamp of the record with the largest
   timestamp; -1/-1 for an empty partition.
@@ -25,10 +26,13 @@ def partition_error(index: int, error: ErrorCode) -> dict:
     return {"partition_index": index, "error_code": error, "timestamp": UNKNOWN, "offset": UNKNOWN}
 
 
-def _lookup(log_, timestamp: int) -> tuple[int, int]:
+READ_COMMITTED = 1
+
+
+def _lookup(log_, timestamp: int, read_committed: bool) -> tuple[int, int]:
     """(offset, timestamp) answering the query."""
     if timestamp == LATEST:
-        return log_.high_watermark, UNKNOWN
+        return (log_.last_stable_offset if read_committed else log_.high_watermark), UNKNOWN
     if timestamp == EARLIEST:
         return log_.log_start_offset, UNKNOWN
     if timestamp == MAX_TIMESTAMP:
@@ -38,21 +42,22 @@ def _lookup(log_, timestamp: int) -> tuple[int, int]:
     return (found.offset, found.timestamp) if found is not None else (UNKNOWN, UNKNOWN)
 
 
-def _partition(broker, topic: str, p) -> dict:
+def _partition(broker, topic: str, p, read_committed: bool) -> dict:
     index = p.partition_index
     log_ = find_log(broker, topic, index)
     if log_ is None:
         return partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     if p.timestamp < MAX_TIMESTAMP:
         return partition_error(index, ErrorCode.UNSUPPORTED_VERSION)
-    offset, timestamp = _lookup(log_, p.timestamp)
+    offset, timestamp = _lookup(log_, p.timestamp, read_committed)
     return {"partition_index": index, "error_code": ErrorCode.NONE, "timestamp": timestamp, "offset": offset, "leader_epoch": 0}
 
 
 @registry.handles(2)
 async def handle(ctx, request):
     broker = ctx.broker
+    read_committed = request.get("isolation_level", 0) == READ_COMMITTED
     topics = []
     for t in request.topics:
-        topics.append({"name": t.name, "partitions": [_partition(broker, t.name, p) for p in t.partitions]})
+        topics.append({"name": t.name, "partitions": [_partition(broker, t.name, p, read_committed) for p in t.partitions]})
     return {"throttle_time_ms": 0, "topics": topics}

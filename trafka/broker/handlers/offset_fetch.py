@@ -5,7 +5,9 @@ Behavior:
   empty metadata and no error, as in Kafka; the consumer then applies auto.offset.reset.
 - A null topic list (v2+) fetches every offset the group committed.
 - v8 fetches several groups in one request and answers per group.
-- require_stable (v7+) needs nothing: without transactions no commit is ever pending.
+- require_stable (v7+): a partition with offsets of an open transaction pending (TxnOffsetCommit)
+  answers UNSTABLE_OFFSET_COMMIT, and the consumer retries; without it, the last committed
+  offset comes back, as in Kafka.
 """
 
 from __future__ import annotations
@@ -35,10 +37,21 @@ def _partition(index: int, committed) -> dict:
     }
 
 
-def _topics(coordinator, group_id: str, topics) -> list[dict]:
+def _unstable(index: int) -> dict:
+    return {**_partition(index, None), "error_code": ErrorCode.UNSTABLE_OFFSET_COMMIT}
+
+
+def _topics(coordinator, group_id: str, topics, require_stable: bool) -> list[dict]:
     wanted = None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
     return [
-        {"name": name, "partitions": [_partition(index, committed) for index, committed in partitions]}
+        {
+            "name": name,
+            "partitions": [
+                _unstable(index) if require_stable and coordinator.has_pending_txn_offset(group_id, name, index)
+                else _partition(index, committed)
+                for index, committed in partitions
+            ],
+        }
         for name, partitions in coordinator.fetch_offsets(group_id, wanted)
     ]
 
@@ -46,16 +59,17 @@ def _topics(coordinator, group_id: str, topics) -> list[dict]:
 @registry.handles(9)
 async def handle(ctx, request):
     coordinator = ctx.broker.group_coordinator
+    require_stable = bool(request.get("require_stable", False))
     if ctx.version >= 8:
         return {
             "throttle_time_ms": 0,
             "groups": [
-                {"group_id": g.group_id, "topics": _topics(coordinator, g.group_id, g.topics), "error_code": ErrorCode.NONE}
+                {"group_id": g.group_id, "topics": _topics(coordinator, g.group_id, g.topics, require_stable), "error_code": ErrorCode.NONE}
                 for g in request.groups
             ],
         }
     return {
         "throttle_time_ms": 0,
-        "topics": _topics(coordinator, request.group_id, request.topics),
+        "topics": _topics(coordinator, request.group_id, request.topics, require_stable),
         "error_code": ErrorCode.NONE,
     }

@@ -6,7 +6,11 @@ Behavior:
 - acks=0 gets no response; acks=1 and acks=all are the same on one broker: the batch is
   written to the segment file (handed to the OS) before the response is sent.
 - Topics are not created here (as in Kafka: Metadata creates them).
-- Transactional produce is refused: trafka has no transaction coordinator.
+- Transactional produce (a transactional id in the request) is checked with the transaction
+  coordinator first, as Kafka's transaction verification does: the partition must be in the
+  producer's open transaction (else INVALID_TXN_STATE), the epoch current (else
+  INVALID_PRODUCER_EPOCH). A non-transactional batch of a producer with an open transaction
+  is INVALID_TXN_STATE.
 - `__consumer_offsets` is written by the group coordinator only: INVALID_TOPIC_EXCEPTION, as
   in Kafka.
 - A disk that refuses the write (full, EIO, read-only) is KAFKA_STORAGE_ERROR for that
@@ -22,12 +26,15 @@ import logging
 from trafka.broker import registry
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.topics import find_log
+from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC
 from trafka.storage import errors as storage_errors
+from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.broker")
 
 FIRST_RECORD_BATCH_VERSION = 3
+INTERNAL_TOPICS = (OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC)
 
 # What a storage refusal means on the wire.
 _STORAGE_ERRORS = {
@@ -36,6 +43,7 @@ _STORAGE_ERRORS = {
     storage_errors.OutOfOrderSequence: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
     storage_errors.InvalidProducerEpoch: ErrorCode.INVALID_PRODUCER_EPOCH,
     storage_errors.InvalidRecord: ErrorCode.INVALID_RECORD,
+    storage_errors.InvalidTxnState: ErrorCode.INVALID_TXN_STATE,
     storage_errors.RecordBatchTooLarge: ErrorCode.RECORD_LIST_TOO_LARGE,
     storage_errors.LogClosed: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     storage_errors.StorageWriteFailed: ErrorCode.KAFKA_STORAGE_ERROR,
@@ -46,15 +54,35 @@ def partition_error(index: int, error: ErrorCode, message: str | None = None) ->
     return {"index": index, "error_code": error, "base_offset": -1, "error_message": message}
 
 
-def _append(broker, topic_name: str, partition: dict) -> dict:
+def _verify_transaction(broker, transactional_id: str, topic_name: str, index: int, records) -> ErrorCode:
+    try:
+        batches = list(rec.iter_batches(records, validate=False))
+    except rec.CorruptRecordError:
+        return ErrorCode.NONE  # the log's own validation answers CORRUPT_MESSAGE
+    for _, header in batches:
+        if not header.is_transactional:
+            return ErrorCode.INVALID_REQUEST
+        error = broker.txn_coordinator.verify_produce(
+            transactional_id, header.producer_id, header.producer_epoch, topic_name, index
+        )
+        if error:
+            return error
+    return ErrorCode.NONE
+
+
+def _append(broker, topic_name: str, partition: dict, transactional_id: str | None = None) -> dict:
     index = partition.index
-    if topic_name == OFFSETS_TOPIC:
+    if topic_name in INTERNAL_TOPICS:
         return partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"clients may not write to internal topic {topic_name}")
     log_ = find_log(broker, topic_name, index)
     if log_ is None:
         return partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     if not partition.records:
         return partition_error(index, ErrorCode.INVALID_RECORD, "no record batches")
+    if transactional_id is not None:
+        error = _verify_transaction(broker, transactional_id, topic_name, index, partition.records)
+        if error:
+            return partition_error(index, error)
     try:
         # A duplicate from an idempotent producer comes back with its original offsets.
         info = log_.append(partition.records)
@@ -86,8 +114,6 @@ async def handle(ctx, request):
         return _respond(request, lambda _, p: partition_error(p.index, ErrorCode.UNSUPPORTED_VERSION))
     if request.acks not in (-1, 0, 1):
         return _respond(request, lambda _, p: partition_error(p.index, ErrorCode.INVALID_REQUIRED_ACKS))
-    if request.transactional_id is not None:
-        return _respond(request, lambda _, p: partition_error(p.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
-    response = _respond(request, lambda name, p: _append(ctx.broker, name, p))
+    response = _respond(request, lambda name, p: _append(ctx.broker, name, p, request.transactional_id))
     ctx.broker.notify_data_arrived()
     return None if request.acks == 0 else response

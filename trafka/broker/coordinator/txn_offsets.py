@@ -1,0 +1,105 @@
+"""Offsets committed inside transactions (TxnOffsetCommit), held until the transaction ends.
+
+Kafka's GroupMetadata.pendingTransactionalOffsetCommits: per producer id, the offsets its open
+transaction committed for each group. They are written to `__consumer_offsets` at once, as a
+transactional batch of the producer, but OffsetFetch sees them only once the transaction
+coordinator writes the COMMIT marker to that partition (`complete`); an ABORT drops them.
+While any are pending for a partition, OffsetFetch with require_stable answers
+UNSTABLE_OFFSET_COMMIT for it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from trafka.broker.coordinator import formats
+from trafka.broker.coordinator.formats import CommittedOffset, OffsetKey
+from trafka.broker.coordinator.group import Group
+from trafka.storage import errors as storage_errors
+from trafka.wire.errors import ErrorCode
+
+log = logging.getLogger("trafka.coordinator")
+
+
+class PendingTxnOffsets:
+    def __init__(self) -> None:
+        # producer id -> group -> (topic, partition) -> offset
+        self.by_producer: dict[int, dict[str, dict[tuple[str, int], CommittedOffset]]] = {}
+
+    def add(self, producer_id: int, group_id: str, offsets: dict[tuple[str, int], CommittedOffset]) -> None:
+        self.by_producer.setdefault(producer_id, {}).setdefault(group_id, {}).update(offsets)
+
+    def is_pending(self, group_id: str, topic: str, partition: int) -> bool:
+        return any((topic, partition) in groups.get(group_id, {}) for groups in self.by_producer.values())
+
+    def take(self, producer_id: int, groups_in_partition) -> dict[str, dict[tuple[str, int], CommittedOffset]]:
+        """Remove and return the producer's pending offsets of the groups that
+        `groups_in_partition(group_id)` says live in the marker's partition."""
+        groups = self.by_producer.get(producer_id, {})
+        taken = {g: groups.pop(g) for g in [g for g in groups if groups_in_partition(g)]}
+        if not groups:
+            self.by_producer.pop(producer_id, None)
+        return taken
+
+    def load(self, pending: dict[int, dict[int, list]]) -> None:
+        """Rebuild from the transactional records replay found without a marker."""
+        for by_producer in pending.values():
+            for producer_id, entries in by_producer.items():
+                for key, value in entries:
+                    if isinstance(key, OffsetKey) and value is not None:
+                        try:
+                            offset = formats.parse_offset_value(value)
+                        except (formats.UnknownRecord, ValueError) as exc:
+                            log.warning("skipping a pending transactional offset of group %s: %s", key.group, exc)
+                            continue
+                        self.add(producer_id, key.group, {(key.topic, key.partition): offset})
+        if self.by_producer:
+            log.info("%d producers have transactional offsets waiting for their marker", len(self.by_producer))
+
+
+def txn_commit_offsets(
+    coordinator, group_id: str, producer_id: int, producer_epoch: int, generation: int, member_id: str,
+    group_instance_id: str | None, commits: list,
+) -> list[ErrorCode]:
+    """TxnOffsetCommit: written now as the producer's transactional batch, visible to
+    OffsetFetch once the transaction commits (see txn_offsets)."""
+    now = coordinator._now()
+    group = coordinator.groups.get(group_id)
+    if group is not None and (generation >= 0 or member_id or group_instance_id is not None):
+        error = coordinator._validate_commit(group, generation, member_id, group_instance_id)
+        if error and error != ErrorCode.REBALANCE_IN_PROGRESS:
+            return [error] * len(commits)
+    errors = [coordinator._check_commit(c) for c in commits]
+    values = {
+        (c.topic, c.partition): CommittedOffset(c.offset, c.leader_epoch, c.metadata or "", now)
+        for c, e in zip(commits, errors) if e == ErrorCode.NONE
+    }
+    if not values:
+        return errors
+    try:
+        coordinator.offsets_topic.append(group_id, [
+            (formats.offset_key(OffsetKey(group_id, topic, partition)), formats.offset_value(value))
+            for (topic, partition), value in values.items()
+        ], producer_id=producer_id, producer_epoch=producer_epoch)
+    except storage_errors.StorageError as exc:
+        log.error("group %s: cannot write transactional offsets: %s", group_id, exc)
+        if isinstance(exc, storage_errors.InvalidProducerEpoch):
+            failed = ErrorCode.PRODUCER_FENCED
+        elif isinstance(exc, (storage_errors.RecordTooLarge, storage_errors.RecordBatchTooLarge)):
+            failed = ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+        else:
+            failed = ErrorCode.UNKNOWN_SERVER_ERROR
+        return [failed if e == ErrorCode.NONE else e for e in errors]
+    coordinator.pending_txn_offsets.add(producer_id, group_id, values)
+    return errors
+
+
+def complete_txn(coordinator, partition: int, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int) -> None:
+    """The transaction coordinator's marker for a `__consumer_offsets` partition: write it,
+    then make the producer's pending offsets of the groups there visible (or drop them)."""
+    coordinator.offsets_topic.append_marker(partition, producer_id, producer_epoch, commit, coordinator_epoch)
+    taken = coordinator.pending_txn_offsets.take(producer_id, lambda g: coordinator.offsets_topic.partition_for(g) == partition)
+    if commit:
+        now = coordinator._now()
+        for group_id, offsets in taken.items():
+            coordinator.groups.setdefault(group_id, Group(group_id, now)).offsets.update(offsets)

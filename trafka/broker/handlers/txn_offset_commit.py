@@ -1,0 +1,52 @@
+"""TxnOffsetCommit (key 28), versions 0-4.
+
+Behavior:
+- The offsets are written to `__consumer_offsets` at once, as a transactional batch of the
+  producer, and become visible to OffsetFetch when the transaction commits (dropped if it
+  aborts); meanwhile OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for them.
+- The group's partition must have been added with AddOffsetsToTxn and the producer must hold
+  the current epoch: else INVALID_TXN_STATE / PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before
+  v2 has no meaning here: Kafka answers PRODUCER_FENCED for every version).
+- v3 carries the member's generation, member id and group instance id, checked as an
+  OffsetCommit's are when given.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.coordinator.coordinator import OffsetCommit
+from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
+from trafka.wire.errors import ErrorCode
+
+
+def _respond(request, errors) -> dict:
+    errors = iter(errors)
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {"name": t.name, "partitions": [{"partition_index": p.partition_index, "error_code": next(errors)} for p in t.partitions]}
+            for t in request.topics
+        ],
+    }
+
+
+@registry.handles(28, min_version=0, max_version=4)
+async def handle(ctx, request):
+    commits = [
+        OffsetCommit(t.name, p.partition_index, p.committed_offset, p.get("committed_leader_epoch", -1), p.committed_metadata)
+        for t in request.topics
+        for p in t.partitions
+    ]
+    groups = ctx.broker.group_coordinator
+    partition = groups.offsets_topic.partition_for(request.group_id)
+    error = ctx.broker.txn_coordinator.verify_produce(
+        request.transactional_id, request.producer_id, request.producer_epoch, OFFSETS_TOPIC, partition
+    )
+    if error == ErrorCode.INVALID_PRODUCER_EPOCH:
+        error = ErrorCode.PRODUCER_FENCED
+    if error:
+        return _respond(request, [error] * len(commits))
+    return _respond(request, groups.txn_commit_offsets(
+        request.group_id, request.producer_id, request.producer_epoch, request.get("generation_id", -1),
+        request.get("member_id", ""), request.get("group_instance_id"), commits,
+    ))

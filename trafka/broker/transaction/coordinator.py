@@ -1,0 +1,328 @@
+"""The transaction coordinator: Kafka's TransactionCoordinator, scaled to one broker.
+
+One `TransactionMetadata` per transactional id, moving through Kafka's states:
+
+    Empty -> Ongoing (AddPartitionsToTxn / AddOffsetsToTxn)
+    Ongoing -> PrepareCommit | PrepareAbort (EndTxn, or a timeout) -> CompleteCommit | CompleteAbort
+    Complete* -> Ongoing (the next transaction) ; Empty/Complete* -> Dead (transactional.id.expiration.ms)
+
+Every transition is written to `__transaction_state` before it is answered. Completing a
+transaction writes PrepareCommit/PrepareAbort, then a COMMIT/ABORT marker to every partition
+of the transaction (for `__consumer_offsets` partitions through the group coordinator, which
+then makes the transaction's offsets visible), then CompleteCommit/CompleteAbort. On one
+broker the markers are local appends, so the whole sequence runs without yielding to the
+event loop: no request ever sees a Prepare* state except after a crash, when start-up finishes
+the markers of every transaction it finds in PrepareCommit/PrepareAbort (Kafka's
+TransactionMarkerChannelManager retrying after a coordinator fail-over).
+
+Time comes from the injected clock. `abort_timed_out(now)` aborts (with an epoch bump, so the
+old producer is fenced) every Ongoing transaction older than its timeout, and
+`expire_transactional_ids(now)` forgets ids idle for transactional.id.expiration.ms; the
+broker's timer tasks call them every transaction.abort.timed.out.transaction.cleanup.interval.ms
+and transaction.remove.expired.transaction.cleanup.interval.ms, and tests on a manual clock
+call them directly.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
+from trafka.broker.transaction import formats
+from trafka.broker.transaction.formats import TxnRecord, TxnState
+from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC, TransactionStateTopic
+from trafka.storage import errors as storage_errors
+from trafka.wire.errors import ErrorCode
+
+log = logging.getLogger("trafka.transaction")
+
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+MAX_EPOCH = 32766  # Short.MaxValue - 1: the epoch after which a new producer id is handed out
+COORDINATOR_EPOCH = 0  # one broker, never a fail-over: the state partitions' leader epoch
+
+EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT, DEAD, PREPARE_EPOCH_FENCE = TxnState
+
+
+@dataclass
+class TransactionMetadata:
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    state: TxnState = EMPTY
+    last_producer_epoch: int = NO_PRODUCER_EPOCH
+    partitions: set[tuple[str, int]] = field(default_factory=set)
+    start_ms: int = -1
+    last_update_ms: int = -1
+
+    def record(self) -> TxnRecord:
+        return TxnRecord(
+            self.producer_id, self.producer_epoch, self.timeout_ms, self.state,
+            tuple(sorted(self.partitions)), self.last_update_ms, self.start_ms,
+        )
+
+
+class TransactionCoordinator:
+    def __init__(self, logs, config, clock, producer_ids, group_coordinator):
+        self.logs = logs
+        self.config = config
+        self.clock = clock
+        self.producer_ids = producer_ids
+        self.group_coordinator = group_coordinator
+        self.state_topic = TransactionStateTopic(
+            logs, config["transaction.state.log.num.partitions"], config["transaction.state.log.segment.bytes"], clock
+        )
+        self.transactions: dict[str, TransactionMetadata] = {}
+        self._load()
+
+    def _now(self) -> int:
+        return self.clock.time_ms()
+
+    # --- start-up -------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        for transactional_id, record in self.state_topic.replay():
+            if record is None:
+                self.transactions.pop(transactional_id, None)
+                continue
+            self.transactions[transactional_id] = TransactionMetadata(
+                transactional_id, record.producer_id, record.producer_epoch, record.timeout_ms, record.state,
+                partitions=set(record.partitions), start_ms=record.start_ms, last_update_ms=record.last_update_ms,
+            )
+        unfinished = [t for t in self.transactions.values() if t.state in (PREPARE_COMMIT, PREPARE_ABORT)]
+        for txn in unfinished:
+            log.info("transaction %s: finishing %s after restart", txn.transactional_id, txn.state.kafka_name)
+            self._complete(txn, txn.state is PREPARE_COMMIT)
+        for txn in [t for t in self.transactions.values() if t.state is PREPARE_EPOCH_FENCE]:
+            self._complete(txn, False)
+        log.info("loaded %d transactional ids from %s", len(self.transactions), TRANSACTION_STATE_TOPIC)
+
+    # --- writing state --------------------------------------------------------------------
+
+    def _store(self, txn: TransactionMetadata) -> None:
+        """Write the transaction's current metadata; raises StorageError."""
+        self.state_topic.append(txn.transactional_id, formats.txn_key(txn.transactional_id), formats.txn_value(txn.record()))
+
+    def _transition(self, txn: TransactionMetadata, **changes) -> ErrorCode:
+        """Apply changes, write them, and roll them back if the write fails."""
+        before = {name: getattr(txn, name) for name in changes}
+        before["last_update_ms"] = txn.last_update_ms
+        for name, value in changes.items():
+            setattr(txn, name, value)
+        txn.last_update_ms = self._now()
+        try:
+            self._store(txn)
+        except storage_errors.StorageError as exc:
+            log.error("transaction %s: cannot write its state: %s", txn.transactional_id, exc)
+            for name, value in before.items():
+                setattr(txn, name, value)
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return ErrorCode.NONE
+
+    # --- InitProducerId -------------------------------------------------------------------
+
+    def init_producer_id(
+        self, transactional_id: str, timeout_ms: int, producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
+    ) -> tuple[ErrorCode, int, int]:
+        """(error, producer id, epoch): Kafka's handleInitProducerId for a transactional id."""
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        if timeout_ms <= 0 or timeout_ms > self.config["transaction.max.timeout.ms"]:
+            return ErrorCode.INVALID_TRANSACTION_TIMEOUT, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        txn = self.transactions.get(transactional_id)
+        if txn is None or txn.state is DEAD:
+            txn = TransactionMetadata(transactional_id, self.producer_ids.next_id(), 0, timeout_ms)
+            error = self._transition(txn)
+            if error:
+                return error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+            self.transactions[transactional_id] = txn
+            return ErrorCode.NONE, txn.producer_id, txn.producer_epoch
+        if producer_id != NO_PRODUCER_ID and producer_id != txn.producer_id:
+            return ErrorCode.PRODUCER_FENCED, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        if producer_epoch != NO_PRODUCER_EPOCH and producer_epoch != txn.producer_epoch:
+            if producer_epoch == txn.last_producer_epoch:
+                # A retry whose answer was lost, or a producer whose transaction timed out:
+                # it gets the current epoch without another bump (KIP-360, KIP-588).
+                return ErrorCode.NONE, txn.producer_id, txn.producer_epoch
+            return ErrorCode.PRODUCER_FENCED, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        if txn.state in (PREPARE_COMMIT, PREPARE_ABORT, PREPARE_EPOCH_FENCE):
+            return ErrorCode.CONCURRENT_TRANSACTIONS, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        if txn.state is ONGOING:
+            # A new instance of the producer: fence the old one by aborting its transaction
+            # under a bumped epoch (Kafka's prepareFenceProducerEpoch), then bump once more.
+            error = self._fence_and_abort(txn)
+            if error:
+                return error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        if txn.producer_epoch >= MAX_EPOCH - 1:
+            changes = {"producer_id": self.producer_ids.next_id(), "producer_epoch": 0, "last_producer_epoch": NO_PRODUCER_EPOCH}
+        else:
+            changes = {"producer_epoch": txn.producer_epoch + 1, "last_producer_epoch": txn.producer_epoch}
+        error = self._transition(txn, state=EMPTY, timeout_ms=timeout_ms, partitions=set(), start_ms=-1, **changes)
+        if error:
+            return error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        log.info("transaction %s: producer %d epoch %d", transactional_id, txn.producer_id, txn.producer_epoch)
+        return ErrorCode.NONE, txn.producer_id, txn.producer_epoch
+
+    def _fence_and_abort(self, txn: TransactionMetadata) -> ErrorCode:
+        bumped = min(txn.producer_epoch + 1, MAX_EPOCH)
+        error = self._transition(txn, state=PREPARE_EPOCH_FENCE, producer_epoch=bumped, last_producer_epoch=txn.producer_epoch)
+        if error:
+            return error
+        return self._complete(txn, False)
+
+    # --- validation shared by AddPartitions / AddOffsets / EndTxn -------------------------
+
+    def _check_producer(self, transactional_id: str, producer_id: int, producer_epoch: int, version_fenced: bool) -> tuple[ErrorCode, TransactionMetadata | None]:
+        txn = self.transactions.get(transactional_id)
+        if txn is None or txn.state is DEAD:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None
+        if txn.producer_id != producer_id:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, None
+        if txn.producer_epoch != producer_epoch:
+            return (ErrorCode.PRODUCER_FENCED if version_fenced else ErrorCode.INVALID_PRODUCER_EPOCH), None
+        if txn.state in (PREPARE_COMMIT, PREPARE_ABORT, PREPARE_EPOCH_FENCE):
+            return ErrorCode.CONCURRENT_TRANSACTIONS, None
+        return ErrorCode.NONE, txn
+
+    # --- AddPartitionsToTxn / AddOffsetsToTxn ---------------------------------------------
+
+    def add_partitions(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[tuple[str, int]],
+        *, version_fenced: bool = True,
+    ) -> dict[tuple[str, int], ErrorCode]:
+        """One error per partition: all the same, except UNKNOWN_TOPIC_OR_PARTITION for missing
+        partitions, which leaves the others OPERATION_NOT_ATTEMPTED (as in Kafka)."""
+        missing = [tp for tp in partitions if not self._partition_exists(*tp)]
+        if missing:
+            return {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in partitions}
+        error, txn = self._check_producer(transactional_id, producer_id, producer_epoch, version_fenced)
+        if not error:
+            error = self._add(txn, set(partitions))
+        return {tp: error for tp in partitions}
+
+    def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str, *, version_fenced: bool = True) -> ErrorCode:
+        error, txn = self._check_producer(transactional_id, producer_id, producer_epoch, version_fenced)
+        if error:
+            return error
+        partition = self.group_coordinator.offsets_topic.partition_for(group_id)
+        return self._add(txn, {(OFFSETS_TOPIC, partition)})
+
+    def _add(self, txn: TransactionMetadata, partitions: set[tuple[str, int]]) -> ErrorCode:
+        if txn.state is ONGOING and partitions <= txn.partitions:
+            return ErrorCode.NONE
+        start = txn.start_ms if txn.state is ONGOING else self._now()
+        return self._transition(txn, state=ONGOING, partitions=txn.partitions | partitions, start_ms=start)
+
+    def _partition_exists(self, topic: str, partition: int) -> bool:
+        found = self.logs.topics.get(topic)
+        return found is not None and 0 <= partition < found.partitions
+
+    # --- EndTxn ---------------------------------------------------------------------------
+
+    def end_transaction(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool, *, version_fenced: bool = True
+    ) -> ErrorCode:
+        error, txn = self._check_producer(transactional_id, producer_id, producer_epoch, version_fenced)
+        if error:
+            return error
+        if txn.state is ONGOING:
+            return self._end(txn, commit)
+        if txn.state is (COMPLETE_COMMIT if commit else COMPLETE_ABORT):
+            return ErrorCode.NONE  # a retry of the EndTxn that completed it
+        return ErrorCode.INVALID_TXN_STATE
+
+    def _end(self, txn: TransactionMetadata, commit: bool) -> ErrorCode:
+        error = self._transition(txn, state=PREPARE_COMMIT if commit else PREPARE_ABORT)
+        if error:
+            return error
+        return self._complete(txn, commit)
+
+    def _complete(self, txn: TransactionMetadata, commit: bool) -> ErrorCode:
+        """Write the markers, then CompleteCommit/CompleteAbort (Kafka's marker channel)."""
+        for topic, partition in sorted(txn.partitions):
+            self._write_marker(txn, topic, partition, commit)
+        error = self._transition(txn, state=COMPLETE_COMMIT if commit else COMPLETE_ABORT, partitions=set())
+        if not error:
+            log.info("transaction %s: %s", txn.transactional_id, "committed" if commit else "aborted")
+        return error
+
+    def _write_marker(self, txn: TransactionMetadata, topic: str, partition: int, commit: bool) -> None:
+        try:
+            if topic == OFFSETS_TOPIC:
+                self.group_coordinator.complete_txn(partition, txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
+            elif self._partition_exists(topic, partition):
+                self.logs.log(topic, partition).append_control(txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
+            else:
+                log.info("transaction %s: %s-%d is gone, no marker written", txn.transactional_id, topic, partition)
+        except storage_errors.StorageError as exc:
+            # Kafka retries a failed marker forever; here the partition is local, so a failure
+            # is a disk problem the log already reported.
+            log.error("transaction %s: cannot write the marker to %s-%d: %s", txn.transactional_id, topic, partition, exc)
+
+    # --- Produce --------------------------------------------------------------------------
+
+    def verify_produce(self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str, partition: int) -> ErrorCode:
+        """Kafka's transaction verification (transaction.partition.verification.enable): a
+        transactional batch is accepted only for a partition of the producer's open transaction."""
+        txn = self.transactions.get(transactional_id)
+        if txn is None or txn.state is DEAD or txn.producer_id != producer_id:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        if producer_epoch < txn.producer_epoch:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        if txn.producer_epoch != producer_epoch or txn.state is not ONGOING or (topic, partition) not in txn.partitions:
+            return ErrorCode.INVALID_TXN_STATE
+        return ErrorCode.NONE
+
+    # --- timers ---------------------------------------------------------------------------
+
+    def abort_timed_out(self, now: int) -> list[str]:
+        """Abort every Ongoing transaction older than its timeout, bumping the epoch so the
+        producer is fenced (Kafka's abortTimedOutTransactions). Returns the ids aborted."""
+        aborted = []
+        for txn in list(self.transactions.values()):
+            if txn.state is ONGOING and txn.start_ms >= 0 and txn.start_ms + txn.timeout_ms < now:
+                log.info("transaction %s: aborting after its timeout of %d ms", txn.transactional_id, txn.timeout_ms)
+                if not self._fence_and_abort(txn):
+                    aborted.append(txn.transactional_id)
+        return aborted
+
+    def expire_transactional_ids(self, now: int) -> list[str]:
+        """Forget ids with no transaction for transactional.id.expiration.ms: a tombstone in
+        `__transaction_state` (Kafka's removeExpiredTransactionalIds)."""
+        expiration = self.config["transactional.id.expiration.ms"]
+        expired = []
+        for txn in list(self.transactions.values()):
+            if txn.state in (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT) and txn.last_update_ms + expiration <= now:
+                try:
+                    self.state_topic.append(txn.transactional_id, formats.txn_key(txn.transactional_id), None)
+                except storage_errors.StorageError as exc:
+                    log.error("transaction %s: cannot expire: %s", txn.transactional_id, exc)
+                    continue
+                txn.state = DEAD
+                del self.transactions[txn.transactional_id]
+                expired.append(txn.transactional_id)
+                log.info("transactional id %s expired", txn.transactional_id)
+        return expired
+
+    def run_timed_out_check(self) -> None:
+        self.abort_timed_out(self._now())
+
+    def run_expiration_check(self) -> None:
+        self.expire_transactional_ids(self._now())
+
+    # --- admin ----------------------------------------------------------------------------
+
+    def describe(self, transactional_id: str) -> TransactionMetadata | None:
+        txn = self.transactions.get(transactional_id)
+        return None if txn is None or txn.state is DEAD else txn
+
+    def list(self, states: set[str] | None = None, producer_ids: set[int] | None = None) -> list[TransactionMetadata]:
+        return [
+            t for t in self.transactions.values()
+            if t.state is not DEAD
+            and (not states or t.state.kafka_name in states)
+            and (not producer_ids or t.producer_id in producer_ids)
+        ]

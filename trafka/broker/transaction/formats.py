@@ -1,0 +1,130 @@
+"""Record formats of `__transaction_state`, Kafka's own layout (TransactionLogKey/Value).
+
+A key is an int16 version (0) and the transactional id. A value is an int16 version and the
+transaction's metadata; we write version 0 (version 1 is the same fields, flexible, with
+tagged fields for transaction version 2). A null value is a tombstone: the transactional id
+expired. Compaction keeps the latest record per key, so the log replayed in order is the
+coordinator's state.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from dataclasses import dataclass
+
+from trafka.wire.schema import Array, Field, Message
+from trafka.wire.types import INT8, INT16, INT32, INT64, STRING
+
+TRANSACTION_LOG_KEY_VERSION = 0
+TRANSACTION_LOG_VALUE_VERSION = 0
+
+TRANSACTION_LOG_KEY = Message(
+    "TransactionLogKey",
+    versions="0",
+    flexible="none",
+    fields=[Field("transactional_id", STRING)],
+)
+
+TRANSACTION_LOG_VALUE = Message(
+    "TransactionLogValue",
+    versions="0-1",
+    flexible="1+",
+    fields=[
+        Field("producer_id", INT64),
+        Field("producer_epoch", INT16),
+        Field("transaction_timeout_ms", INT32),
+        Field("transaction_status", INT8),
+        Field(
+            "transaction_partitions",
+            Array([Field("topic", STRING), Field("partition_ids", Array(INT32))]),
+            nullable="0+",
+        ),
+        Field("transaction_last_update_timestamp_ms", INT64),
+        Field("transaction_start_timestamp_ms", INT64),
+    ],
+)
+
+_VERSION = struct.Struct(">h")
+
+
+class TxnState(enum.IntEnum):
+    """Kafka's TransactionState, with the ids it writes in TransactionStatus."""
+
+    EMPTY = 0
+    ONGOING = 1
+    PREPARE_COMMIT = 2
+    PREPARE_ABORT = 3
+    COMPLETE_COMMIT = 4
+    COMPLETE_ABORT = 5
+    DEAD = 6
+    PREPARE_EPOCH_FENCE = 7
+
+    @property
+    def kafka_name(self) -> str:
+        """The name DescribeTransactions / ListTransactions use (Kafka's TransactionState.name)."""
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
+
+class UnknownRecord(ValueError):
+    """A key or value version this broker does not know."""
+
+
+@dataclass(frozen=True)
+class TxnRecord:
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    state: TxnState
+    partitions: tuple[tuple[str, int], ...]
+    last_update_ms: int
+    start_ms: int
+
+
+def txn_key(transactional_id: str) -> bytes:
+    return _VERSION.pack(TRANSACTION_LOG_KEY_VERSION) + TRANSACTION_LOG_KEY.build(
+        {"transactional_id": transactional_id}, TRANSACTION_LOG_KEY_VERSION
+    )
+
+
+def txn_value(record: TxnRecord) -> bytes:
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in sorted(record.partitions):
+        by_topic.setdefault(topic, []).append(partition)
+    body = {
+        "producer_id": record.producer_id,
+        "producer_epoch": record.producer_epoch,
+        "transaction_timeout_ms": record.timeout_ms,
+        "transaction_status": int(record.state),
+        # Kafka writes null partitions for Empty and Complete* states.
+        "transaction_partitions": [{"topic": t, "partition_ids": ps} for t, ps in by_topic.items()]
+        if record.state not in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT) else None,
+        "transaction_last_update_timestamp_ms": record.last_update_ms,
+        "transaction_start_timestamp_ms": record.start_ms,
+    }
+    return _VERSION.pack(TRANSACTION_LOG_VALUE_VERSION) + TRANSACTION_LOG_VALUE.build(body, TRANSACTION_LOG_VALUE_VERSION)
+
+
+def parse_txn_key(data: bytes) -> str:
+    if len(data) < 2:
+        raise UnknownRecord(f"a {len(data)}-byte key is too short")
+    (version,) = _VERSION.unpack_from(data)
+    if version not in TRANSACTION_LOG_KEY.version_range:
+        raise UnknownRecord(f"transaction log key version {version} is not known")
+    return TRANSACTION_LOG_KEY.parse(data[2:], version).transactional_id
+
+
+def parse_txn_value(data: bytes) -> TxnRecord:
+    if len(data) < 2:
+        raise UnknownRecord(f"a {len(data)}-byte value is too short")
+    (version,) = _VERSION.unpack_from(data)
+    if version not in TRANSACTION_LOG_VALUE.version_range:
+        raise UnknownRecord(f"transaction log value version {version} is not known")
+    v = TRANSACTION_LOG_VALUE.parse(data[2:], version)
+    partitions = tuple(
+        (t.topic, p) for t in (v.transaction_partitions or ()) for p in t.partition_ids
+    )
+    return TxnRecord(
+        v.producer_id, v.producer_epoch, v.transaction_timeout_ms, TxnState(v.transaction_status), partitions,
+        v.transaction_last_update_timestamp_ms, v.transaction_start_timestamp_ms,
+    )

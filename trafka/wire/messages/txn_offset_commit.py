@@ -1,0 +1,57 @@
+"""TxnOffsetCommit (key 28): commit offsets inside a transaction; v0-4.
+
+v2 adds the committed leader epoch, v3 the member id, group instance id and generation (and
+is flexible), v4 adds TRANSACTION_ABORTABLE. v5 belongs to transaction version 2 (KIP-890).
+"""
+
+from trafka.wire.api import Api
+from trafka.wire.schema import Array, Field, Message
+from trafka.wire.types import INT16, INT32, INT64, STRING
+
+REQUEST = Message(
+    "TxnOffsetCommitRequest",
+    versions="0-4",
+    flexible="3+",
+    fields=[
+        Field("transactional_id", STRING),
+        Field("group_id", STRING),
+        Field("producer_id", INT64),
+        Field("producer_epoch", INT16),
+        Field("generation_id", INT32, "3+", default=-1),
+        Field("member_id", STRING, "3+", default=""),
+        Field("group_instance_id", STRING, "3+", nullable="3+", default=None),
+        Field(
+            "topics",
+            Array([
+                Field("name", STRING),
+                Field(
+                    "partitions",
+                    Array([
+                        Field("partition_index", INT32),
+                        Field("committed_offset", INT64),
+                        Field("committed_leader_epoch", INT32, "2+", default=-1),
+                        Field("committed_metadata", STRING, nullable="0+"),
+                    ]),
+                ),
+            ]),
+        ),
+    ],
+)
+
+RESPONSE = Message(
+    "TxnOffsetCommitResponse",
+    versions="0-4",
+    flexible="3+",
+    fields=[
+        Field("throttle_time_ms", INT32),
+        Field(
+            "topics",
+            Array([
+                Field("name", STRING),
+                Field("partitions", Array([Field("partition_index", INT32), Field("error_code", INT16)])),
+            ]),
+        ),
+    ],
+)
+
+API = Api(28, "TxnOffsetCommit", REQUEST, RESPONSE)
