@@ -56,6 +56,7 @@ CAPABILITIES = {
     "admin-topics": "admin: create and delete topics",
     "admin-configs": "admin: describe configs",
     "list-offsets": "list offsets: earliest, latest, by timestamp",
+    "transactions": "transactions: commit/abort, read_committed, offsets in a transaction, fencing, timeout",
 }
 
 BEGIN, END = "<!-- matrix:begin -->", "<!-- matrix:end -->"
