@@ -90,13 +90,3 @@ def test_list_offsets(admin, client, bootstrap):
     assert tuple(admin.listOffsets([tp], 1500)[tp]) == (1, 2000)
     assert admin.listOffsets([tp], 9999)[tp].offset == -1
     assert tuple(admin.listOffsets([tp], "max_timestamp")[tp]) == (2, 3000)
-
-
-def test_transactional_producer_fails_fast(client, bootstrap):
-    """Known difference (docs/compatibility.md): no transactions. The refusal is immediate and
-    names the cause, instead of the producer retrying until a timeout."""
-    producer = client.make_producer({"bootstrap.servers": bootstrap, "transactional.id": unique("tx"),
-                                     "max.block.ms": 15000})
-    with pytest.raises(KafkaJavaError) as exc:
-        client.call(producer.j.initTransactions)
-    assert exc.value.simple_name == "TransactionalIdAuthorizationException"
