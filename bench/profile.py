@@ -1,7 +1,7 @@
 """`python -m bench.profile WORKLOAD [--seconds N]`: run one protocol workload against trafka under
 py-spy and print the functions that take the most samples (self and total).
 
-WORKLOAD is produce, metadata or fetch. py-spy must be installed (`pip install py-spy`); the
+WORKLOAD is produce, metadata, fetch or partitions (create 500 x 10, full Metadata). py-spy must be installed (`pip install py-spy`); the
 collapsed stacks are kept in /tmp/trafka-profile-WORKLOAD.txt for a flame graph tool.
 """
 
@@ -21,7 +21,7 @@ from bench.brokers import _spawn, free_port
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile")
-    parser.add_argument("workload", choices=("produce", "metadata", "fetch"))
+    parser.add_argument("workload", choices=("produce", "metadata", "fetch", "partitions"))
     parser.add_argument("--seconds", type=float, default=8.0)
     args = parser.parse_args()
     pyspy = shutil.which("py-spy") or str(__import__("pathlib").Path(sys.executable).with_name("py-spy"))
@@ -40,6 +40,8 @@ def main() -> int:
         elif args.workload == "metadata":
             frame = protocol._metadata_frame(topic, 1)
             print(protocol._pipelined(port, frame, 16, 8, args.seconds), "req/s")
+        elif args.workload == "partitions":
+            print(protocol.many_partitions(broker))
         else:
             deadline = time.monotonic() + args.seconds
             while time.monotonic() < deadline:

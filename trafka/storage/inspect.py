@@ -168,7 +168,8 @@ def summarize_partition(directory: Path, topic: str, partition: int) -> Partitio
     except (OSError, ValueError):
         checkpoint = 0
     start = min(max(checkpoint, _base_offset(segments[0]) if segments else 0), end)
-    return PartitionSummary(topic, partition, start, end, len(segments), size)
+    # A partition never written has no files yet, but one (empty) segment, as the broker sees it.
+    return PartitionSummary(topic, partition, start, end, max(len(segments), 1), size)
 
 
 def describe_data_dir(data_dir: Path) -> list[PartitionSummary]:

@@ -118,7 +118,10 @@ class PartitionLog:
         config: LogConfig | None = None,
         *,
         clock: Clock | None = None,
+        lazy: bool = False,
     ):
+        """With lazy, a partition whose directory does not exist yet stays without one until
+        its first write (the LogManager's new and never-written partitions)."""
         self.directory = Path(directory)
         self.config = config or LogConfig.of()
         self.clock = clock or SystemClock()
@@ -128,7 +131,8 @@ class PartitionLog:
         self._closed = False
         self._unflushed_messages = 0
         self._last_flush_ms = self.clock.time_ms()
-        self.directory.mkdir(parents=True, exist_ok=True)
+        if not lazy:
+            self.directory.mkdir(parents=True, exist_ok=True)
         self._load()
 
     # --- offsets --------------------------------------------------------------------------
@@ -160,6 +164,17 @@ class PartitionLog:
     # --- loading --------------------------------------------------------------------------
 
     def _load(self) -> None:
+        try:
+            fresh = not os.listdir(self.directory)
+        except FileNotFoundError:
+            fresh = True
+        if fresh:
+            # A fresh partition (or one never written): one lazy segment at offset 0 whose
+            # files appear with the first append. Nothing to recover or replay.
+            self.segments.append(self._new_segment(0, self.clock.time_ms(), lazy=True))
+            self._bases = [0]
+            self.log_start_offset = 0
+            return
         clean = (self.directory / CLEAN_SHUTDOWN_FILE).exists()
         self._remove_temporary_files()
         self._complete_swaps()
@@ -193,11 +208,16 @@ class PartitionLog:
         self._load_producer_state()
         (self.directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
 
-    def _new_segment(self, base_offset: int, now: int, suffix: str = "") -> LogSegment:
+    def _new_segment(self, base_offset: int, now: int, suffix: str = "", *, lazy: bool = False) -> LogSegment:
         return LogSegment(
             self.directory, base_offset, index_interval_bytes=self.config.index_interval_bytes,
-            created_ms=now, suffix=suffix,
+            created_ms=now, suffix=suffix, lazy=lazy,
         )
+
+    @property
+    def untouched(self) -> bool:
+        """Nothing was ever written to this partition's directory (see _load)."""
+        return len(self.segments) == 1 and not self.segments[0].on_disk
 
     def _load_segment(self, segment: LogSegment) -> int:
         try:
@@ -429,6 +449,8 @@ class PartitionLog:
     def flush(self) -> None:
         """fsync every segment that may hold unflushed data and advance the recovery point."""
         self._check_open()
+        if self.untouched:
+            return
         recovery_point = _read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0
         for segment in self.segments:
             if segment.next_offset > recovery_point or segment is self.active_segment:
@@ -622,6 +644,11 @@ class PartitionLog:
         """Flush everything, snapshot producer state, and leave the clean-shutdown marker so
         the next open trusts the indexes instead of rescanning."""
         if self._closed:
+            return
+        if self.untouched and self.log_start_offset == 0:
+            # Nothing to flush or checkpoint: the empty directory reopens as a fresh partition.
+            self.active_segment.close()
+            self._closed = True
             return
         try:
             self.active_segment.on_become_inactive()

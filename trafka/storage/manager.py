@@ -138,7 +138,7 @@ class LogManager:
                 raise StorageError(f"{path}: {exc}; fix the file (its topic's data is untouched)") from None
             for partition in range(metadata.partitions):
                 self._logs[(metadata.name, partition)] = PartitionLog(
-                    self._partition_dir(metadata.name, partition), config, clock=self.clock
+                    self._partition_dir(metadata.name, partition), config, clock=self.clock, lazy=True
                 )
         for path in self.data_dir.iterdir():
             match = _PARTITION_DIR.fullmatch(path.name)
@@ -209,7 +209,9 @@ class LogManager:
             if directory.exists():
                 log.warning("moving aside stale %s before creating the partition", directory)
                 remove_dir(directory)
-            self._logs[(metadata.name, partition)] = PartitionLog(directory, config, clock=self.clock)
+            # No directory yet: it appears with the partition's first write, so creating
+            # thousands of partitions costs no file-system work per partition.
+            self._logs[(metadata.name, partition)] = PartitionLog(directory, config, clock=self.clock, lazy=True)
 
     def create_partitions(self, name: str, total: int) -> TopicMetadata:
         """CreatePartitions: grow the topic to `total` partitions."""

@@ -64,22 +64,23 @@ class LogSegment:
         index_interval_bytes: int,
         created_ms: int,
         suffix: str = "",
+        lazy: bool = False,
     ):
         self.directory = Path(directory)
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
         self.created_ms = created_ms
         self.suffix = suffix
-        is_new = not self._path(LOG_SUFFIX).exists()
-        self._fd: int | None = os.open(self._path(LOG_SUFFIX), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        self.size = os.fstat(self._fd).st_size
         self.offset_index = OffsetIndex(self._path(INDEX_SUFFIX), base_offset)
         self.time_index = TimeIndex(self._path(TIME_INDEX_SUFFIX), base_offset)
         self.txn_index = TransactionIndex(self._path(TXN_INDEX_SUFFIX))
-        if is_new:
-            # Like Kafka, a segment always has its index files, so a missing one means damage.
-            self.offset_index.path.touch()
-            self.time_index.path.touch()
+        self._fd: int | None = None
+        # A lazy segment of a fresh partition has no files until its first write (fileno()):
+        # creating 5,000 partitions then costs one mkdir each, not four file creations.
+        self._lazy = lazy
+        self.size = 0
+        if not lazy:
+            self._create_files()
         self.next_offset = base_offset
         self.max_timestamp_so_far = rec.NO_TIMESTAMP
         self.offset_of_max_timestamp_so_far = -1
@@ -105,9 +106,31 @@ class LogSegment:
         """Largest offset in the segment, base_offset - 1 when empty."""
         return self.next_offset - 1
 
+    def _create_files(self) -> None:
+        is_new = not self._path(LOG_SUFFIX).exists()
+        self._fd = os.open(self._path(LOG_SUFFIX), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self._fd).st_size
+        if is_new:
+            # Like Kafka, a segment always has its index files, so a missing one means damage.
+            for path in (self.offset_index.path, self.time_index.path):
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+
+    @property
+    def on_disk(self) -> bool:
+        """False for a lazy segment nothing was written to yet."""
+        return not self._lazy
+
     def fileno(self) -> int:
         if self._fd is None:
-            raise LogClosed(f"segment {self.log_path} is closed")
+            if not self._lazy:
+                raise LogClosed(f"segment {self.log_path} is closed")
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._create_files()
+            except OSError:
+                self._fd = None
+                raise
+            self._lazy = False
         return self._fd
 
     def pread(self, position: int, size: int) -> bytes:
@@ -266,6 +289,8 @@ class LogSegment:
         (self.next_offset, self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far,
          self.rolling_based_timestamp, self._bytes_since_last_index_entry, offsets, times) = saved
         self.size = size
+        if self._lazy:
+            return  # the files could not even be created: nothing was written
         try:
             if os.fstat(self.fileno()).st_size != size:  # nothing to cut when no byte was written
                 os.ftruncate(self.fileno(), size)
@@ -382,6 +407,8 @@ class LogSegment:
     # --- lifecycle ------------------------------------------------------------------------
 
     def flush(self) -> None:
+        if self._lazy:
+            return
         os.fsync(self.fileno())
         self.offset_index.flush()
         self.time_index.flush()
@@ -401,6 +428,7 @@ class LogSegment:
         self.txn_index.path = self._path(TXN_INDEX_SUFFIX)
 
     def close(self) -> None:
+        self._lazy = False  # a closed segment never creates its files
         self.offset_index.close()
         self.time_index.close()
         if self._fd is not None:
