@@ -24,6 +24,7 @@ log = logging.getLogger("trafka.broker")
 
 _SIZE = struct.Struct(">i")
 _RECEIVE_SIZE = 1 << 16
+_RECEIVE_MAX = 1 << 20
 # Requests answered without waiting (Produce, Metadata): a response may be held back while one
 # of these is answered, to be sent together; never behind one that may wait (a long-poll Fetch).
 _ANSWERED_AT_ONCE = frozenset({0, 3})
@@ -61,7 +62,9 @@ class FrameReader:
 
     async def _fill(self, need: int) -> bool:
         while len(self.buffer) < need:
-            data = await self.stream.receive_some(max(_RECEIVE_SIZE, need - len(self.buffer)))
+            # At most 1 MiB per receive: a frame declared huge is buffered as its bytes arrive,
+            # never allocated up front at its declared size.
+            data = await self.stream.receive_some(min(max(_RECEIVE_SIZE, need - len(self.buffer)), _RECEIVE_MAX))
             if not data:
                 if self.buffer:
                     raise BadRequest(f"connection closed inside a frame ({len(self.buffer)} bytes pending)")
