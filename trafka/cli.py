@@ -7,6 +7,7 @@ import gc
 import logging
 import signal
 import sys
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -19,6 +20,7 @@ SHUTDOWN_GRACE_SECONDS = 5
 def _serve(args) -> int:
     from trafka.broker.config import BrokerConfig, ConfigError
     from trafka.broker.server import Broker, ListenError, serve
+    from trafka.console.server import console_service
     from trafka.storage.errors import StorageError
 
     try:
@@ -40,8 +42,9 @@ def _serve(args) -> int:
     async def main():
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
-                port = await nursery.start(serve, broker, args.host, args.port)
-                print(f"trafka listening on {args.host}:{port} (data in {args.data_dir})", flush=True)
+                port = await nursery.start(partial(serve, broker, args.host, args.port, services=[console_service]))
+                console = f"; console at {broker.console_url}" if broker.console_url else ""
+                print(f"trafka listening on {args.host}:{port} (data in {args.data_dir}){console}", flush=True)
                 async for signum in signals:
                     log.info("got %s, shutting down", signal.Signals(signum).name)
                     break
@@ -52,7 +55,10 @@ def _serve(args) -> int:
     try:
         trio.run(main)
     except* ListenError as refused:
-        print(f"trafka: {refused.exceptions[0]}", file=sys.stderr)
+        first = refused
+        while isinstance(first, BaseExceptionGroup):  # nested nurseries nest the groups
+            first = first.exceptions[0]
+        print(f"trafka: {first}", file=sys.stderr)
         status = 1
     finally:
         broker.close()

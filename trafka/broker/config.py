@@ -143,6 +143,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("transaction.state.log.load.buffer.size", _int(1, _MAX_INT), "5242880", "accepted for compatibility"),
         Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", _int(1, _MAX_INT), "10000", "how often transactions past their timeout are aborted"),
         Setting("transaction.remove.expired.transaction.cleanup.interval.ms", _int(1, _MAX_INT), "3600000", "how often expired transactional ids are removed"),
+        Setting("console.port", _int(-1, 65535), "9644", "HTTP port of the console, JSON API and /metrics, on the broker's host; 0 picks a free port, -1 turns it off"),
     ]
 }
 

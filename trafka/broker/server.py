@@ -41,6 +41,7 @@ class Broker:
         self.cluster_id = _cluster_id(self.data_dir)
         self.host = "127.0.0.1"
         self.port = 0
+        self.console_url: str | None = None  # set by the console service when it listens
         self.producer_ids = ProducerIdManager(self.data_dir / "producer_ids")
         # Creates __consumer_offsets if missing and replays it: groups and offsets are back.
         self.group_coordinator = GroupCoordinator(self.logs, config, self.clock)
@@ -140,8 +141,12 @@ class ListenError(OSError):
     """The listener could not be opened (most often: another broker already has the port)."""
 
 
-async def serve(broker: Broker, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """Listen and serve until cancelled; reports the bound port through `task_status`."""
+async def serve(broker: Broker, host: str, port: int, *, services=(), task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """Listen and serve until cancelled; reports the bound port through `task_status`.
+
+    `services` are started in the same nursery once the Kafka listener is open, each as
+    `await nursery.start(service, broker)` (the console's HTTP listener is one: the layers above
+    the broker plug in here, so the broker never imports them)."""
     try:
         listeners = await trio.open_tcp_listeners(port, host=host)
     except OSError as exc:
@@ -156,4 +161,6 @@ async def serve(broker: Broker, host: str, port: int, *, task_status=trio.TASK_S
             await serve_connection(broker, stream)
 
         await nursery.start(trio.serve_listeners, handler, listeners)
+        for service in services:
+            await nursery.start(service, broker)
         task_status.started(broker.port)

@@ -2,7 +2,8 @@
 (`in_process=True`) trio in a background thread of the test process.
 
 Both offer the same control: stop, kill, restart, `advance_clock`, `inject_fault`, `faults`,
-`clear_faults`, `snapshot`. In process they run on the broker's trio thread; for a child
+`clear_faults`, `snapshot`. `console_url` is where its console, JSON API and /metrics listen
+(a free port unless `console.port` is given; None with console.port=-1). In process they run on the broker's trio thread; for a child
 process they go over its HTTP control endpoints (`/api/v1/clock`, `/api/v1/faults`...).
 """
 
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 _LISTENING = re.compile(r"trafka listening on (\S+):(\d+)")
+_CONSOLE = re.compile(r"console at (http://\S+)")
 START_TIMEOUT_SECONDS = 30
 
 
@@ -68,6 +70,10 @@ class TrafkaBroker:
         self.port = port
         self.in_process = in_process
         self.process: subprocess.Popen | None = None
+        # The console on a free port unless the test asks for one (console.port=-1: off); a
+        # restart keeps the port it got, as it keeps the Kafka port.
+        self.console_port = int(self.config.get("console.port", 0))
+        self.console_url: str | None = None
         self._thread_broker = None  # the InProcessBroker while running in process
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.broker.log"
         self._log_file = None
@@ -91,7 +97,7 @@ class TrafkaBroker:
         if self.in_process:
             return self._start_in_process()
         cmd = [sys.executable, "-m", "trafka", "serve", "--host", self.host, "--port", str(self.port), "--data-dir", str(self.data_dir)]
-        for name, value in self.config.items():
+        for name, value in {**self.config, "console.port": self.console_port}.items():
             cmd += ["--config", f"{name}={value}"]
         self._log_file = open(self.log_path, "ab")
         self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log_file, stdin=subprocess.DEVNULL)
@@ -108,6 +114,7 @@ class TrafkaBroker:
         if match is None:
             self.kill()
             raise BrokerFailedToStart(f"broker did not start; its log:\n{self.log_text()}")
+        self._set_console_url((_CONSOLE.search(result[0]) or [None, None])[1])
         # Keep draining stdout so the child never blocks on a full pipe.
         threading.Thread(target=self.process.stdout.read, daemon=True).start()
         return int(match.group(2))
@@ -117,14 +124,21 @@ class TrafkaBroker:
 
         # One __consumer_offsets partition unless the test says otherwise (as testcontainers'
         # Kafka setups do): creating Kafka's 50 is most of a fresh broker's start-up.
-        config = {"offsets.topic.num.partitions": 1, **self.config}
+        config = {"offsets.topic.num.partitions": 1, **self.config, "console.port": self.console_port}
         runner = InProcessBroker(self.data_dir, config, self.host, self.port, self.log_path)
         try:
             self.port = runner.start(START_TIMEOUT_SECONDS)
         except Exception as exc:
             raise BrokerFailedToStart(f"broker did not start: {exc}\nits log:\n{self.log_text()}") from exc
         self._thread_broker = runner
+        self._set_console_url(runner.broker.console_url)
         return self
+
+    def _set_console_url(self, url: str | None) -> None:
+        """Remember where the console listens (None: off), so a restart reuses its port."""
+        self.console_url = url
+        if url:
+            self.console_port = int(url.rstrip("/").rsplit(":", 1)[1])
 
     def stop(self, timeout: float = 15) -> int | None:
         """SIGTERM and wait: a clean shutdown (in process: cancel serving, close the logs)."""

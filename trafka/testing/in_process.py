@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -66,6 +67,7 @@ class InProcessBroker:
     def _run(self) -> None:
         from trafka.broker.config import BrokerConfig
         from trafka.broker.server import Broker, serve
+        from trafka.console.server import console_service
 
         handler = _ThreadLog(self.log_path, threading.get_ident())
         logger = logging.getLogger("trafka")
@@ -86,7 +88,7 @@ class InProcessBroker:
             self._token = trio.lowlevel.current_trio_token()
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
-                self.port = await nursery.start(serve, self.broker, self.host, self.port)
+                self.port = await nursery.start(partial(serve, self.broker, self.host, self.port, services=[console_service]))
                 log.info("trafka listening on %s:%d (in process, data in %s)", self.host, self.port, self.data_dir)
                 self._ready.set()
 
