@@ -8,7 +8,6 @@ Each client runs the same scenarios through compat_tests/txn_clients.py.
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
@@ -139,19 +138,21 @@ def test_fencing_and_restart_reacquiring_the_id(request, bootstrap, client):
 
 @pytest.mark.compat("transactions")
 @pytest.mark.parametrize("client", CLIENTS)
-@pytest.mark.trafka_config({"transaction.abort.timed.out.transaction.cleanup.interval.ms": 100,
-                            "offsets.topic.num.partitions": 3, "transaction.state.log.num.partitions": 3})
-def test_broker_aborts_a_transaction_past_its_timeout(request, trafka_broker, client):
+@pytest.mark.trafka_config({"offsets.topic.num.partitions": 3, "transaction.state.log.num.partitions": 3})
+def test_broker_aborts_a_transaction_past_its_timeout(request, trafka_inprocess_broker, client):
+    trafka_broker = trafka_inprocess_broker  # its clock moves on request (advance_clock)
     bootstrap = trafka_broker.bootstrap_servers
     topic = make_topic(bootstrap, unique("timeout"))
-    p = producer(request, client, bootstrap, unique("tx-timeout"), timeout_ms=1000)
+    p = producer(request, client, bootstrap, unique("tx-timeout"), timeout_ms=5000)
     p.init()
     p.begin(); p.send(topic, b"abandoned"); p.flush()
-    time.sleep(2.5)  # the broker's wall clock: the timer runs in the broker process
+    # Broker time past the 5 s timeout and the 10 s check interval: the check runs at once.
+    trafka_broker.advance_clock(15000)
     later = producer(request, "confluent-kafka", bootstrap, unique("tx-later"))
     later.init()
     later.begin(); later.send(topic, b"later"); later.commit()
     # The abandoned transaction was aborted: read_committed moves past it.
     assert read_values(request, client, bootstrap, topic, COMMITTED, until=b"later") == [b"later"]
-    with pytest.raises(TxnFailed):
+    assert read_values(request, client, bootstrap, topic, UNCOMMITTED, until=b"later") == [b"abandoned", b"later"]
+    with pytest.raises(TxnFailed):  # its producer was fenced by the abort's epoch bump
         p.commit()
