@@ -177,3 +177,73 @@ def test_a_data_dir_that_turns_read_only_refuses_appends_and_keeps_what_was_ackn
         assert "Traceback" not in broker.log_text()
     finally:
         broker.kill()
+
+
+@pytest.fixture
+def failing_device(tmp_path):
+    """An ext4 file system (no journal, mounted sync) on a loop device whose backing file lives
+    on a small tmpfs. Filling that tmpfs makes the kernel fail the loop device's block writes
+    while ext4 itself still has free space, so the broker's write() calls fail in the device
+    layer (the kernel reports ENOSPC or EIO for them, depending on the block; the broker handles
+    any errno alike); removing the ballast heals the device. Device-mapper's error target, the
+    usual way to get EIO, is not available in this container."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs and a loop device needs root")
+    backing, mountpoint = tmp_path / "backing", tmp_path / "eio"
+    backing.mkdir()
+    mountpoint.mkdir()
+    result = _mount("-t", "tmpfs", "-o", "size=24m", "tmpfs", str(backing))
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
+    try:
+        image = backing / "ext4.img"
+        with open(image, "wb") as f:
+            f.truncate(64 << 20)  # sparse: larger than the tmpfs under it
+        made = subprocess.run(["mkfs.ext4", "-q", "-F", "-O", "^has_journal", str(image)], capture_output=True, text=True)
+        if made.returncode != 0:
+            pytest.skip(f"mkfs.ext4 failed: {made.stderr.strip()}")
+        result = _mount("-o", "loop,sync,errors=continue", str(image), str(mountpoint))
+        if result.returncode != 0:
+            pytest.skip(f"cannot mount a loop device here: {result.stderr.strip()}")
+        try:
+            yield {"mountpoint": mountpoint, "ballast": backing / "ballast"}
+        finally:
+            subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True)
+    finally:
+        subprocess.run(["umount", "-l", str(backing)], capture_output=True)
+
+
+def test_io_errors_refuse_the_batch_and_heal_when_the_device_does(failing_device):
+    mountpoint, ballast = failing_device["mountpoint"], failing_device["ballast"]
+    broker = TrafkaBroker(data_dir=mountpoint, config={"offsets.topic.num.partitions": 1})
+    broker.start()
+    try:
+        with RawClient(broker.bootstrap_servers, "disk-eio") as client:
+            assert create(client, "eio").error_code == 0
+            acked = []
+            for i in range(3):
+                answer = _produce(client, "eio", i)
+                assert answer.error_code == 0
+                acked.append((answer.base_offset, i))
+            # Take every free byte of the device's backing store.
+            subprocess.run(["dd", "if=/dev/zero", f"of={ballast}", "bs=1M", "count=64"], capture_output=True)
+            # A few batches may still land in blocks the image already had; then the device fails.
+            more, refused = _fill(client, "eio", 3)
+            acked += more
+            assert refused.error_code == ErrorCode.KAFKA_STORAGE_ERROR
+            for i in range(500, 505):
+                assert _produce(client, "eio", i).error_code == ErrorCode.KAFKA_STORAGE_ERROR
+            assert [o for o, _ in _all_records(client, "eio")] == [o for o, _ in acked]
+            assert _segment_sizes(mountpoint, "eio") == sum(len(_batch(i)) for _, i in acked)  # cut back
+            ballast.unlink()
+            answer = _produce(client, "eio", 600)
+            assert answer.error_code == 0 and answer.base_offset == acked[-1][0] + 1
+            acked.append((answer.base_offset, 600))
+        broker.restart()
+        with RawClient(broker.bootstrap_servers, "disk-eio-after") as client:
+            assert _all_records(client, "eio") == [(o, b"k%d" % i) for o, i in acked]
+        log_text = broker.log_text()
+        assert "Traceback" not in log_text
+        assert "Input/output error" in log_text or "No space left" in log_text
+    finally:
+        broker.kill()
