@@ -101,7 +101,8 @@ def plot(results: dict, path: Path) -> None:
         return
     brokers = results["brokers"]
     titles = [t for t, v in brokers.get("trafka", {}).get("workloads", {}).items() if "produce_msgs_per_s" in v]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
+    _plot_protocol(axes[2], brokers)
     for ax, metric in zip(axes, ("produce_msgs_per_s", "consume_msgs_per_s")):
         width = 0.8 / max(1, len(brokers))
         for i, (name, entry) in enumerate(brokers.items()):
@@ -115,6 +116,33 @@ def plot(results: dict, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"# plot written to {path}", file=sys.stderr)
+
+
+# Protocol-level rows (bench/protocol.py), higher is better after the sign below.
+_PROTOCOL_BARS = (
+    ("small requests, 16 conns x 8 pipelined", "produce_req_per_s", 1, "Produce req/s"),
+    ("small requests, 16 conns x 8 pipelined", "metadata_req_per_s", 1, "Metadata req/s"),
+    ("fetch 64 KB: tiny batches vs one batch", "tiny_batches_fetch_ms", -1, "64 KB fetch of\ntiny batches"),
+    ("5,000 partitions", "create_5000_partitions_s", -1, "create 5,000\npartitions"),
+    ("5,000 partitions", "full_metadata_first_ms", -1, "full Metadata\n(uncached)"),
+)
+
+
+def _plot_protocol(ax, brokers: dict) -> None:
+    """trafka / Tansu on the protocol workloads, as 'times better' (>1 is trafka ahead)."""
+    ours, theirs = brokers.get("trafka", {}).get("workloads", {}), brokers.get("tansu", {}).get("workloads", {})
+    labels, values = [], []
+    for title, metric, sign, label in _PROTOCOL_BARS:
+        a, b = ours.get(title, {}).get(metric), theirs.get(title, {}).get(metric)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b:
+            labels.append(label)
+            values.append(a / b if sign > 0 else b / a)
+    ax.bar(range(len(values)), values, color=["tab:blue" if v >= 1 else "tab:red" for v in values])
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(values)))
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_yscale("log")
+    ax.set_title("trafka vs Tansu, same run (x better; >1 = trafka ahead)")
 
 
 def main() -> int:
