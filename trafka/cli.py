@@ -140,17 +140,17 @@ def _group_rows(group, log_end: dict[tuple[str, int], int]):
 
 def _groups(args) -> int:
     """Kafka's `kafka-consumer-groups.sh --describe` with --state, --members and offsets, from the files."""
-    import time
-
     from trafka.broker.coordinator.coordinator import load_groups
     from trafka.broker.coordinator.offsets_topic import replay_data_dir
+    from trafka.storage.clock import BrokerClock
     from trafka.storage.inspect import describe_data_dir
 
     data_dir = Path(args.data_dir)
     if not (data_dir / "topics").is_dir():
         print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
         return 1
-    groups = load_groups(replay_data_dir(data_dir), int(time.time() * 1000))
+    # Broker time, with any offset a test moved the clock by (kept in the data dir).
+    groups = load_groups(replay_data_dir(data_dir), BrokerClock(state_dir=data_dir).time_ms())
     chosen = sorted(g for g in groups if not args.group or g in args.group)
     if args.group and not chosen:
         print(f"trafka: no group {', '.join(args.group)} in {data_dir}", file=sys.stderr)
