@@ -4,7 +4,7 @@ Each run starts a broker on a fresh data dir and times from the call to the firs
 ApiVersions answer (polled every 5 ms, as `bench.brokers` does for every broker):
 - `TrafkaBroker(in_process=True)`: trio in a thread of this process (imports paid once, by a
   warm-up run that is not counted), the way a pytest suite with a broker per test uses it;
-  its default is one __consumer_offsets partition; a line with Kafka's 50 is shown too;
+  its default is one partition per internal topic; a line with Kafka's 50 + 50 is shown too;
 - `trafka serve` as a child process: the `trafka_broker` fixture's cost.
 Prints the medians and the ratio subprocess / in-process; the target is an in-process start
 under 50 ms.
@@ -55,14 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     in_process_start_ms()  # warm-up: the imports a test process pays once
     inproc = [in_process_start_ms() for _ in range(args.runs)]
-    kafka_offsets = [in_process_start_ms({"offsets.topic.num.partitions": 50})[0] for _ in range(args.runs)]
+    kafka_internal = {"offsets.topic.num.partitions": 50, "transaction.state.log.num.partitions": 50}
+    kafka_offsets = [in_process_start_ms(kafka_internal)[0] for _ in range(args.runs)]
     sub = [subprocess_start_ms() for _ in range(args.runs)]
     ready = statistics.median(r for r, _ in inproc)
     stop = statistics.median(s for _, s in inproc)
     sub_median = statistics.median(sub)
     print(f"in-process start to first answer: median {ready:.1f} ms [{min(r for r, _ in inproc):.1f}-{max(r for r, _ in inproc):.1f}]"
           f" (target < {TARGET_MS} ms: {'met' if ready < TARGET_MS else 'MISSED'}); stop {stop:.1f} ms")
-    print(f"in-process with Kafka's 50 __consumer_offsets partitions (the subprocess default): "
+    print(f"in-process with Kafka's 50 partitions of each internal topic (the subprocess default): "
           f"median {statistics.median(kafka_offsets):.1f} ms")
     print(f"subprocess start to first answer: median {sub_median:.1f} ms [{min(sub):.1f}-{max(sub):.1f}]")
     print(f"ratio subprocess / in-process: {sub_median / ready:.1f}x")

@@ -122,9 +122,10 @@ class TrafkaBroker:
     def _start_in_process(self) -> "TrafkaBroker":
         from trafka.testing.in_process import InProcessBroker
 
-        # One __consumer_offsets partition unless the test says otherwise (as testcontainers'
-        # Kafka setups do): creating Kafka's 50 is most of a fresh broker's start-up.
-        config = {"offsets.topic.num.partitions": 1, **self.config, "console.port": self.console_port}
+        # One partition for each internal topic unless the test says otherwise (as testcontainers'
+        # Kafka setups do): creating Kafka's 50 + 50 is most of a fresh broker's start-up.
+        config = {"offsets.topic.num.partitions": 1, "transaction.state.log.num.partitions": 1, **self.config,
+                  "console.port": self.console_port}
         runner = InProcessBroker(self.data_dir, config, self.host, self.port, self.log_path)
         try:
             self.port = runner.start(START_TIMEOUT_SECONDS)
