@@ -145,3 +145,36 @@ def test_a_sigkilled_member_leaves_its_group_when_the_clock_passes_its_session_t
     finally:
         doomed.kill()
         survivor.close()
+
+
+def test_an_open_transaction_is_aborted_when_the_clock_passes_its_timeout(broker):
+    """transaction.timeout.ms is 60 s and the timeout check runs every 10 s of real time:
+    advancing 61 s aborts the open transaction at once (Kafka's epoch bump fences the producer)."""
+    import confluent_kafka
+
+    bootstrap = broker.bootstrap_servers
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic("ledger", 1, 1)])
+    admin.close()
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "transactional.id": "ledger-writer",
+                                         "transaction.timeout.ms": 60000})
+    producer.init_transactions(10)
+    producer.begin_transaction()
+    producer.produce("ledger", b"abandoned", partition=0)
+    assert producer.flush(10) == 0
+
+    committed = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_committed")
+    tp = TopicPartition("ledger", 0)
+    try:
+        def last_stable_offset() -> int:
+            return committed.end_offsets([tp])[tp]
+        time.sleep(0.5)
+        assert last_stable_offset() == 0  # held back by the open transaction
+        broker.advance_clock(61_000)
+        took = wait_until(lambda: last_stable_offset() == 2, 5, "the abort marker")  # record + marker
+        assert took < 5
+    finally:
+        committed.close()
+    with pytest.raises(confluent_kafka.KafkaException):
+        producer.commit_transaction(10)
+    assert "aborting after its timeout of 60000 ms" in broker.log_text()

@@ -18,8 +18,8 @@ def sections() -> dict[str, str]:
 
 def test_every_example_section_is_in_the_doc_verbatim():
     found = sections()
-    assert {"imports", "retention", "session-timeout", "retries", "non-retriable", "delay", "outage",
-            "snapshot"} <= set(found)
+    assert {"imports", "retention", "session-timeout", "transaction-timeout", "retries", "non-retriable",
+            "delay", "outage", "snapshot"} <= set(found)
     doc = DOC.read_text()
     for name, body in found.items():
         assert f"```python\n{body}```" in doc, f"docs/testing.md must show the {name!r} example as in {EXAMPLES.name}"

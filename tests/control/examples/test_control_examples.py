@@ -76,6 +76,22 @@ def test_a_crashed_worker_is_removed_after_its_session_timeout(trafka_inprocess_
         admin.close()
 
 
+# %% transaction-timeout
+def test_an_abandoned_transaction_is_aborted(trafka_inprocess_broker):
+    broker = trafka_inprocess_broker
+    producer = confluent_kafka.Producer({"bootstrap.servers": broker.bootstrap_servers,
+                                         "transactional.id": "ledger", "transaction.timeout.ms": 60000})
+    producer.init_transactions(10)
+    producer.begin_transaction()
+    producer.produce("entries", b"never committed")
+    producer.flush(10)
+
+    broker.advance_clock(61_000)  # past transaction.timeout.ms: the broker aborts it now
+
+    with pytest.raises(confluent_kafka.KafkaException):
+        producer.commit_transaction(10)
+
+
 # %% retries
 @pytest.mark.parametrize("error", ["NOT_LEADER_OR_FOLLOWER", "REQUEST_TIMED_OUT"])
 def test_the_producer_retries_through_broker_errors(trafka_inprocess_broker, error):
