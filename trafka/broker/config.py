@@ -144,6 +144,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", _int(1, _MAX_INT), "10000", "how often transactions past their timeout are aborted"),
         Setting("transaction.remove.expired.transaction.cleanup.interval.ms", _int(1, _MAX_INT), "3600000", "how often expired transactional ids are removed"),
         Setting("console.port", _int(-1, 65535), "9644", "HTTP port of the console, JSON API and /metrics, on the broker's host; 0 picks a free port, -1 turns it off"),
+        Setting("console.control.enabled", _bool, "false", "serve the test-control endpoints (/api/v1/clock, /api/v1/faults, /api/v1/snapshot) even when the console listens on a non-loopback address"),
     ]
 }
 

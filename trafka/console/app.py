@@ -23,6 +23,7 @@ log = logging.getLogger("trafka.console")
 # Each module's `routes(broker)` contributes routes, in this order (first match wins).
 ROUTE_MODULES: list[str] = [
     "trafka.console.health",
+    "trafka.console.control",
 ]
 
 

@@ -266,7 +266,23 @@ class TrafkaBroker:
 
 
 def _http_control(broker: TrafkaBroker, method: str, path: str, body: dict | None):
-    raise RuntimeError(
-        "control of a broker child process goes over its HTTP control endpoints, which this "
-        "build does not have yet; use TrafkaBroker(in_process=True)"
-    )
+    """A control call to a child-process broker, over its console's HTTP control endpoints;
+    the broker's 400/404/403 answers come back as ValueError/LookupError/PermissionError."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    if not broker.console_url:
+        raise RuntimeError("this broker runs without its console (console.port=-1), so it has no control endpoints")
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(broker.console_url.rstrip("/") + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read()).get("error", exc.reason)
+        except ValueError:
+            message = exc.reason
+        raise {400: ValueError, 404: LookupError, 403: PermissionError}.get(exc.code, RuntimeError)(message) from None
