@@ -1,0 +1,68 @@
+"""Transaction admin APIs (DescribeTransactions, ListTransactions, DescribeProducers) from
+kafka-python's admin client and Java's Admin (kafka-clients 4.3.0), against a transaction
+left open by a confluent-kafka producer."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from compat_tests.conftest import make_topic
+from compat_tests.txn_clients import producer
+
+
+@pytest.fixture
+def open_transaction(request, bootstrap):
+    topic = make_topic(bootstrap, f"txadmin-{uuid.uuid4().hex[:8]}")
+    transactional_id = f"txadmin-{uuid.uuid4().hex[:8]}"
+    p = producer(request, "confluent-kafka", bootstrap, transactional_id, timeout_ms=90000)
+    p.init()
+    p.begin(); p.send(topic, b"committed"); p.commit()
+    p.begin(); p.send(topic, b"open"); p.flush()
+    yield topic, transactional_id
+    p.abort()
+
+
+def test_kafka_python_admin(bootstrap, open_transaction):
+    from kafka import KafkaAdminClient, TopicPartition
+    from kafka.errors import TransactionalIdNotFoundError
+
+    topic, transactional_id = open_transaction
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        with pytest.raises(TransactionalIdNotFoundError):
+            admin.describe_transactions(["no-such-id"])
+        described = admin.describe_transactions([transactional_id])
+        listed = admin.list_transactions(state_filters=["Ongoing"])
+        producers = admin.describe_producers([TopicPartition(topic, 0)])
+    finally:
+        admin.close()
+    description = described[transactional_id]
+    assert description.state.value == "Ongoing"
+    assert description.topic_partitions == {TopicPartition(topic, 0)}
+    assert description.transaction_timeout_ms == 90000
+    assert [(t.transactional_id, t.state.value) for listings in listed.values() for t in listings
+            if t.transactional_id == transactional_id] == [(transactional_id, "Ongoing")]
+    (active,) = producers[TopicPartition(topic, 0)].active_producers
+    assert active.producer_id == description.producer_id
+    assert active.current_transaction_start_offset == 2  # after "committed" and its marker
+
+def test_java_admin(java_client_43, bootstrap, open_transaction):
+    topic, transactional_id = open_transaction
+    admin = java_client_43.make_admin({"bootstrap.servers": bootstrap})
+    jvm, call = java_client_43.jvm, java_client_43.call
+    ids = jvm.java.util.ArrayList()
+    ids.add(transactional_id)
+    description = call(call(admin.j.describeTransactions, ids).description(transactional_id).get)
+    assert description.state().toString() == "Ongoing"
+    assert [(tp.topic(), tp.partition()) for tp in description.topicPartitions()] == [(topic, 0)]
+    assert description.transactionStartTimeMs().isPresent()
+    listings = call(call(admin.j.listTransactions).all().get)
+    assert transactional_id in [t.transactionalId() for t in listings]
+    partitions = jvm.java.util.ArrayList()
+    partitions.add(java_client_43.tp(topic, 0))
+    state = call(call(admin.j.describeProducers, partitions).partitionResult(java_client_43.tp(topic, 0)).get)
+    (active,) = list(state.activeProducers())
+    assert active.producerId() == description.producerId()
+    assert active.currentTransactionStartOffset().getAsLong() == 2
