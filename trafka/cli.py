@@ -88,17 +88,19 @@ def _print_table(rows: list[tuple[str, ...]]) -> None:
 
 
 def _describe(args) -> int:
-    from trafka.storage.inspect import describe_data_dir
+    from trafka.storage.inspect import describe_data_dir, last_stable_offset
 
     data_dir = Path(args.data_dir)
     if not (data_dir / "topics").is_dir():
         print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
         return 1
-    rows = [("TOPIC", "PARTITION", "LOG-START-OFFSET", "LOG-END-OFFSET", "SEGMENTS", "BYTES")]
+    rows = [("TOPIC", "PARTITION", "LOG-START-OFFSET", "LOG-END-OFFSET", "LAST-STABLE-OFFSET", "SEGMENTS", "BYTES")]
     for s in describe_data_dir(data_dir):
         if args.topic and s.topic not in args.topic:
             continue
-        rows.append((s.topic, str(s.partition), str(s.log_start_offset), str(s.log_end_offset), str(s.segments), str(s.size)))
+        lso = last_stable_offset(data_dir / f"{s.topic}-{s.partition}", s.log_end_offset)
+        rows.append((s.topic, str(s.partition), str(s.log_start_offset), str(s.log_end_offset), str(lso),
+                     str(s.segments), str(s.size)))
     _print_table(rows)
     return 0
 
@@ -171,6 +173,31 @@ def _groups(args) -> int:
     return 0
 
 
+def _transactions(args) -> int:
+    """Like kafka-transactions.sh list/describe, from `__transaction_state` on disk."""
+    from trafka.broker.transaction.state_topic import replay_data_dir
+
+    data_dir = Path(args.data_dir)
+    if not (data_dir / "topics").is_dir():
+        print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
+        return 1
+    latest = {}
+    for transactional_id, record in replay_data_dir(data_dir):
+        if record is None:
+            latest.pop(transactional_id, None)
+        else:
+            latest[transactional_id] = record
+    rows = [("TRANSACTIONAL-ID", "STATE", "PRODUCER-ID", "EPOCH", "TIMEOUT-MS", "START-TIME-MS", "PARTITIONS")]
+    for transactional_id, record in sorted(latest.items()):
+        if args.transactional_id and transactional_id not in args.transactional_id:
+            continue
+        partitions = ",".join(f"{t}-{p}" for t, p in record.partitions) or "-"
+        rows.append((transactional_id, record.state.kafka_name, str(record.producer_id), str(record.producer_epoch),
+                     str(record.timeout_ms), str(record.start_ms), partitions))
+    _print_table(rows)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="trafka", description="A Kafka-compatible broker for development and CI.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -190,12 +217,12 @@ def main(argv: list[str] | None = None) -> int:
     healthcheck.add_arguments(health_p)
     health_p.set_defaults(run=healthcheck.run)
 
-    dump_p = sub.add_parser("dump-log", help="print the batches of .log files, or the entries of .index/.timeindex files")
-    dump_p.add_argument("files", nargs="+", metavar="PATH", help="segment files (.log, .index, .timeindex)")
+    dump_p = sub.add_parser("dump-log", help="print the batches of .log files (transaction markers included), or the entries of .index/.timeindex/.txnindex files")
+    dump_p.add_argument("files", nargs="+", metavar="PATH", help="segment files (.log, .index, .timeindex, .txnindex)")
     dump_p.add_argument("--print-data-log", action="store_true", help="also print every record of a .log file")
     dump_p.set_defaults(run=_dump_log, log_level="WARNING")
 
-    describe_p = sub.add_parser("describe", help="per partition: log start/end offsets, segments, bytes (read-only)")
+    describe_p = sub.add_parser("describe", help="per partition: log start/end offsets, last stable offset, segments, bytes (read-only)")
     describe_p.add_argument("--data-dir", default="./data", help="the broker's data directory (default ./data)")
     describe_p.add_argument("--topic", action="append", default=[], help="only this topic (repeatable)")
     describe_p.set_defaults(run=_describe, log_level="WARNING")
@@ -204,6 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     groups_p.add_argument("--data-dir", default="./data", help="the broker's data directory (default ./data)")
     groups_p.add_argument("--group", action="append", default=[], help="only this group (repeatable)")
     groups_p.set_defaults(run=_groups, log_level="WARNING")
+
+    txn_p = sub.add_parser("transactions", help="per transactional id: state, producer id and epoch, timeout, partitions (read-only)")
+    txn_p.add_argument("--data-dir", default="./data", help="the broker's data directory (default ./data)")
+    txn_p.add_argument("--transactional-id", action="append", default=[], help="only this id (repeatable)")
+    txn_p.set_defaults(run=_transactions, log_level="WARNING")
 
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -78,12 +78,12 @@ def test_describe_reads_a_live_data_dir(written):
     out = trafka("describe", "--data-dir", written.data_dir, "--topic", "inspect")
     assert out.returncode == 0, out.stderr
     rows = [line.split() for line in out.stdout.splitlines()]
-    assert rows[0] == ["TOPIC", "PARTITION", "LOG-START-OFFSET", "LOG-END-OFFSET", "SEGMENTS", "BYTES"]
+    assert rows[0] == ["TOPIC", "PARTITION", "LOG-START-OFFSET", "LOG-END-OFFSET", "LAST-STABLE-OFFSET", "SEGMENTS", "BYTES"]
     directory = written.data_dir / "inspect-0"
     segments = list(directory.glob("*.log"))
     size = sum(p.stat().st_size for p in segments)
-    assert rows[1] == ["inspect", "0", "5", "30", str(len(segments)), str(size)]
-    assert rows[2] == ["inspect", "1", "0", "0", "1", "0"]
+    assert rows[1] == ["inspect", "0", "5", "30", "30", str(len(segments)), str(size)]
+    assert rows[2] == ["inspect", "1", "0", "0", "0", "1", "0"]
 
 
 def test_inspection_errors_go_to_stderr(tmp_path):

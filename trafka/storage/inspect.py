@@ -15,6 +15,7 @@ from typing import Iterator
 
 from trafka.storage.log import LOG_START_OFFSET_FILE
 from trafka.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
+from trafka.storage.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 from trafka.wire import records as rec
 
 _OFFSET_ENTRY = struct.Struct(">ii")
@@ -84,6 +85,15 @@ def dump_log_file(path: Path, print_data_log: bool = False) -> Iterator[str]:
         if problem:
             yield f"  invalid: {problem}"
             continue
+        if header.is_control:
+            # Transaction markers are printed always, as Kafka's dump tool shows them.
+            for record in rec.decode_records(data, pos):
+                kind = _CONTROL_NAMES.get(_control_kind(record.key), "UNKNOWN")
+                yield (
+                    f"| offset: {record.offset} {timestamp_type}: {record.timestamp} "
+                    f"endTxnMarker: {kind} coordinatorEpoch: {rec.control_coordinator_epoch(record.value)}"
+                )
+            continue
         if print_data_log:
             for index, record in enumerate(rec.decode_records(data, pos)):
                 sequence = header.base_sequence + index if header.base_sequence >= 0 else -1
@@ -94,6 +104,23 @@ def dump_log_file(path: Path, print_data_log: bool = False) -> Iterator[str]:
                     f"valueSize: {-1 if record.value is None else len(record.value)} sequence: {sequence} "
                     f"headerKeys: [{header_keys}] key: {_text(record.key)} payload: {_text(record.value)}"
                 )
+
+
+_CONTROL_NAMES = {rec.CONTROL_ABORT: "ABORT", rec.CONTROL_COMMIT: "COMMIT"}
+
+
+def _control_kind(key: bytes | None) -> int:
+    return int.from_bytes(key[2:4], "big", signed=True) if key is not None and len(key) >= 4 else -1
+
+
+def dump_txn_index_file(path: Path) -> Iterator[str]:
+    yield f"Dumping {path}"
+    index = TransactionIndex(path)
+    for entry in index.entries:
+        yield (
+            f"version: 0 producerId: {entry.producer_id} firstOffset: {entry.first_offset} "
+            f"lastOffset: {entry.last_offset} lastStableOffset: {entry.last_stable_offset}"
+        )
 
 
 def dump_index_file(path: Path) -> Iterator[str]:
@@ -127,7 +154,9 @@ def dump(path: Path, print_data_log: bool = False) -> Iterator[str]:
         return dump_time_index_file(path)
     if name.endswith(INDEX_SUFFIX):
         return dump_index_file(path)
-    raise ValueError(f"{path}: expected a .log, .index or .timeindex file")
+    if name.endswith(TXN_INDEX_SUFFIX):
+        return dump_txn_index_file(path)
+    raise ValueError(f"{path}: expected a .log, .index, .timeindex or .txnindex file")
 
 
 @dataclass(frozen=True)
@@ -170,6 +199,24 @@ def summarize_partition(directory: Path, topic: str, partition: int) -> Partitio
     start = min(max(checkpoint, _base_offset(segments[0]) if segments else 0), end)
     # A partition never written has no files yet, but one (empty) segment, as the broker sees it.
     return PartitionSummary(topic, partition, start, end, max(len(segments), 1), size)
+
+
+def last_stable_offset(directory: Path, log_end_offset: int) -> int:
+    """The partition's last stable offset, read from its segments: the first offset of the
+    oldest transaction without a marker, else the log end offset. Reads every segment."""
+    open_txns: dict[int, int] = {}
+    for segment in sorted(directory.glob(f"*{LOG_SUFFIX}"), key=_base_offset):
+        if not segment.name[: -len(LOG_SUFFIX)].isdigit():
+            continue
+        for batch in _batches(segment.read_bytes()):
+            header = batch.header
+            if not batch.whole or batch.problem:
+                break
+            if header.is_control:
+                open_txns.pop(header.producer_id, None)
+            elif header.is_transactional:
+                open_txns.setdefault(header.producer_id, header.base_offset)
+    return min([log_end_offset, *open_txns.values()])
 
 
 def describe_data_dir(data_dir: Path) -> list[PartitionSummary]:
