@@ -55,7 +55,10 @@ def _create(broker, t, validate_only: bool, seen: set[str]) -> dict:
             broker.logs.validate_new_topic(t.name, count, configs)
             topic_id = ZERO_UUID
         else:
-            topic_id = broker.logs.create_topic(t.name, count, configs).topic_id
+            # Made durable by sync_metadata() once the whole request is done (see handle).
+            topic_id = broker.logs.create_topic(t.name, count, configs, sync=False).topic_id
+    except OSError as exc:
+        return topic_error(t.name, ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write topic metadata: {exc.strerror or exc}")
     except storage_errors.TopicAlreadyExists:
         return topic_error(t.name, ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {t.name!r} already exists")
     except storage_errors.InvalidPartitions as exc:
@@ -81,7 +84,13 @@ def _create(broker, t, validate_only: bool, seen: set[str]) -> dict:
 @registry.handles(19)
 async def handle(ctx, request):
     seen: set[str] = set()
-    return {
-        "throttle_time_ms": 0,
-        "topics": [_create(ctx.broker, t, request.validate_only, seen) for t in request.topics],
-    }
+    topics = [_create(ctx.broker, t, request.validate_only, seen) for t in request.topics]
+    try:
+        # One durable write for every topic of the request, before the answer.
+        ctx.broker.logs.sync_metadata()
+    except storage_errors.StorageWriteFailed as exc:
+        topics = [
+            topic_error(t["name"], ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) if t["error_code"] == ErrorCode.NONE else t
+            for t in topics
+        ]
+    return {"throttle_time_ms": 0, "topics": topics}
