@@ -28,6 +28,8 @@ def _serve(args) -> int:
     except ConfigError as exc:
         print(f"trafka: {exc}", file=sys.stderr)
         return 2
+    if ignored := config.without_effect():
+        log.warning("accepted but without effect in trafka (see docs/configuration.md): %s", ", ".join(ignored))
     try:
         broker = Broker(Path(args.data_dir), config)
     except StorageError as exc:

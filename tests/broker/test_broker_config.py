@@ -3,8 +3,10 @@
 
 import pytest
 
-from trafka.broker.config import BrokerConfig
-from trafka.storage.config import topic_defaults_from_broker
+from trafka.broker.config import BrokerConfig, ConfigError
+from trafka.settings import BROKER_SETTINGS, TOPIC_CONFIGS
+from trafka.storage.config import topic_defaults_from_broker, validate_topic_config
+from trafka.storage.errors import InvalidConfig
 
 
 @pytest.mark.parametrize(
@@ -26,3 +28,40 @@ def test_the_finest_unit_given_wins():
     given = {"log.retention.ms": "1000", "log.retention.minutes": "5"}
     assert BrokerConfig(given)["log.retention.ms"] == 1000
     assert topic_defaults_from_broker(given)["retention.ms"] == "1000"
+
+
+def test_a_kafka_setting_without_effect_is_accepted_and_named():
+    config = BrokerConfig({"log.preallocate": "true", "num.partitions": "3", "min.insync.replicas": "2"})
+    assert config["log.preallocate"] is True
+    assert config.without_effect() == ["log.preallocate", "min.insync.replicas"]
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("log.segment.bytes", "10", "must be at least 14"),
+    ("num.partitions", "x", "expected an integer"),
+    ("log.cleanup.policy", "delete,forever", "every item must be one of delete, compact"),
+    ("compression.type", "brotli", "must be one of producer"),
+    ("advertised.port", "70000", "must be at most 65535"),
+])
+def test_broker_and_topic_level_share_one_validator(name, value, message):
+    """A log.* setting and the topic config it is the default of refuse the same values."""
+    with pytest.raises(ConfigError, match=message):
+        BrokerConfig({name: value})
+    topic = {"log.segment.bytes": "segment.bytes", "log.cleanup.policy": "cleanup.policy",
+             "compression.type": "compression.type"}.get(name)
+    if topic:
+        with pytest.raises(InvalidConfig, match=message):
+            validate_topic_config({topic: value})
+
+
+def test_node_id_falls_back_to_broker_id():
+    assert BrokerConfig({"broker.id": "4"})["node.id"] == 4
+    assert BrokerConfig({"broker.id": "4", "node.id": "5"})["node.id"] == 5
+    assert BrokerConfig({})["node.id"] == 0
+
+
+def test_every_synonym_of_a_topic_config_is_a_broker_setting_of_its_type():
+    for name, setting in TOPIC_CONFIGS.items():
+        assert setting.synonyms, name
+        finest = BROKER_SETTINGS[setting.synonyms[0]]
+        assert (finest.type, finest.default, finest.validator) == (setting.type, setting.default, setting.validator)

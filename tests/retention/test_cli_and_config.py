@@ -144,3 +144,12 @@ def test_a_properties_file_configures_the_broker(tmp_path):
         process.terminate()
         process.wait(15)
         process.stdout.close()
+
+
+def test_settings_without_effect_start_the_broker_with_one_warning(tmp_path):
+    from trafka.testing import TrafkaBroker
+
+    with TrafkaBroker(tmp_path / "data", config={"log.preallocate": "true", "min.insync.replicas": "2", "num.partitions": "2"}) as broker:
+        warnings = [line for line in broker.log_text().splitlines() if "without effect" in line]
+    assert len(warnings) == 1, broker.log_text()
+    assert warnings[0].endswith("log.preallocate, min.insync.replicas")

@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from trafka.storage.config import BROKER_SYNONYMS, KAFKA_DEFAULTS, TOPIC_CONFIGS
+from trafka.settings import TOPIC_CONFIGS, ConfigType
+from trafka.storage.config import KAFKA_DEFAULTS
+
+__all__ = ["ConfigEntry", "ConfigSource", "ConfigType", "ResourceType", "topic_config_entries"]
 
 
 class ResourceType(IntEnum):
@@ -28,20 +31,6 @@ class ConfigSource(IntEnum):
     DEFAULT_CONFIG = 5
 
 
-class ConfigType(IntEnum):
-    UNKNOWN = 0
-    BOOLEAN = 1
-    STRING = 2
-    INT = 3
-    SHORT = 4
-    LONG = 5
-    DOUBLE = 6
-    LIST = 7
-
-
-_TYPES = {"long": ConfigType.LONG, "int": ConfigType.INT, "double": ConfigType.DOUBLE, "bool": ConfigType.BOOLEAN, "cleanup.policy": ConfigType.LIST}
-
-
 @dataclass(frozen=True)
 class ConfigEntry:
     name: str
@@ -51,7 +40,7 @@ class ConfigEntry:
 
     @property
     def config_type(self) -> ConfigType:
-        return _TYPES.get(TOPIC_CONFIGS[self.name][1], ConfigType.STRING)
+        return TOPIC_CONFIGS[self.name].type
 
 
 def topic_config_entries(broker, overrides: dict[str, str]) -> list[ConfigEntry]:
@@ -61,8 +50,8 @@ def topic_config_entries(broker, overrides: dict[str, str]) -> list[ConfigEntry]
         synonyms = []
         if name in overrides:
             synonyms.append((name, overrides[name], ConfigSource.TOPIC_CONFIG))
-        for broker_name, topic_name, _ in BROKER_SYNONYMS:
-            if topic_name == name and broker_name in broker.config.raw:
+        for broker_name in TOPIC_CONFIGS[name].synonyms:
+            if broker_name in broker.config.raw:
                 synonyms.append((broker_name, broker.config.raw[broker_name], ConfigSource.STATIC_BROKER_CONFIG))
         synonyms.append((name, KAFKA_DEFAULTS[name], ConfigSource.DEFAULT_CONFIG))
         source = synonyms[0][2]

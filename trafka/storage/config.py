@@ -11,128 +11,40 @@ import functools
 from dataclasses import dataclass
 from typing import Mapping
 
+from trafka.settings import BROKER_SETTINGS, LONG_MAX, TOPIC_CONFIGS, ConfigError, scale_to_ms, unit_scale
 from trafka.storage.errors import InvalidConfig
 
-LONG_MAX = 2**63 - 1
+__all__ = ["KAFKA_DEFAULTS", "LONG_MAX", "LogConfig", "TOPIC_CONFIGS", "topic_defaults_from_broker", "validate_topic_config"]
 
-# name -> (Kafka's default, type). Types: long, int, double, bool, string, list, and the enums.
-TOPIC_CONFIGS: dict[str, tuple[str, str]] = {
-    "cleanup.policy": ("delete", "cleanup.policy"),
-    "compression.type": ("producer", "compression.type"),
-    "delete.retention.ms": ("86400000", "long"),
-    "file.delete.delay.ms": ("60000", "long"),
-    "flush.messages": (str(LONG_MAX), "long"),
-    "flush.ms": (str(LONG_MAX), "long"),
-    "index.interval.bytes": ("4096", "int"),
-    "max.compaction.lag.ms": (str(LONG_MAX), "long"),
-    "max.message.bytes": ("1048588", "int"),
-    "message.timestamp.type": ("CreateTime", "message.timestamp.type"),
-    "message.timestamp.before.max.ms": (str(LONG_MAX), "long"),
-    "message.timestamp.after.max.ms": (str(LONG_MAX), "long"),
-    "min.cleanable.dirty.ratio": ("0.5", "double"),
-    "min.compaction.lag.ms": ("0", "long"),
-    "min.insync.replicas": ("1", "int"),  # accepted and ignored: there is one replica
-    "preallocate": ("false", "bool"),
-    "retention.bytes": ("-1", "long"),
-    "retention.ms": ("604800000", "long"),
-    "segment.bytes": ("1073741824", "int"),
-    "segment.index.bytes": ("10485760", "int"),
-    "segment.jitter.ms": ("0", "long"),
-    "segment.ms": ("604800000", "long"),
-    "unclean.leader.election.enable": ("false", "bool"),
-}
-
-KAFKA_DEFAULTS: dict[str, str] = {name: default for name, (default, _) in TOPIC_CONFIGS.items()}
-
-# Broker config name -> topic config name it provides the default for (Kafka's LogConfig
-# "synonyms"). Listed most specific first: log.retention.ms beats .minutes beats .hours.
-BROKER_SYNONYMS: list[tuple[str, str, int]] = [
-    ("log.cleanup.policy", "cleanup.policy", 1),
-    ("compression.type", "compression.type", 1),
-    ("log.cleaner.delete.retention.ms", "delete.retention.ms", 1),
-    ("log.segment.delete.delay.ms", "file.delete.delay.ms", 1),
-    ("log.flush.interval.messages", "flush.messages", 1),
-    ("log.flush.interval.ms", "flush.ms", 1),
-    ("log.index.interval.bytes", "index.interval.bytes", 1),
-    ("log.cleaner.max.compaction.lag.ms", "max.compaction.lag.ms", 1),
-    ("message.max.bytes", "max.message.bytes", 1),
-    ("log.message.timestamp.type", "message.timestamp.type", 1),
-    ("log.message.timestamp.before.max.ms", "message.timestamp.before.max.ms", 1),
-    ("log.message.timestamp.after.max.ms", "message.timestamp.after.max.ms", 1),
-    ("log.cleaner.min.cleanable.ratio", "min.cleanable.dirty.ratio", 1),
-    ("log.cleaner.min.compaction.lag.ms", "min.compaction.lag.ms", 1),
-    ("min.insync.replicas", "min.insync.replicas", 1),
-    ("log.preallocate", "preallocate", 1),
-    ("log.retention.bytes", "retention.bytes", 1),
-    ("log.retention.ms", "retention.ms", 1),
-    ("log.retention.minutes", "retention.ms", 60_000),
-    ("log.retention.hours", "retention.ms", 3_600_000),
-    ("log.segment.bytes", "segment.bytes", 1),
-    ("log.index.size.max.bytes", "segment.index.bytes", 1),
-    ("log.roll.jitter.ms", "segment.jitter.ms", 1),
-    ("log.roll.jitter.hours", "segment.jitter.ms", 3_600_000),
-    ("log.roll.ms", "segment.ms", 1),
-    ("log.roll.hours", "segment.ms", 3_600_000),
-    ("unclean.leader.election.enable", "unclean.leader.election.enable", 1),
-]
-
-_ENUMS = {
-    "message.timestamp.type": {"CreateTime", "LogAppendTime"},
-    "compression.type": {"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
-}
-
-
-def scale_to_ms(value: int, scale: int) -> int:
-    """A setting in minutes or hours as milliseconds; -1 (no limit) stays -1."""
-    return value if value < 0 else value * scale
-
-
-def coarser_synonyms(broker_name: str) -> list[tuple[str, int]]:
-    """The broker settings in coarser units that stand in for `broker_name` when it is not set
-    (log.retention.minutes, then .hours, for log.retention.ms), finest first."""
-    topic = next((t for b, t, s in BROKER_SYNONYMS if b == broker_name and s == 1), None)
-    return [(b, s) for b, t, s in BROKER_SYNONYMS if t == topic and s != 1]
+# The table of settings (trafka/settings.py) is the one home of names, types, defaults and
+# validators; this module is storage's typed view of the topic-level rows.
+KAFKA_DEFAULTS: dict[str, str] = {name: s.default for name, s in TOPIC_CONFIGS.items()}
 
 
 def topic_defaults_from_broker(broker_config: Mapping[str, str]) -> dict[str, str]:
-    """Topic-config defaults this broker's `log.*` settings imply (only those it sets)."""
+    """Topic-config defaults this broker's `log.*` settings imply (only those it sets); of
+    several synonyms set, the finest unit wins (log.retention.ms over .minutes over .hours)."""
     defaults: dict[str, str] = {}
-    for broker_name, topic_name, scale in BROKER_SYNONYMS:
-        if broker_name in broker_config and topic_name not in defaults:
-            value = str(broker_config[broker_name])
-            if scale != 1:
-                value = str(scale_to_ms(_parse_value(broker_name, value, "long"), scale))
-            defaults[topic_name] = value
+    for topic_name, setting in TOPIC_CONFIGS.items():
+        for broker_name in setting.synonyms:
+            if broker_name in broker_config:
+                value = str(broker_config[broker_name]).strip()
+                scale = unit_scale(topic_name, broker_name)
+                if scale != 1:
+                    try:
+                        value = str(scale_to_ms(BROKER_SETTINGS[broker_name].parse(value), scale))
+                    except ConfigError as exc:
+                        raise InvalidConfig(f"invalid value {value!r} for configuration {broker_name}: {exc}") from None
+                defaults[topic_name] = value
+                break
     validate_topic_config(defaults)
     return defaults
 
 
-def _parse_value(name: str, value: str, kind: str):
+def _parse_value(name: str, value: str):
     try:
-        if kind in ("long", "int"):
-            number = int(value.strip())
-            bits = 63 if kind == "long" else 31
-            if not -(2**bits) <= number < 2**bits:
-                raise ValueError("out of range")
-            return number
-        if kind == "double":
-            return float(value)
-        if kind == "bool":
-            lowered = value.strip().lower()
-            if lowered not in ("true", "false"):
-                raise ValueError("not a boolean")
-            return lowered == "true"
-        if kind == "cleanup.policy":
-            policies = {p.strip() for p in value.split(",") if p.strip()}
-            if not policies or not policies <= {"delete", "compact"}:
-                raise ValueError("expected delete, compact or both")
-            return frozenset(policies)
-        if kind in _ENUMS:
-            if value not in _ENUMS[kind]:
-                raise ValueError(f"expected one of {sorted(_ENUMS[kind])}")
-            return value
-        return value
-    except ValueError as exc:
+        return TOPIC_CONFIGS[name].parse(value)
+    except ConfigError as exc:
         raise InvalidConfig(f"invalid value {value!r} for configuration {name}: {exc}") from None
 
 
@@ -143,7 +55,7 @@ def validate_topic_config(overrides: Mapping[str, str]) -> None:
             raise InvalidConfig(f"unknown topic config {name}")
         if value is None:
             raise InvalidConfig(f"null value for topic config {name}")
-        _parse_value(name, str(value), TOPIC_CONFIGS[name][1])
+        _parse_value(name, str(value))
 
 
 @dataclass(frozen=True)
@@ -163,7 +75,7 @@ class LogConfig:
         return cls(merged)
 
     def _get(self, name: str):
-        return _parse_value(name, self.values[name], TOPIC_CONFIGS[name][1])
+        return _parse_value(name, self.values[name])
 
     @functools.cached_property
     def segment_bytes(self) -> int:
@@ -183,7 +95,7 @@ class LogConfig:
 
     @functools.cached_property
     def cleanup_policy(self) -> frozenset[str]:
-        return self._get("cleanup.policy")
+        return frozenset(self._get("cleanup.policy"))
 
     @functools.cached_property
     def compact(self) -> bool:

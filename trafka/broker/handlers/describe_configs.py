@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.config import SETTINGS
-from trafka.broker.topic_configs import ConfigSource, ConfigType, ResourceType, topic_config_entries
+from trafka.broker.topic_configs import ConfigSource, ResourceType, topic_config_entries
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
 
@@ -53,17 +53,16 @@ def _broker_configs(broker, resource, include_synonyms: bool) -> list[dict]:
     for name, setting in sorted(SETTINGS.items()):
         if not _wanted(resource, name):
             continue
-        value = broker.config[name]
         source = ConfigSource.STATIC_BROKER_CONFIG if name in broker.config.raw else ConfigSource.DEFAULT_CONFIG
-        text = str(value).lower() if isinstance(value, bool) else str(value)
+        text = None if setting.sensitive else setting.format(broker.config[name])
         configs.append({
             "name": name,
             "value": text,
             "read_only": True,
             "config_source": source,
-            "is_sensitive": False,
+            "is_sensitive": setting.sensitive,
             "synonyms": [{"name": name, "value": text, "source": source}] if include_synonyms else [],
-            "config_type": ConfigType.STRING,
+            "config_type": setting.type,
             "documentation": setting.doc,
         })
     return configs

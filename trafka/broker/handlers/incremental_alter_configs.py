@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.alter_configs import alter_resource
-from trafka.storage.config import KAFKA_DEFAULTS, TOPIC_CONFIGS
+from trafka.settings import TOPIC_CONFIGS, ConfigType
+from trafka.storage.config import KAFKA_DEFAULTS
 from trafka.storage.errors import InvalidConfig
 
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-_LIST_TYPES = {"cleanup.policy"}
 
 
 def _items(text: str) -> list[str]:
@@ -31,7 +31,7 @@ def apply_operations(configs, current: dict) -> dict:
         elif c.config_operation == DELETE:
             result.pop(c.name, None)
         elif c.config_operation in (APPEND, SUBTRACT):
-            if TOPIC_CONFIGS.get(c.name, (None, None))[1] not in _LIST_TYPES:
+            if c.name not in TOPIC_CONFIGS or TOPIC_CONFIGS[c.name].type != ConfigType.LIST:
                 raise InvalidConfig(f"{c.name} is not a list config: APPEND and SUBTRACT do not apply")
             items = _items(result.get(c.name, KAFKA_DEFAULTS[c.name]))
             change = _items(c.value or "")

@@ -1,0 +1,344 @@
+"""Every setting trafka knows, broker and topic level, in one table.
+
+The broker's parser (trafka/broker/config.py), storage's typed topic configs
+(trafka/storage/config.py), DescribeConfigs and docs/configuration.md (trafka/configdoc.py) all
+read this table; nothing else lists settings. This module imports nothing from trafka, so every
+layer may use it.
+
+A row says: the name (Kafka's), the level (broker setting or topic config), the type (Kafka's
+ConfigDef types, as DescribeConfigs reports them), the default as text, the validator, the
+synonyms, a one-line doc, and whether trafka acts on it. A setting without effect is accepted
+(Kafka clients and tools set them) and the broker says once, at start, that it ignores it.
+
+Synonyms, as in Kafka: a topic config's synonyms are the broker settings that give its default
+(finest unit first: log.retention.ms, .minutes, .hours for retention.ms); a broker setting's
+synonyms are the coarser settings, or the alias, that stand in when it is not set. A synonym
+named `*.minutes` or `*.hours` of a `*.ms` setting is scaled to milliseconds.
+
+Adding a setting: see docs/configuration.md ("Adding a setting").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Callable, Iterable
+
+BROKER = "broker"
+TOPIC = "topic"
+
+INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+
+
+class ConfigError(ValueError):
+    """A setting is unknown or its value is invalid."""
+
+
+class ConfigType(IntEnum):
+    """Kafka's ConfigDef types, numbered as DescribeConfigs (v3+) reports them."""
+
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+_INT_BITS = {ConfigType.SHORT: 15, ConfigType.INT: 31, ConfigType.LONG: 63}
+
+
+# -- validators: called with the parsed value, raise ConfigError; `text` is for the docs ---------
+
+@dataclass(frozen=True)
+class Range:
+    lo: float | None = None
+    hi: float | None = None
+
+    def __call__(self, value) -> None:
+        if self.lo is not None and self.hi is not None and isinstance(value, float):
+            if not self.lo <= value <= self.hi:
+                raise ConfigError(f"must be between {self.lo} and {self.hi}, got {value}")
+        if self.lo is not None and value < self.lo:
+            raise ConfigError(f"must be at least {self.lo}, got {value}")
+        if self.hi is not None and value > self.hi:
+            raise ConfigError(f"must be at most {self.hi}, got {value}")
+
+    @property
+    def text(self) -> str:
+        if self.hi is None:
+            return f"[{self.lo},...]"
+        if self.lo is None:
+            return f"[...,{self.hi}]"
+        return f"[{self.lo},...,{self.hi}]"
+
+
+def at_least(lo: float) -> Range:
+    return Range(lo, None)
+
+
+def between(lo: float, hi: float) -> Range:
+    return Range(lo, hi)
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """A STRING from a fixed set, or for a LIST every item from the set (and at least one)."""
+
+    choices: tuple[str, ...]
+
+    def __call__(self, value) -> None:
+        if isinstance(value, tuple):
+            if not value or any(item not in self.choices for item in value):
+                raise ConfigError(f"every item must be one of {', '.join(self.choices)}, got {','.join(value)!r}")
+        elif value not in self.choices:
+            raise ConfigError(f"must be one of {', '.join(self.choices)}, got {value!r}")
+
+    @property
+    def text(self) -> str:
+        return ", ".join(self.choices)
+
+
+def one_of(*choices: str) -> OneOf:
+    return OneOf(tuple(choices))
+
+
+# -- the row --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    type: ConfigType
+    default: str | None  # as text; None: no default (Kafka's null)
+    doc: str
+    level: str = BROKER
+    validator: Callable[[object], None] | None = None
+    synonyms: tuple[str, ...] = ()
+    effect: bool = True
+
+    @property
+    def sensitive(self) -> bool:
+        return self.type == ConfigType.PASSWORD
+
+    def parse(self, text: str):
+        """The typed value of `text`; raises ConfigError saying what is wrong."""
+        value = _parse_type(self.type, text)
+        if self.validator is not None and value is not None:
+            self.validator(value)
+        return value
+
+    def default_value(self):
+        return None if self.default is None else self.parse(self.default)
+
+    def format(self, value) -> str | None:
+        """A typed value as Kafka reports it (true/false, comma-separated lists)."""
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, tuple):
+            return ",".join(value)
+        return str(value)
+
+
+def _parse_type(kind: ConfigType, text: str):
+    if text is None:
+        return None
+    text = str(text).strip()
+    if kind in _INT_BITS:
+        try:
+            value = int(text)
+        except ValueError:
+            raise ConfigError(f"expected an integer, got {text!r}") from None
+        bits = _INT_BITS[kind]
+        if not -(2**bits) <= value < 2**bits:
+            raise ConfigError(f"must be at most {2**bits - 1}, got {value}" if value > 0 else f"must be at least {-(2**bits)}, got {value}")
+        return value
+    if kind == ConfigType.DOUBLE:
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"expected a number, got {text!r}") from None
+    if kind == ConfigType.BOOLEAN:
+        if text.lower() not in ("true", "false"):
+            raise ConfigError(f"expected true or false, got {text!r}")
+        return text.lower() == "true"
+    if kind == ConfigType.LIST:
+        return tuple(dict.fromkeys(item.strip() for item in text.split(",") if item.strip()))
+    return text
+
+
+def unit_scale(name: str, synonym: str) -> int:
+    """What one unit of `synonym` is in `name`'s unit: log.retention.hours -> 3,600,000 ms."""
+    if not name.endswith(".ms"):
+        return 1
+    return {"hours": 3_600_000, "minutes": 60_000}.get(synonym.rsplit(".", 1)[-1], 1)
+
+
+def scale_to_ms(value: int, scale: int) -> int:
+    """A setting in minutes or hours as milliseconds; -1 (no limit) stays -1."""
+    return value if value < 0 else value * scale
+
+
+def _topic(name, type, default, doc, validator=None, broker=None, coarser=(), effect=True) -> list[Setting]:
+    """A topic config and the broker setting that gives its default (same type, default and
+    validator; `coarser` are broker settings in hours or minutes that stand in for it)."""
+    rows = [Setting(name, type, default, doc, TOPIC, validator, tuple(s for s in (broker, *coarser) if s), effect)]
+    if broker is not None:
+        rows.append(Setting(broker, type, default, f"default of topic config `{name}`: {doc}", BROKER, validator, tuple(coarser), effect))
+    return rows
+
+
+_T = ConfigType
+_COMPRESSION = one_of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
+_TIMESTAMP_TYPE = one_of("CreateTime", "LogAppendTime")
+_CLEANUP_POLICY = one_of("delete", "compact")
+
+
+# -- topic configs and their broker-wide defaults (log.*) ---------------------------------------
+_TOPIC_CONFIGS: list[Setting] = [
+    *_topic("cleanup.policy", _T.LIST, "delete", "delete (retention), compact (keep the latest record per key), or both",
+            _CLEANUP_POLICY, broker="log.cleanup.policy"),
+    *_topic("compression.type", _T.STRING, "producer", "batches are always stored as the producer sent them",
+            _COMPRESSION, broker="compression.type", effect=False),
+    *_topic("delete.retention.ms", _T.LONG, "86400000", "how long a tombstone stays once its segment can be cleaned",
+            at_least(0), broker="log.cleaner.delete.retention.ms"),
+    *_topic("file.delete.delay.ms", _T.LONG, "60000", "deleted segments' files are removed at once",
+            at_least(0), broker="log.segment.delete.delay.ms", effect=False),
+    *_topic("flush.messages", _T.LONG, str(LONG_MAX), "fsync after this many appended records (default: never, rely on the page cache)",
+            at_least(1), broker="log.flush.interval.messages"),
+    *_topic("flush.ms", _T.LONG, str(LONG_MAX), "fsync when this long has passed since the last flush (checked on append and by the flush scheduler)",
+            at_least(0), broker="log.flush.interval.ms"),
+    *_topic("index.interval.bytes", _T.INT, "4096", "bytes of log between offset-index entries",
+            at_least(0), broker="log.index.interval.bytes"),
+    *_topic("max.compaction.lag.ms", _T.LONG, str(LONG_MAX), "a dirty record older than this is compacted whatever the dirty ratio",
+            at_least(1), broker="log.cleaner.max.compaction.lag.ms"),
+    *_topic("max.message.bytes", _T.INT, "1048588", "largest record batch accepted",
+            at_least(0), broker="message.max.bytes"),
+    *_topic("message.timestamp.type", _T.STRING, "CreateTime", "CreateTime keeps the producer's timestamps, LogAppendTime sets the broker's",
+            _TIMESTAMP_TYPE, broker="log.message.timestamp.type"),
+    *_topic("message.timestamp.before.max.ms", _T.LONG, str(LONG_MAX), "records are not refused for old timestamps",
+            at_least(0), broker="log.message.timestamp.before.max.ms", effect=False),
+    *_topic("message.timestamp.after.max.ms", _T.LONG, str(LONG_MAX), "records are not refused for future timestamps",
+            at_least(0), broker="log.message.timestamp.after.max.ms", effect=False),
+    *_topic("min.cleanable.dirty.ratio", _T.DOUBLE, "0.5", "dirty share of a compacted log's bytes before the cleaner compacts it",
+            between(0.0, 1.0), broker="log.cleaner.min.cleanable.ratio"),
+    *_topic("min.compaction.lag.ms", _T.LONG, "0", "records younger than this are never compacted",
+            at_least(0), broker="log.cleaner.min.compaction.lag.ms"),
+    *_topic("min.insync.replicas", _T.INT, "1", "there is one replica",
+            at_least(1), broker="min.insync.replicas", effect=False),
+    *_topic("preallocate", _T.BOOLEAN, "false", "segment files grow as written",
+            broker="log.preallocate", effect=False),
+    *_topic("retention.bytes", _T.LONG, "-1", "per partition: the oldest segments go while the partition stays at least this big (-1: no limit)",
+            broker="log.retention.bytes"),
+    *_topic("retention.ms", _T.LONG, "604800000", "a closed segment goes when its newest record is older than this (-1: forever)",
+            at_least(-1), broker="log.retention.ms", coarser=("log.retention.minutes", "log.retention.hours")),
+    *_topic("segment.bytes", _T.INT, "1073741824", "a segment rolls before it would grow past this",
+            at_least(14), broker="log.segment.bytes"),
+    *_topic("segment.index.bytes", _T.INT, "10485760", "indexes grow as needed",
+            at_least(4), broker="log.index.size.max.bytes", effect=False),
+    *_topic("segment.jitter.ms", _T.LONG, "0", "segments roll at segment.ms exactly",
+            at_least(0), broker="log.roll.jitter.ms", coarser=("log.roll.jitter.hours",), effect=False),
+    *_topic("segment.ms", _T.LONG, "604800000", "a segment rolls at the first append this long after its first record's timestamp",
+            at_least(1), broker="log.roll.ms", coarser=("log.roll.hours",)),
+    *_topic("unclean.leader.election.enable", _T.BOOLEAN, "false", "there is one replica",
+            broker="unclean.leader.election.enable", effect=False),
+]
+
+# -- the broker: identity, network, topics ------------------------------------------------------
+_SERVER: list[Setting] = [
+    Setting("node.id", _T.INT, "0", "this broker's node id, reported in Metadata", validator=at_least(0), synonyms=("broker.id",)),
+    Setting("broker.id", _T.INT, "0", "alias of node.id", validator=at_least(0)),
+    Setting("advertised.host", _T.STRING, "", "host clients are told to connect to (default: the bound host)"),
+    Setting("advertised.port", _T.INT, "0", "port clients are told to connect to (default: the bound port)", validator=between(0, 65535)),
+    Setting("num.partitions", _T.INT, "1", "partitions of an auto-created topic", validator=between(1, 100000)),
+    Setting("auto.create.topics.enable", _T.BOOLEAN, "true", "create unknown topics on Metadata and Produce"),
+    Setting("default.replication.factor", _T.SHORT, "1", "only 1 exists on one broker", validator=between(1, 1)),
+    Setting("delete.topic.enable", _T.BOOLEAN, "true", "allow DeleteTopics"),
+    Setting("socket.request.max.bytes", _T.INT, "104857600", "largest request frame accepted", validator=at_least(1)),
+]
+
+# -- security: listeners, SASL, SSL, ACLs (engineer "security" adds here) ---------------------
+_SECURITY: list[Setting] = [
+]
+
+# -- the HTTP side: console, JSON API, metrics (engineer "console" adds here) -----------------
+_HTTP: list[Setting] = [
+    Setting("console.port", _T.INT, "9644", "HTTP port of the console, JSON API and /metrics, on the broker's host; 0 picks a free port, -1 turns it off", validator=between(-1, 65535)),
+    Setting("console.control.enabled", _T.BOOLEAN, "false", "serve the test-control endpoints (/api/v1/clock, /api/v1/faults, /api/v1/snapshot) even when the console listens on a non-loopback address"),
+]
+
+# -- the log layer's broker-only settings, and coarser units of the log.* defaults above -------
+_LOG: list[Setting] = [
+    Setting("log.roll.hours", _T.INT, "168", "segment age before a roll, in hours (log.roll.ms wins)", validator=at_least(1)),
+    Setting("log.roll.jitter.hours", _T.INT, "0", "segments roll at segment.ms exactly", validator=at_least(0), effect=False),
+    Setting("log.retention.minutes", _T.INT, None, "retention in minutes (log.retention.ms wins)", validator=at_least(-1)),
+    Setting("log.retention.hours", _T.INT, "168", "retention in hours (minutes and ms win)", validator=at_least(-1)),
+    Setting("log.retention.check.interval.ms", _T.LONG, "300000", "how often retention runs", validator=at_least(1)),
+    Setting("log.cleaner.enable", _T.BOOLEAN, "true", "run compaction for compacted topics"),
+    Setting("log.cleaner.backoff.ms", _T.LONG, "15000", "pause between cleaner passes", validator=at_least(0)),
+    Setting("log.flush.scheduler.interval.ms", _T.LONG, "1000", "how often the flusher applies flush.ms without appends (Kafka: Long.MAX)", validator=at_least(1)),
+]
+
+# -- consumer groups and committed offsets (engineer "kip848" adds group.consumer.* here) ------
+_GROUP: list[Setting] = [
+    Setting("group.initial.rebalance.delay.ms", _T.INT, "0", "wait for more members before the first rebalance (Kafka: 3000; 0 suits a dev broker)", validator=at_least(0)),
+    Setting("group.min.session.timeout.ms", _T.INT, "1000", "smallest session timeout a member may ask for", validator=at_least(0)),
+    Setting("group.max.session.timeout.ms", _T.INT, "1800000", "largest session timeout a member may ask for", validator=at_least(0)),
+    Setting("offsets.topic.num.partitions", _T.INT, "50", "partitions of __consumer_offsets", validator=between(1, 1000)),
+    Setting("offsets.retention.minutes", _T.INT, "10080", "how long an empty group's offsets are kept", validator=at_least(1)),
+    Setting("offsets.retention.check.interval.ms", _T.LONG, "600000", "how often expired committed offsets are removed", validator=at_least(1)),
+]
+
+# -- transactions ---------------------------------------------------------------------------
+_TRANSACTION: list[Setting] = [
+    Setting("transactional.id.expiration.ms", _T.INT, "604800000", "a transactional id with no transaction for this long is forgotten", validator=at_least(1)),
+    Setting("transaction.max.timeout.ms", _T.INT, "900000", "largest transaction.timeout.ms a producer may ask for", validator=at_least(1)),
+    Setting("transaction.state.log.num.partitions", _T.INT, "50", "partitions of __transaction_state", validator=between(1, 1000)),
+    Setting("transaction.state.log.segment.bytes", _T.INT, "104857600", "segment size of __transaction_state", validator=at_least(1024)),
+    Setting("transaction.state.log.replication.factor", _T.SHORT, "1", "there is one replica", validator=at_least(1), effect=False),
+    Setting("transaction.state.log.min.isr", _T.INT, "1", "there is one replica", validator=at_least(1), effect=False),
+    Setting("transaction.state.log.load.buffer.size", _T.INT, "5242880", "the state is read in one pass", validator=at_least(1), effect=False),
+    Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", _T.INT, "10000", "how often transactions past their timeout are aborted", validator=at_least(1)),
+    Setting("transaction.remove.expired.transaction.cleanup.interval.ms", _T.INT, "3600000", "how often expired transactional ids are removed", validator=at_least(1)),
+]
+
+# -- Kafka broker settings trafka accepts and ignores (replication, quotas, tuning of threads and
+# buffers): a server.properties written for Kafka starts trafka with one warning -------------
+_WITHOUT_EFFECT: list[Setting] = [
+]
+
+
+def _index(rows: Iterable[Setting], level: str) -> dict[str, Setting]:
+    table: dict[str, Setting] = {}
+    for row in rows:
+        if row.level != level:
+            continue
+        if row.name in table:
+            raise AssertionError(f"{level} setting {row.name} is declared twice")
+        table[row.name] = row
+    return table
+
+
+ALL: list[Setting] = [*_SERVER, *_SECURITY, *_HTTP, *_TOPIC_CONFIGS, *_LOG, *_GROUP, *_TRANSACTION, *_WITHOUT_EFFECT]
+BROKER_SETTINGS: dict[str, Setting] = _index(ALL, BROKER)
+TOPIC_CONFIGS: dict[str, Setting] = _index(ALL, TOPIC)
+
+
+def _check() -> None:
+    """The table is consistent: synonyms exist, defaults parse, docs are there."""
+    for row in ALL:
+        if not row.doc:
+            raise AssertionError(f"{row.name} has no doc")
+        row.default_value()
+        for synonym in row.synonyms:
+            if synonym not in BROKER_SETTINGS:
+                raise AssertionError(f"{row.name}: synonym {synonym} is not a broker setting")
+
+
+_check()
