@@ -33,7 +33,7 @@ class BrokerConfig:
             raise ConfigError(f"unknown setting {name!r} (see docs/configuration.md)")
         try:
             self.values[name] = setting.parse(text)
-            self.raw[name] = text.strip()
+            self.raw[name] = str(text).strip()
         except ConfigError as exc:
             raise ConfigError(f"invalid value for {name}: {exc}") from None
 
