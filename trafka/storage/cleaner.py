@@ -84,6 +84,11 @@ def cleanable_range(partition_log: PartitionLog, now_ms: int) -> CleanableRange:
     """Kafka's LogCleanerManager.cleanableOffsets plus the dirty ratio."""
     config = partition_log.config
     uncleanable = partition_log.active_segment.base_offset
+    # Never past the first open transaction: whether its records stay is not decided yet
+    # (Kafka's firstUnstableOffset), snapped to the start of the segment holding it.
+    lso = partition_log.last_stable_offset
+    if lso < uncleanable:
+        uncleanable = partition_log.segments[partition_log._segment_index(lso)].base_offset
     first_dirty = min(first_dirty_offset(partition_log), uncleanable)
     if config.min_compaction_lag_ms > 0:
         for segment, end in _segments_with_ends(partition_log):
@@ -116,14 +121,31 @@ def _live_batches(segment: LogSegment) -> Iterable[tuple[int, rec.BatchHeader]]:
     return segment.batches_from(segment.base_offset)
 
 
-def build_offset_map(partition_log: PartitionLog, start: int, end: int) -> dict[bytes, int]:
-    """key -> offset of its latest record among offsets [start, end)."""
+class AbortedBatches:
+    """Which transactional batches belong to aborted transactions (from the .txnindex files),
+    so the cleaner drops them and never lets them shadow a committed record, as Kafka's does."""
+
+    def __init__(self, partition_log: PartitionLog, end: int):
+        self.by_producer: dict[int, list[tuple[int, int]]] = {}
+        for entry in partition_log.collect_aborted(partition_log.log_start_offset, end):
+            self.by_producer.setdefault(entry.producer_id, []).append((entry.first_offset, entry.last_offset))
+
+    def __contains__(self, header: rec.BatchHeader) -> bool:
+        if not header.is_transactional or header.is_control:
+            return False
+        return any(first <= header.base_offset <= last for first, last in self.by_producer.get(header.producer_id, ()))
+
+
+def build_offset_map(partition_log: PartitionLog, start: int, end: int, aborted: AbortedBatches | None = None) -> dict[bytes, int]:
+    """key -> offset of its latest record among offsets [start, end), aborted records left out."""
     offset_map: dict[bytes, int] = {}
     for segment, segment_end in _segments_with_ends(partition_log):
         if segment_end <= start or segment.base_offset >= end:
             continue
         for pos, header in _live_batches(segment):
             if header.is_control or header.next_offset <= start or header.base_offset >= end:
+                continue
+            if aborted is not None and header in aborted:
                 continue
             for record in rec.decode_records(segment.pread(pos, header.size)):
                 if record.key is not None and start <= record.offset < end:
@@ -182,8 +204,9 @@ class LogCleaner:
     def clean(self, partition_log: PartitionLog, cleanable: CleanableRange, now_ms: int) -> CleanerStats:
         config = partition_log.config
         stats = CleanerStats()
+        aborted = AbortedBatches(partition_log, cleanable.first_uncleanable_offset)
         offset_map = build_offset_map(
-            partition_log, cleanable.first_dirty_offset, cleanable.first_uncleanable_offset
+            partition_log, cleanable.first_dirty_offset, cleanable.first_uncleanable_offset, aborted
         )
         to_clean = [s for s in partition_log.segments if s.base_offset < cleanable.first_uncleanable_offset]
         deadline = NO_DEADLINE
@@ -191,7 +214,11 @@ class LogCleaner:
             cleaned = partition_log.new_cleaned_segment(group[0].base_offset)
             try:
                 for segment in group:
-                    kept_tombstones = self._clean_segment(segment, cleaned, offset_map, now_ms, config.delete_retention_ms, stats)
+                    kept_tombstones = self._clean_segment(
+                        segment, cleaned, offset_map, now_ms, config.delete_retention_ms, stats, aborted
+                    )
+                    for entry in segment.txn_index.entries:  # markers stay, so their index entries too
+                        cleaned.txn_index.append(entry)
                     if kept_tombstones:
                         deadline = min(deadline, segment_largest_timestamp(segment) + config.delete_retention_ms)
             except BaseException:
@@ -215,7 +242,7 @@ class LogCleaner:
     @staticmethod
     def _clean_segment(
         segment: LogSegment, cleaned: LogSegment, offset_map: dict[bytes, int], now_ms: int,
-        delete_retention_ms: int, stats: CleanerStats,
+        delete_retention_ms: int, stats: CleanerStats, aborted: AbortedBatches,
     ) -> bool:
         """Copy the records of `segment` worth keeping into `cleaned`; True if tombstones stayed."""
         remove_tombstones = now_ms - segment_largest_timestamp(segment) > delete_retention_ms
@@ -225,6 +252,10 @@ class LogCleaner:
             stats.bytes_read += header.size
             if header.is_control:
                 cleaned.append(data, [(0, header)])
+                continue
+            if header in aborted:
+                stats.records_read += header.record_count
+                stats.records_removed += header.record_count
                 continue
             records = rec.decode_records(data)
             kept = []
