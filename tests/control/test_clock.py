@@ -89,6 +89,29 @@ def test_log_append_time_and_segment_rolls_use_broker_time(broker):
     assert segments == ["00000000000000000000.log", "00000000000000000002.log"]
 
 
+def test_committed_offsets_expire_when_the_clock_passes_offsets_retention(broker):
+    """offsets.retention.minutes is Kafka's 7 days; the expiry check runs every 10 minutes."""
+    from kafka.structs import OffsetAndMetadata
+
+    bootstrap = broker.bootstrap_servers
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic("ledger", 1, 1)])
+    tp = TopicPartition("ledger", 0)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id="auditors")
+    consumer.assign([tp])
+    consumer.commit({tp: OffsetAndMetadata(0, "", -1)})
+    consumer.close(autocommit=False)
+    try:
+        assert tp in admin.list_group_offsets(["auditors"])["auditors"]
+        broker.advance_clock(6 * 24 * HOUR_MS)
+        time.sleep(0.3)
+        assert tp in admin.list_group_offsets(["auditors"])["auditors"]
+        broker.advance_clock(24 * HOUR_MS + 60_000)
+        wait_until(lambda: tp not in admin.list_group_offsets(["auditors"])["auditors"], 5, "offset expiry")
+    finally:
+        admin.close()
+
+
 CONSUMER_SCRIPT = """
 import sys, time
 from kafka import KafkaConsumer
