@@ -287,7 +287,7 @@ def _topic_name(broker, topic_id) -> str | None:
     return None
 
 
-def _request_topic(shape: _Partitioned, topic, topic_names) -> str | None:
+def _request_topic(topic, topic_names) -> str | None:
     name = topic.get("name", topic.get("topic"))
     if not name and topic.get("topic_id") is not None:
         name = topic_names(topic["topic_id"])
@@ -297,7 +297,7 @@ def _request_topic(shape: _Partitioned, topic, topic_names) -> str | None:
 def _partitions(api_key: int, request, topic_names) -> list[tuple[str, int]]:
     shape = PARTITIONED[api_key]
     return [
-        (_request_topic(shape, topic, topic_names), p[shape.request_partition])
+        (_request_topic(topic, topic_names), p[shape.request_partition])
         for topic in request.get(shape.request_topics) or []
         for p in topic.get(shape.request_partitions) or []
     ]
@@ -307,7 +307,7 @@ def _split(shape: _Partitioned, request, covered: set, topic_names):
     """The request without the covered partitions, and a request of only those."""
     kept_topics, failed_topics = [], []
     for topic in request.get(shape.request_topics) or []:
-        name = _request_topic(shape, topic, topic_names)
+        name = _request_topic(topic, topic_names)
         kept, failed = [], []
         for p in topic.get(shape.request_partitions) or []:
             (failed if (name, p[shape.request_partition]) in covered else kept).append(p)
