@@ -64,3 +64,32 @@ def test_a_range_spans_segments(client):
     for offset, limit in ((0, 50_000), (150, 33_333), (0, 1 << 20)):
         size = len(whole) // 600
         assert _fetch(client, topic, offset, limit).records == whole[offset * size : offset * size + limit]
+
+
+def test_a_fetch_answer_survives_its_topic_being_deleted_while_it_is_sent(client, trafka_broker):
+    """The answer waits for a consumer that reads slowly; the topic goes meanwhile; the consumer
+    still gets the whole answer, byte for byte (the segment's descriptor is held, as Kafka's
+    open file is)."""
+    import socket
+
+    topic = "going"
+    assert create(client, topic).error_code == 0
+    whole = _fill(client, topic, 1, b"g" * 10)
+    chunk = batch(*[b"d" * 1000] * 900)  # ~0.9 MB, far more than the socket buffers
+    assert client.request(0, 8, produce_body(topic, chunk)).responses[0].partition_responses[0].error_code == 0
+    whole = partition_of(client.request(1, FETCH_V, fetch_body(topic, 0))).records
+    slow = socket.create_connection(("127.0.0.1", trafka_broker.port))
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+    slow.sendall(client.frame(1, FETCH_V, fetch_body(topic, 0)))
+    head = slow.recv(4096)  # the answer has started
+    deleted = client.request(20, 4, {"topic_names": [topic], "timeout_ms": 5000})
+    assert deleted.responses[0].error_code == 0
+    data = bytearray(head)
+    slow.settimeout(10)
+    size = int.from_bytes(data[:4], "big")
+    while len(data) < size + 4:
+        more = slow.recv(1 << 20)
+        assert more, "the broker closed the connection mid-answer"
+        data += more
+    assert whole in bytes(data)
+    slow.close()

@@ -6,10 +6,9 @@ socket with os.sendfile, never through Python; on any other stream (TLS) they ar
 pread and sent like the rest. Everything else is joined into as few sends as possible, so a
 small response costs one send.
 
-A slice whose segment was closed (deleted by retention or compaction) while the frame was
-half sent cannot be finished: that raises LogClosed and the connection is closed, as the frame
-can no longer be completed. The descriptor is checked right before each sendfile call (no
-await in between), so a reused descriptor number is never read.
+The segment descriptors of a response are duplicated before its first byte is sent, so a
+segment deleted by retention or compaction while the response waits for the socket still sends
+its bytes (an open file outlives its unlink), and a reused descriptor number is never read.
 """
 
 from __future__ import annotations
@@ -48,35 +47,53 @@ class EncodedBody:
 
 async def send_response(stream, parts) -> None:
     raw = stream.socket if _HAS_SENDFILE and isinstance(stream, trio.SocketStream) else None
-    pending: list = []
-    for part in parts:
-        if isinstance(part, FileSlice):
-            if raw is None:
-                pending.append(part.read())
-                continue
-            if pending:
-                await stream.send_all(b"".join(pending) if len(pending) > 1 else pending[0])
-                pending = []
-            await _sendfile(raw, part)
-        else:
-            pending.append(part)
-    if pending:
-        await stream.send_all(b"".join(pending) if len(pending) > 1 else pending[0])
+    # Take hold of every file range before the first await: a duplicated descriptor keeps the
+    # segment's bytes readable even if retention deletes the segment while we wait for the
+    # socket (as an open file outlives its unlink). Without sendfile, read them now instead.
+    held: list = []
+    try:
+        for part in parts:
+            if isinstance(part, FileSlice):
+                held.append(_Held(os.dup(part.fileno()), part) if raw is not None else part.read())
+            else:
+                held.append(part)
+        pending: list = []
+        for part in held:
+            if isinstance(part, _Held):
+                if pending:
+                    await stream.send_all(b"".join(pending) if len(pending) > 1 else pending[0])
+                    pending = []
+                await _sendfile(raw, part)
+            else:
+                pending.append(part)
+        if pending:
+            await stream.send_all(b"".join(pending) if len(pending) > 1 else pending[0])
+    finally:
+        for part in held:
+            if isinstance(part, _Held):
+                os.close(part.fd)
 
 
-async def _sendfile(sock, piece: FileSlice) -> None:
-    offset, left = piece.position, piece.size
+class _Held:
+    __slots__ = ("fd", "piece")
+
+    def __init__(self, fd: int, piece: FileSlice):
+        self.fd, self.piece = fd, piece
+
+
+async def _sendfile(sock, held: _Held) -> None:
+    offset, left = held.piece.position, held.piece.size
     out = sock.fileno()
     while left > 0:
         try:
-            sent = os.sendfile(out, piece.fileno(), offset, left)
+            sent = os.sendfile(out, held.fd, offset, left)
         except BlockingIOError:
             sent = None
         if sent is None:
             await trio.lowlevel.wait_writable(sock)
             continue
         if sent == 0:
-            raise OSError(f"segment {piece.segment.log_path} ended at {offset}, {left} bytes short")
+            raise OSError(f"segment {held.piece.segment.log_path} ended at {offset}, {left} bytes short")
         offset += sent
         left -= sent
         if left:
