@@ -227,3 +227,42 @@ def test_sink_producer_is_idempotent_and_kafka_python_reads_it(java_client_39, b
     headers = batch_headers(kafka_broker.data_dir, topic, 0) + batch_headers(kafka_broker.data_dir, topic, 1)
     assert headers and all(h.producer_id >= 0 and h.base_sequence >= 0 for h in headers)
     assert len({h.producer_id for h in headers}) == 1
+
+
+# -- read_committed (kafka.isolation.level) ---------------------------------------------------------
+
+
+def _transactional_topic(request, bootstrap: str, topic: str) -> None:
+    """Partition 0: c0 c1 (committed), a0 (aborted), c2 (committed), o0 (open, left open)."""
+    from compat_tests.txn_clients import producer
+
+    p = producer(request, "confluent-kafka", bootstrap, f"spark-{uuid.uuid4().hex[:8]}")
+    p.init()
+    p.begin(); p.send(topic, b"c0"); p.send(topic, b"c1"); p.commit()  # offsets 0, 1, marker 2
+    p.begin(); p.send(topic, b"a0"); p.flush(); p.abort()              # offset 3, marker 4
+    p.begin(); p.send(topic, b"c2"); p.commit()                        # offset 5, marker 6
+    p.begin(); p.send(topic, b"o0"); p.flush()                         # offset 7, open
+    request.addfinalizer(p.abort)
+
+
+def test_read_committed_driver_offsets_and_executor_fetch(request, java_client_39, bootstrap, topic):
+    """kafka.isolation.level=read_committed: the driver's latest offset is the last stable offset,
+    and an executor reading up to it gets the committed records only (aborted ones skipped, the
+    open transaction not reached), as Spark's KafkaDataConsumer sees them."""
+    _transactional_topic(request, bootstrap, topic)
+    k = java_client_39
+    admin = k.make_admin(driver_params(bootstrap))
+    assert list_offsets(k, admin, [(topic, 0)], "latest", "READ_COMMITTED") == {(topic, 0): 7}
+    assert list_offsets(k, admin, [(topic, 0)], "latest", "READ_UNCOMMITTED") == {(topic, 0): 8}
+    consumer = executor_consumer(k, bootstrap, topic, 0, **{"isolation.level": "read_committed"})
+    assert available_range(consumer, topic, 0) == (0, 7)
+    got, position = [], 0
+    deadline = time.monotonic() + 30
+    while position < 7 and time.monotonic() < deadline:
+        records, position = fetch(consumer, topic, 0, position, poll_ms=1000)
+        got += [(r.offset, r.value) for r in records]
+    assert got == [(0, b"c0"), (1, b"c1"), (5, b"c2")]
+    assert position == 7
+    uncommitted = executor_consumer(k, bootstrap, topic, 0)
+    records, _ = fetch(uncommitted, topic, 0, 3)
+    assert [(r.offset, r.value) for r in records][:1] == [(3, b"a0")]

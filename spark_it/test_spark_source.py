@@ -265,3 +265,19 @@ def test_max_offsets_per_trigger_and_min_partitions_read_inside_batches(spark, b
     rows = spark.sql(f"SELECT * FROM {name}").collect()
     assert offsets_of(rows) == [(0, o) for o in range(20)]
     assert [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]] == [6, 6, 6, 2]
+
+
+def test_read_committed_skips_aborted_records_and_stops_at_open_transactions(request, spark, bootstrap, topic_name):
+    """kafka.isolation.level=read_committed (docs/transactions.md): a batch read ends at the last
+    stable offset and leaves out aborted records."""
+    from spark_it.test_connector_io import _transactional_topic
+
+    topic = topic_name()
+    create_topic(bootstrap, topic, partitions=1)
+    _transactional_topic(request, bootstrap, topic)
+    committed = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+                 .option("kafka.isolation.level", "read_committed").load().selectExpr("offset", "value").collect())
+    assert [(r.offset, bytes(r.value)) for r in committed] == [(0, b"c0"), (1, b"c1"), (5, b"c2")]
+    everything = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+                  .load().selectExpr("offset", "value").collect())
+    assert [bytes(r.value) for r in everything] == [b"c0", b"c1", b"a0", b"c2", b"o0"]
