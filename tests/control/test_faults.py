@@ -257,3 +257,36 @@ def test_every_served_api_and_version_has_an_encodable_error_response():
             codes = _error_codes(api.response.fields, version, response)
             assert all(code == 6 for code in codes), (api.name, version)
             assert _mirrored_every_partition(api, version, request, response), (api.name, version)
+
+
+@pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python"])
+def test_a_group_consumer_gets_through_coordinator_and_fetch_errors(broker, client):
+    """Injected answers for other APIs, read by the clients' own error handling: the consumer
+    looks the coordinator up again, refreshes metadata after NOT_LEADER_OR_FOLLOWER on Fetch,
+    and still reads every record once."""
+    bootstrap = broker.bootstrap_servers
+    create_topic(bootstrap, "feed")
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    for n in range(5):
+        producer.send("feed", f"r{n}".encode(), partition=0)
+    producer.close()
+    broker.inject_fault("FindCoordinator", error="COORDINATOR_NOT_AVAILABLE", count=2)
+    broker.inject_fault("Fetch", topic="feed", error="NOT_LEADER_OR_FOLLOWER", count=2)
+    seen: list[bytes] = []
+    deadline = time.monotonic() + 30
+    if client == "confluent-kafka":
+        consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "g", "auto.offset.reset": "earliest"})
+        consumer.subscribe(["feed"])
+        while len(seen) < 5 and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                seen.append(message.value())
+    else:
+        consumer = KafkaConsumer("feed", bootstrap_servers=bootstrap, group_id="g", auto_offset_reset="earliest",
+                                 retry_backoff_ms=50)
+        while len(seen) < 5 and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=200).values():
+                seen += [r.value for r in records]
+    consumer.close()
+    assert seen == [f"r{n}".encode() for n in range(5)]
+    assert broker.faults() == []  # both faults were served to the client
