@@ -61,3 +61,11 @@ def test_control_calls_need_a_running_broker(tmp_path):
     broker = TrafkaBroker(data_dir=tmp_path / "data", in_process=True)
     with pytest.raises(RuntimeError, match="not running"):
         broker.advance_clock(1)
+
+
+def test_a_taken_port_fails_the_start_with_one_clear_line(tmp_path):
+    with TrafkaBroker(data_dir=tmp_path / "a", in_process=True) as first:
+        second = TrafkaBroker(data_dir=tmp_path / "b", port=first.port, in_process=True)
+        with pytest.raises(BrokerFailedToStart, match=f"cannot listen on 127.0.0.1:{first.port}: Address already in use"):
+            second.start()
+        assert not second.running

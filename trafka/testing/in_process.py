@@ -95,6 +95,8 @@ class InProcessBroker:
         try:
             trio.run(main)
         except BaseException as exc:
+            while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+                exc = exc.exceptions[0]  # nested nurseries nest the groups; keep the cause
             if not self._ready.is_set():
                 self._error = exc
             else:
