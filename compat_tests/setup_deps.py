@@ -23,7 +23,10 @@ What it does:
    ``apt-get install -y kcat``. Without root, or if apt fails, a warning is printed and the kcat
    tests skip with a reason.
 
-3. Spark's Kafka connector jars (spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,
+3. chromium (Debian's), the same way as kcat, for the console's browser tests (Playwright
+   drives it through ``executable_path``; ``TRAFKA_SKIP_CHROMIUM=1`` skips this step).
+
+4. Spark's Kafka connector jars (spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,
    commons-pool2, kafka-clients) are NOT fetched: they live only on Maven Central. To run the Spark
    tests locally, put those jars in a directory and export ``SPARK_KAFKA_JARS=/that/dir``; the
    directory is used as is (see :func:`spark_kafka_jars`). Never commit them. In CI nothing is
@@ -157,34 +160,45 @@ def ensure_jars() -> None:
         ensure_jar(src)
 
 
-def ensure_kcat() -> bool:
-    """Install kcat via apt-get if missing and we are root. Returns whether kcat is available."""
-    if shutil.which("kcat"):
+def ensure_apt_tool(binary: str, package: str, what: str) -> bool:
+    """Install `package` via apt-get if `binary` is missing and we are root. Returns whether
+    `binary` is available; without it the tests that need it (`what`) skip with a reason."""
+    if shutil.which(binary):
         return True
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        log("WARNING: kcat is not installed and we are not root; kcat tests will skip "
-            "(install it with: sudo apt-get install -y kcat)")
+        log(f"WARNING: {binary} is not installed and we are not root; {what} will skip "
+            f"(install it with: sudo apt-get install -y {package})")
         return False
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    log("installing kcat: apt-get update && apt-get install -y kcat")
+    log(f"installing {package}: apt-get update && apt-get install -y {package}")
     steps = [["apt-get", "update", "-q"],
-             ["apt-get", "install", "-y", "-q", "--no-install-recommends", "kcat"]]
+             ["apt-get", "install", "-y", "-q", "--no-install-recommends", package]]
     for cmd in steps:
         try:
             res = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 text=True, timeout=600)
+                                 text=True, timeout=900)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            log(f"WARNING: `{' '.join(cmd)}` failed ({exc}); kcat tests will skip")
+            log(f"WARNING: `{' '.join(cmd)}` failed ({exc}); {what} will skip")
             return False
         if res.returncode != 0:
             tail = "\n".join(res.stdout.splitlines()[-10:])
-            log(f"WARNING: `{' '.join(cmd)}` exited {res.returncode}; kcat tests will skip\n{tail}")
+            log(f"WARNING: `{' '.join(cmd)}` exited {res.returncode}; {what} will skip\n{tail}")
             return False
-    if not shutil.which("kcat"):
-        log("WARNING: apt-get install kcat succeeded but kcat is not on PATH; kcat tests will skip")
+    if not shutil.which(binary):
+        log(f"WARNING: apt-get install {package} succeeded but {binary} is not on PATH; {what} will skip")
         return False
-    log("kcat installed")
+    log(f"{package} installed")
     return True
+
+
+def ensure_kcat() -> bool:
+    return ensure_apt_tool("kcat", "kcat", "kcat tests")
+
+
+def ensure_chromium() -> bool:
+    """Debian's chromium, which Playwright drives (executable_path) for the console page tests;
+    Playwright's own browser download is not used."""
+    return ensure_apt_tool("chromium", "chromium", "console browser tests")
 
 
 def spark_kafka_jars() -> list[Path] | None:
@@ -219,6 +233,10 @@ def main() -> int:
         log("TRAFKA_SKIP_KCAT is set: not installing kcat")
     else:
         ensure_kcat()
+    if os.environ.get("TRAFKA_SKIP_CHROMIUM"):
+        log("TRAFKA_SKIP_CHROMIUM is set: not installing chromium")
+    else:
+        ensure_chromium()
     try:
         jars = spark_kafka_jars()
     except SetupError as exc:

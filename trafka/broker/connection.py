@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import struct
+import time
 
 import trio
 
@@ -115,10 +116,12 @@ async def dispatch(broker, frame: bytes, peer: str) -> list | None:
     except framing.MalformedRequest as exc:
         raise BadRequest(f"{exc} (client {header.client_id!r})") from None
     ctx = RequestContext(broker, header, peer)
+    started = time.perf_counter()
     if broker.faults:  # injected faults (trafka.broker.faults) are checked here and nowhere else
         result = await broker.faults.intercept(route, ctx, body)
     else:
         result = await route.handle(ctx, body)
+    broker.stats.observe(api.name, header, body, result, peer, time.perf_counter() - started)
     if result is None:
         return None
     if type(result) is EncodedBody:
@@ -130,15 +133,19 @@ async def serve_connection(broker, stream: trio.SocketStream) -> None:
     if broker.faults.is_down():  # an injected "down": refuse by closing at once
         await trio.aclose_forcefully(stream)
         return
-    with broker.faults.connection():
-        await _serve(broker, stream)
-
-
-async def _serve(broker, stream: trio.SocketStream) -> None:
     try:
         peer = "%s:%s" % stream.socket.getpeername()[:2]
     except OSError:
         peer = "?"
+    broker.stats.opened(peer)
+    try:
+        with broker.faults.connection():
+            await _serve(broker, stream, peer)
+    finally:
+        broker.stats.closed(peer)
+
+
+async def _serve(broker, stream: trio.SocketStream, peer: str) -> None:
     reader = FrameReader(stream, broker.config["socket.request.max.bytes"])
     pending: list = []  # responses held while pipelined requests are answered
     try:

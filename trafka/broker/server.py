@@ -19,6 +19,7 @@ from trafka.broker.handlers.metadata import MetadataCache
 from trafka.broker.log_tasks import every, storage_tasks
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
+from trafka.broker.stats import BrokerStats
 from trafka.broker.transaction import TransactionCoordinator
 from trafka.storage.clock import BrokerClock
 from trafka.storage.manager import LOCK_FILE, LogManager
@@ -55,6 +56,7 @@ class Broker:
         self._data_arrived = trio.Event()
         self.metadata_cache = MetadataCache()
         self.faults = FaultTable()
+        self.stats = BrokerStats()  # requests, bytes and connections, for the console
         load_handlers()
 
     @property

@@ -18,12 +18,17 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 
+from trafka.console.actions import ActionFailed
+
 log = logging.getLogger("trafka.console")
 
 # Each module's `routes(broker)` contributes routes, in this order (first match wins).
 ROUTE_MODULES: list[str] = [
     "trafka.console.health",
     "trafka.console.control",
+    "trafka.console.api",
+    "trafka.console.metrics",
+    "trafka.console.pages",
 ]
 
 
@@ -48,6 +53,10 @@ def _answer(request: Request, status: int, message: str):
 
 async def _api_error(request: Request, exc: ApiError):
     return _answer(request, exc.status, exc.message)
+
+
+async def _action_failed(request: Request, exc):
+    return _answer(request, 409, str(exc))
 
 
 async def _value_error(request: Request, exc: ValueError):
@@ -75,6 +84,7 @@ def build_app(broker) -> Starlette:
         routes=routes,
         exception_handlers={
             ApiError: _api_error,
+            ActionFailed: _action_failed,
             ValueError: _value_error,
             LookupError: _lookup_error,
             HTTPException: _http_error,

@@ -15,6 +15,7 @@ from hypercorn.trio.run import worker_serve
 from hypercorn.utils import wrap_app
 
 from trafka.console.app import build_app
+from trafka.console.history import run_sampler
 
 log = logging.getLogger("trafka.console")
 
@@ -72,6 +73,9 @@ async def console_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> No
     shown = f"[{host}]" if ":" in host else host
     broker.console_url = f"http://{shown}:{bound}/"
     try:
-        await serve_console(broker, sock, task_status=task_status)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run_sampler, broker)
+            await nursery.start(serve_console, broker, sock)
+            task_status.started(broker.console_url)
     finally:
         broker.console_url = None
