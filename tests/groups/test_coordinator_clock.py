@@ -334,3 +334,21 @@ def test_offsets_expire_after_offsets_retention_minutes(open_coordinator, clock)
 
     reopened = open_coordinator(**{"offsets.retention.minutes": 10})  # the tombstones are in the log
     assert "g" not in reopened.groups and "solo" not in reopened.groups
+
+
+def test_a_failed_write_of_the_assignment_fails_the_sync_and_the_group_rebalances(open_coordinator):
+    """Kafka fails the SyncGroup when the group's metadata cannot be written (a disk error is
+    NOT_COORDINATOR), instead of answering as if the assignment were stored."""
+    coordinator = open_coordinator()
+
+    async def main():
+        result = await join_new(coordinator)
+        partition = coordinator.offsets_topic.partition_for("g")
+        coordinator.offsets_topic.logs.log("__consumer_offsets", partition).close()  # LogClosed from now on
+        sync = await coordinator.sync_group("g", 1, result.member_id, None, "consumer", "range", {result.member_id: b"a"})
+        assert (sync.error, sync.assignment) == (E.NOT_COORDINATOR, b"")
+        group = coordinator.groups["g"]
+        assert group.state is not GroupState.STABLE
+        assert group.members[result.member_id].assignment == b""
+
+    trio.run(main)

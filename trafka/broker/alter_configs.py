@@ -6,7 +6,8 @@ from typing import Callable
 
 from trafka.broker.topic_configs import ResourceType
 from trafka.storage.config import validate_topic_config
-from trafka.storage.errors import InvalidConfig, UnknownTopic
+from trafka.broker.errors import error_code, error_message
+from trafka.storage.errors import StorageError, UnknownTopic
 from trafka.wire.errors import ErrorCode
 
 def response(resource, error: ErrorCode = ErrorCode.NONE, message: str | None = None) -> dict:
@@ -33,6 +34,6 @@ def alter_resource(broker, resource, validate_only: bool, new_overrides: Callabl
             broker.logs.set_topic_config(topic.name, overrides)
     except UnknownTopic:
         return response(resource, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {resource.resource_name} does not exist")
-    except InvalidConfig as exc:
-        return response(resource, ErrorCode.INVALID_CONFIG, str(exc))
+    except (StorageError, OSError) as exc:
+        return response(resource, error_code(exc), error_message(exc))
     return response(resource)

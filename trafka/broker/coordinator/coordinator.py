@@ -28,6 +28,7 @@ from trafka.broker.coordinator.group import Group, GroupState, Member, Reply
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC, OffsetsTopic
 from trafka.broker.coordinator import txn_offsets
 from trafka.broker.coordinator.txn_offsets import PendingTxnOffsets
+from trafka.broker.errors import coordinator_write_error
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
 
@@ -217,6 +218,7 @@ class GroupCoordinator:
         Stable group whose protocol would not change skips the rebalance."""
         old = group.members[old_id]
         self._settle(old, ErrorCode.FENCED_INSTANCE_ID)
+        before = (old.protocols, old.client_id, old.client_host, old.rebalance_timeout_ms, old.session_timeout_ms)
         member = group.replace_static_member(old_id, new_id)
         member.protocols = request.protocols
         member.client_id, member.client_host = request.client_id, request.client_host
@@ -225,7 +227,13 @@ class GroupCoordinator:
         member.heartbeat_deadline = now + request.session_timeout_ms
         log.info("group %s: static member %s rejoined as %s", group.group_id, request.group_instance_id, new_id)
         if group.is_(STABLE) and group.select_protocol() == group.protocol_name:
-            self._store_group(group, now)
+            error = self._store_group(group, now)
+            if error:
+                # Kafka puts the old member back and answers the new one with the error.
+                member = group.replace_static_member(new_id, old_id)
+                (member.protocols, member.client_id, member.client_host, member.rebalance_timeout_ms,
+                 member.session_timeout_ms) = before
+                return JoinResult(error, new_id)
             return self._join_result(group, member)
         member.join_reply = Reply()
         self._maybe_prepare_rebalance(group, now, f"static member {request.group_instance_id} rejoined")
@@ -302,7 +310,7 @@ class GroupCoordinator:
             group.protocol_name = None
             group.transition(EMPTY, now)
             log.info("group %s: empty at generation %d", group.group_id, group.generation)
-            self._store_group(group, now)
+            self._store_group(group, now)  # a failure is logged only, as in Kafka's onCompleteJoin
             return
         leader = group.members.get(group.leader_id)
         if leader is None or not leader.awaiting_join():
@@ -400,7 +408,16 @@ class GroupCoordinator:
         if member_id == group.leader_id:
             for m in group.members.values():
                 m.assignment = assignments.get(m.member_id, b"")
-            self._store_group(group, now)
+            error = self._store_group(group, now)
+            if error:
+                # Kafka's resetAndPropagateAssignmentError: every waiting member (the leader
+                # too) learns the error, and the group rebalances.
+                for m in group.members.values():
+                    m.assignment = b""
+                    if m.awaiting_sync():
+                        m.sync_reply.set(SyncResult(error))
+                self._prepare_rebalance(group, now, f"{error.name} storing the assignment")
+                return member, group.sync_deadline
             group.transition(STABLE, now)
             log.info("group %s: stable at generation %d", group.group_id, group.generation)
             for m in group.members.values():
@@ -558,7 +575,7 @@ class GroupCoordinator:
             ])
         except storage_errors.StorageError as exc:
             log.error("group %s: cannot write committed offsets: %s", group_id, exc)
-            failed = _commit_error(exc)
+            failed = coordinator_write_error(exc, offsets=True)
             return [failed if e == ErrorCode.NONE else e for e in errors]
         self.groups.setdefault(group_id, group)
         group.offsets.update(values)
@@ -642,7 +659,7 @@ class GroupCoordinator:
             self.offsets_topic.append(group_id, [(formats.offset_key(OffsetKey(group_id, *tp)), None) for tp in doomed])
         except storage_errors.StorageError as exc:
             log.error("group %s: cannot delete offsets: %s", group_id, exc)
-            return ErrorCode.UNKNOWN_SERVER_ERROR, []
+            return coordinator_write_error(exc), []
         for tp in doomed:
             del group.offsets[tp]
         return ErrorCode.NONE, errors
@@ -710,15 +727,15 @@ class GroupCoordinator:
             self.offsets_topic.append(group_id, tombstones)
         except storage_errors.StorageError as exc:
             log.error("group %s: cannot delete: %s", group_id, exc)
-            return ErrorCode.UNKNOWN_SERVER_ERROR
+            return coordinator_write_error(exc)
         group.transition(DEAD, self._now())
         del self.groups[group_id]
         log.info("group %s: deleted with %d committed offsets", group_id, len(group.offsets))
         return ErrorCode.NONE
 
-    def _store_group(self, group: Group, now: int) -> None:
-        """Write the group's metadata record. A failure is logged, not answered: the group
-        keeps working in memory and only a restart would forget this generation."""
+    def _store_group(self, group: Group, now: int) -> ErrorCode:
+        """Write the group's metadata record; NONE, or the error the members are answered with
+        (SyncGroup and a static member's rejoin fail with it, as in Kafka)."""
         record = GroupRecord(
             protocol_type=group.protocol_type or "",
             generation=group.generation,
@@ -735,8 +752,10 @@ class GroupCoordinator:
         )
         try:
             self.offsets_topic.append(group.group_id, [(formats.group_key(GroupKey(group.group_id)), formats.group_value(record))])
-        except storage_errors.StorageError as exc:
+        except (storage_errors.StorageError, OSError) as exc:
             log.error("group %s: cannot write group metadata: %s", group.group_id, exc)
+            return coordinator_write_error(exc)
+        return ErrorCode.NONE
 
     # --- startup --------------------------------------------------------------------------
 
@@ -797,12 +816,3 @@ def _restore(group: Group, record: GroupRecord, now: int) -> None:
         group.members.clear()
         group.static_members.clear()
         group.leader_id = None
-
-
-def _commit_error(exc: storage_errors.StorageError) -> ErrorCode:
-    """Kafka's mapping of a failed offsets-topic append to what the committer sees."""
-    if isinstance(exc, (storage_errors.RecordTooLarge, storage_errors.RecordBatchTooLarge)):
-        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
-    if isinstance(exc, storage_errors.UnknownTopic):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    return ErrorCode.UNKNOWN_SERVER_ERROR

@@ -15,6 +15,7 @@ import logging
 from trafka.broker.coordinator import formats
 from trafka.broker.coordinator.formats import CommittedOffset, OffsetKey
 from trafka.broker.coordinator.group import Group
+from trafka.broker.errors import coordinator_write_error
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
 
@@ -85,10 +86,8 @@ def txn_commit_offsets(
         log.error("group %s: cannot write transactional offsets: %s", group_id, exc)
         if isinstance(exc, storage_errors.InvalidProducerEpoch):
             failed = ErrorCode.PRODUCER_FENCED
-        elif isinstance(exc, (storage_errors.RecordTooLarge, storage_errors.RecordBatchTooLarge)):
-            failed = ErrorCode.INVALID_COMMIT_OFFSET_SIZE
         else:
-            failed = ErrorCode.UNKNOWN_SERVER_ERROR
+            failed = coordinator_write_error(exc, offsets=True)
         return [failed if e == ErrorCode.NONE else e for e in errors]
     coordinator.pending_txn_offsets.add(producer_id, group_id, values)
     return errors

@@ -9,7 +9,8 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.storage.errors import InvalidPartitions, UnknownTopic
+from trafka.broker.errors import error_code, error_message
+from trafka.storage.errors import StorageError, UnknownTopic
 from trafka.wire.errors import ErrorCode
 
 
@@ -33,8 +34,8 @@ def _create(broker, t, validate_only: bool) -> dict:
         return result(t.name)
     try:
         broker.logs.create_partitions(t.name, t.count)
-    except InvalidPartitions as exc:
-        return result(t.name, ErrorCode.INVALID_PARTITIONS, str(exc))
+    except (StorageError, OSError) as exc:
+        return result(t.name, error_code(exc), error_message(exc))
     return result(t.name)
 
 

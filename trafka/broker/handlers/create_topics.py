@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.topic_configs import topic_config_entries
+from trafka.broker.errors import error_code
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
@@ -59,14 +60,8 @@ def _create(broker, t, validate_only: bool, seen: set[str]) -> dict:
             topic_id = broker.logs.create_topic(t.name, count, configs, sync=False).topic_id
     except OSError as exc:
         return topic_error(t.name, ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write topic metadata: {exc.strerror or exc}")
-    except storage_errors.TopicAlreadyExists:
-        return topic_error(t.name, ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {t.name!r} already exists")
-    except storage_errors.InvalidPartitions as exc:
-        return topic_error(t.name, ErrorCode.INVALID_PARTITIONS, str(exc))
-    except storage_errors.InvalidTopic as exc:
-        return topic_error(t.name, ErrorCode.INVALID_TOPIC_EXCEPTION, str(exc))
-    except storage_errors.InvalidConfig as exc:
-        return topic_error(t.name, ErrorCode.INVALID_CONFIG, str(exc))
+    except storage_errors.StorageError as exc:
+        return topic_error(t.name, error_code(exc), str(exc))
     return {
         "name": t.name,
         "topic_id": topic_id,
@@ -88,9 +83,9 @@ async def handle(ctx, request):
     try:
         # One durable write for every topic of the request, before the answer.
         ctx.broker.logs.sync_metadata()
-    except storage_errors.StorageWriteFailed as exc:
+    except storage_errors.StorageError as exc:
         topics = [
-            topic_error(t["name"], ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) if t["error_code"] == ErrorCode.NONE else t
+            topic_error(t["name"], error_code(exc), str(exc)) if t["error_code"] == ErrorCode.NONE else t
             for t in topics
         ]
     return {"throttle_time_ms": 0, "topics": topics}

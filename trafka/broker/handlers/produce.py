@@ -25,6 +25,7 @@ import logging
 
 from trafka.broker import registry
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
+from trafka.broker.errors import error_code
 from trafka.broker.topics import find_log
 from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC
 from trafka.storage import errors as storage_errors
@@ -37,17 +38,6 @@ FIRST_RECORD_BATCH_VERSION = 3
 INTERNAL_TOPICS = (OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC)
 
 # What a storage refusal means on the wire.
-_STORAGE_ERRORS = {
-    storage_errors.CorruptRecord: ErrorCode.CORRUPT_MESSAGE,
-    storage_errors.RecordTooLarge: ErrorCode.MESSAGE_TOO_LARGE,
-    storage_errors.OutOfOrderSequence: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-    storage_errors.InvalidProducerEpoch: ErrorCode.INVALID_PRODUCER_EPOCH,
-    storage_errors.InvalidRecord: ErrorCode.INVALID_RECORD,
-    storage_errors.InvalidTxnState: ErrorCode.INVALID_TXN_STATE,
-    storage_errors.RecordBatchTooLarge: ErrorCode.RECORD_LIST_TOO_LARGE,
-    storage_errors.LogClosed: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-    storage_errors.StorageWriteFailed: ErrorCode.KAFKA_STORAGE_ERROR,
-}
 
 
 def partition_error(index: int, error: ErrorCode, message: str | None = None) -> dict:
@@ -87,8 +77,7 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
         # A duplicate from an idempotent producer comes back with its original offsets.
         info = log_.append(partition.records)
     except storage_errors.StorageError as exc:
-        error = next((code for cls, code in _STORAGE_ERRORS.items() if isinstance(exc, cls)), ErrorCode.UNKNOWN_SERVER_ERROR)
-        return partition_error(index, error, str(exc))
+        return partition_error(index, error_code(exc), str(exc))
     return {
         "index": index,
         "error_code": ErrorCode.NONE,

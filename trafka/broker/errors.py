@@ -1,0 +1,49 @@
+"""The one mapping from what a handler meets to the Kafka error a client is answered with.
+
+- A storage error carries its own code (trafka/storage/errors.py: `error_code` on each class;
+  LogClosed and StorageWriteFailed are KAFKA_STORAGE_ERROR).
+- An OSError is the disk: KAFKA_STORAGE_ERROR.
+- Anything else is a bug of ours: UNKNOWN_SERVER_ERROR.
+
+Coordinators writing to their internal topic translate the append's error as Kafka's
+GroupMetadataManager does (`coordinator_write_error`).
+"""
+
+from __future__ import annotations
+
+from trafka.storage.errors import StorageError
+from trafka.wire.errors import ErrorCode
+
+
+def error_code(exc: BaseException) -> ErrorCode:
+    """The Kafka error code for `exc`."""
+    if isinstance(exc, StorageError):
+        return exc.error_code
+    if isinstance(exc, OSError):
+        return ErrorCode.KAFKA_STORAGE_ERROR
+    return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def error_message(exc: BaseException) -> str:
+    """What the client is told: the storage error's text, the OS's words for an I/O error."""
+    if isinstance(exc, OSError) and not isinstance(exc, StorageError):
+        return f"I/O error: {exc.strerror or exc}"
+    if isinstance(exc, StorageError):
+        return str(exc)
+    return f"unexpected server error ({type(exc).__name__}); see the broker log"
+
+
+def coordinator_write_error(exc: BaseException, *, offsets: bool = False) -> ErrorCode:
+    """What a member is answered when the coordinator's append to its internal topic fails, as
+    Kafka's GroupMetadataManager maps it (storeGroup; storeOffsets with `offsets=True`): a
+    missing internal topic is COORDINATOR_NOT_AVAILABLE, a disk error NOT_COORDINATOR (the
+    client finds the coordinator again and retries), a batch too large INVALID_COMMIT_OFFSET_SIZE
+    for offsets and UNKNOWN_SERVER_ERROR for group metadata."""
+    code = error_code(exc)
+    if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code == ErrorCode.KAFKA_STORAGE_ERROR:
+        return ErrorCode.NOT_COORDINATOR
+    if offsets and code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
+        return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+    return ErrorCode.UNKNOWN_SERVER_ERROR
