@@ -290,3 +290,15 @@ def test_a_group_consumer_gets_through_coordinator_and_fetch_errors(broker, clie
     consumer.close()
     assert seen == [f"r{n}".encode() for n in range(5)]
     assert broker.faults() == []  # both faults were served to the client
+
+
+def test_a_throttle_on_a_cached_metadata_answer(broker):
+    """Metadata answers are encoded once and cached; a throttle fault still sets the field."""
+    request = {"topics": None, "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}
+    with RawClient(broker.bootstrap_servers) as client:
+        assert client.request(3, 9, request).throttle_time_ms == 0
+        assert client.request(3, 9, request).throttle_time_ms == 0  # answered from the cache
+        broker.inject_fault("Metadata", throttle_ms=250, count=1)
+        throttled = client.request(3, 9, request)
+        assert throttled.throttle_time_ms == 250 and throttled.cluster_id
+        assert client.request(3, 9, request).throttle_time_ms == 0

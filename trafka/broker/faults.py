@@ -240,8 +240,8 @@ class FaultTable:
             result = None if _no_response(api.key, request) else error_response(api, ctx.version, request, fault.error)
         else:
             result = await _partly_failed(route, ctx, request, covered, fault.error)
-        if result is not None and fault.throttle_ms and "throttle_time_ms" in result:
-            result["throttle_time_ms"] = fault.throttle_ms
+        if result is not None and fault.throttle_ms:
+            result = _throttled(api, ctx.version, result, fault.throttle_ms)
         return result
 
     # --- broker-wide down -----------------------------------------------------------------
@@ -274,6 +274,15 @@ class FaultTable:
                 yield
             finally:
                 self._connections.discard(scope)
+
+
+def _throttled(api, version: int, result, throttle_ms: int):
+    """The answer with its throttle_time_ms set (a pre-encoded answer is decoded first)."""
+    if not isinstance(result, dict):  # sending.EncodedBody: a cached Metadata answer
+        result = api.response.parse(result.body, version)
+    if "throttle_time_ms" in result:
+        result["throttle_time_ms"] = throttle_ms
+    return result
 
 
 def _no_response(api_key: int, request) -> bool:
