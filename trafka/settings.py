@@ -261,6 +261,7 @@ _SERVER: list[Setting] = [
     Setting("default.replication.factor", _T.SHORT, "1", "only 1 exists on one broker", validator=between(1, 1)),
     Setting("delete.topic.enable", _T.BOOLEAN, "true", "allow DeleteTopics"),
     Setting("socket.request.max.bytes", _T.INT, "104857600", "largest request frame accepted", validator=at_least(1)),
+    Setting("queued.max.request.bytes", _T.LONG, "268435456", "request bytes (frames of 64 KiB or more) buffered across all connections before the broker stops reading more; one frame always proceeds; -1 = no limit (Kafka's default)", validator=at_least(-1)),
 ]
 
 # -- security: listeners, SASL, SSL, ACLs (engineer "security" adds here) ---------------------

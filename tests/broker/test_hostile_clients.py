@@ -122,3 +122,38 @@ def test_a_client_sending_a_byte_at_a_time(trafka_broker):
         stop.set()
         for s in drips:
             s.close()
+
+
+@pytest.mark.trafka_config({"queued.max.request.bytes": str(8 << 20)})
+def test_half_sent_large_frames_are_bounded_broker_wide(trafka_broker):
+    """Thirty connections each declare a 16 MB frame and send part of it: past
+    queued.max.request.bytes the broker stops reading them, so its memory does not grow with the
+    number of such connections, and a well-behaved client's small requests go on."""
+    with RawClient(trafka_broker.bootstrap_servers, "setup") as client:
+        assert create(client, "polite").error_code == 0
+    before = _rss_mb(trafka_broker)
+    hogs = []
+    try:
+        for _ in range(30):
+            s = socket.create_connection(("127.0.0.1", trafka_broker.port))
+            s.setblocking(False)
+            s.send((16 << 20).to_bytes(4, "big"))
+            hogs.append(s)
+        deadline = time.monotonic() + 4
+        chunk = b"\0" * (1 << 20)
+        sent = [0] * len(hogs)
+        while time.monotonic() < deadline:  # push as much as the broker takes, never a whole frame
+            for i, s in enumerate(hogs):
+                if sent[i] + len(chunk) < 15 << 20:
+                    try:
+                        sent[i] += s.send(chunk)
+                    except BlockingIOError:
+                        pass
+            time.sleep(0.01)
+        _well_behaved_round_trip(trafka_broker.bootstrap_servers, "polite", b"beside-hogs")
+        # One frame may use the pool fully (8 MB) plus what sits in socket buffers; not 30 x 16 MB.
+        assert _rss_mb(trafka_broker) - before < 100
+    finally:
+        for s in hogs:
+            s.close()
+    _well_behaved_round_trip(trafka_broker.bootstrap_servers, "polite", b"after-hogs")

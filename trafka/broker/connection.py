@@ -53,13 +53,52 @@ class RequestContext:
         return self.header.client_id
 
 
+class RequestMemory:
+    """Kafka's queued.max.request.bytes: large request frames reserve their size before they are
+    read, across all connections; past the limit a connection stops reading (TCP pushes back on
+    its client) until memory is released. One frame always proceeds, so none waits forever for
+    an empty pool. Frames under 64 KiB are not counted: their cost is bounded per connection."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.used = 0
+        self._freed = trio.Event()
+
+    async def acquire(self, size: int) -> None:
+        while self.used and self.used + size > self.limit:
+            await self._freed.wait()
+        self.used += size
+
+    def release(self, size: int) -> None:
+        self.used -= size
+        freed, self._freed = self._freed, trio.Event()
+        freed.set()
+
+
+def request_memory(broker) -> RequestMemory | None:
+    memory = getattr(broker, "_request_memory", None)
+    if memory is None:
+        limit = broker.config["queued.max.request.bytes"]
+        if limit < 0:
+            return None
+        memory = broker._request_memory = RequestMemory(limit)
+    return memory
+
+
 class FrameReader:
     """Splits a byte stream into frames, checking each declared size before reading it."""
 
-    def __init__(self, stream: trio.abc.ReceiveStream, max_frame: int):
+    def __init__(self, stream: trio.abc.ReceiveStream, max_frame: int, memory: "RequestMemory | None" = None):
         self.stream = stream
         self.max_frame = max_frame
         self.buffer = bytearray()
+        self.memory: RequestMemory | None = memory
+        self.reserved = 0
+
+    def release(self) -> None:
+        if self.reserved:
+            self.memory.release(self.reserved)
+            self.reserved = 0
 
     async def _fill(self, need: int) -> bool:
         while len(self.buffer) < need:
@@ -84,11 +123,17 @@ class FrameReader:
         return int.from_bytes(buffer[4:6], "big", signed=True)
 
     async def next_frame(self) -> bytes | None:
+        """The next whole frame. A frame of 64 KiB or more first reserves its size in the
+        broker-wide request memory (queued.max.request.bytes); the caller releases it with
+        release() once the request is answered."""
         if not await self._fill(4):
             return None
         (size,) = _SIZE.unpack_from(self.buffer, 0)
         if size < 0 or size > self.max_frame:
             raise BadRequest(f"declared frame size {size} is outside 0..{self.max_frame} (socket.request.max.bytes)")
+        if size >= _RECEIVE_SIZE and self.memory is not None and len(self.buffer) < 4 + size:
+            await self.memory.acquire(size)
+            self.reserved = size
         await self._fill(4 + size)
         with memoryview(self.buffer) as view:
             frame = bytes(view[4 : 4 + size])  # one copy; a bytearray slice would add another
@@ -146,7 +191,7 @@ async def serve_connection(broker, stream: trio.SocketStream) -> None:
 
 
 async def _serve(broker, stream: trio.SocketStream, peer: str) -> None:
-    reader = FrameReader(stream, broker.config["socket.request.max.bytes"])
+    reader = FrameReader(stream, broker.config["socket.request.max.bytes"], request_memory(broker))
     pending: list = []  # responses held while pipelined requests are answered
     try:
         while True:
@@ -161,6 +206,9 @@ async def _serve(broker, stream: trio.SocketStream, peer: str) -> None:
                 if pending:  # the answers to the good requests before it still go out
                     await send_response(stream, pending)
                 raise
+            finally:
+                del frame
+                reader.release()
             if response:
                 pending += response
             # A client that pipelines small requests gets their answers in one send: hold
@@ -177,6 +225,7 @@ async def _serve(broker, stream: trio.SocketStream, peer: str) -> None:
     except Exception:
         log.exception("closing connection from %s after an internal error", peer)
     finally:
+        reader.release()  # a connection closed inside a reserved frame
         await trio.aclose_forcefully(stream)
 
 
