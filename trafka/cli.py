@@ -200,6 +200,10 @@ def _transactions(args) -> int:
     return 0
 
 
+def _read_only_commands():
+    return {_dump_log, _describe, _groups, _transactions}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="trafka", description="A Kafka-compatible broker for development and CI.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -245,4 +249,15 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if args.run in _read_only_commands():
+        _die_quietly_on_closed_pipe()
     return args.run(args)
+
+
+def _die_quietly_on_closed_pipe() -> None:
+    """`trafka dump-log ... | head` ends as Unix tools do: when the reader goes away, the
+    process ends by SIGPIPE, silently (Python ignores SIGPIPE and raises BrokenPipeError
+    instead, which printed "trafka: [Errno 32] Broken pipe"). Only for the inspection commands,
+    never for `serve`, whose sockets must see EPIPE as an error instead."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)

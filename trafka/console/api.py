@@ -50,6 +50,8 @@ def checked_int(value, name: str, lo: int | None = None, hi: int | None = None) 
         raise ApiError(400, f"{name} must be an integer, got {value!r}") from None
     if isinstance(value, float) and value != number:
         raise ApiError(400, f"{name} must be an integer, got {value!r}")
+    lo = -(2**63) if lo is None else lo  # everything ends up in a Kafka INT64 at most
+    hi = 2**63 - 1 if hi is None else hi
     if lo is not None and number < lo:
         raise ApiError(400, f"{name} must be at least {lo}, got {number}")
     if hi is not None and number > hi:
@@ -268,7 +270,8 @@ def routes(broker) -> list:
                 try:
                     data = json.dumps(make(), separators=(",", ":"))
                 except LookupError as exc:
-                    yield f"event: gone\ndata: {json.dumps({'error': str(exc).strip(chr(39))})}\n\n"
+                    message = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+                    yield f"event: gone\ndata: {json.dumps({'error': message})}\n\n"
                     return
                 spent = time.perf_counter() - started
                 if data != last:

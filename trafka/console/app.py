@@ -64,7 +64,8 @@ async def _value_error(request: Request, exc: ValueError):
 
 
 async def _lookup_error(request: Request, exc: LookupError):
-    return _answer(request, 404, str(exc).strip("'\"") or "not found")
+    message = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+    return _answer(request, 404, message or "not found")
 
 
 async def _http_error(request: Request, exc: HTTPException):

@@ -1,0 +1,170 @@
+"""The JSON API and /metrics, checked against what real clients did; bad input is a 4xx with a
+message, never a 500."""
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.structs import OffsetAndMetadata, TopicPartition
+
+
+def call(broker, method, path, body=None, raw=None):
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    request = urllib.request.Request(broker.console_url + path.lstrip("/"), data=data, method=method,
+                                     headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def get_json(broker, path):
+    status, text = call(broker, "GET", path)
+    assert status == 200, text
+    return json.loads(text)
+
+
+@pytest.fixture
+def used(broker):
+    """A topic with 3 partitions that kafka-python produced to and a group that committed."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    admin.create_topics([NewTopic("orders", 3, 1)])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+    for i in range(10):
+        producer.send("orders", value=b"v%d" % i, partition=i % 3)
+    producer.flush()
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, group_id="billing", enable_auto_commit=False)
+    consumer.commit({TopicPartition("orders", 0): OffsetAndMetadata(2, "", -1),
+                     TopicPartition("orders", 1): OffsetAndMetadata(3, "", -1)})
+    consumer.close()
+    return broker
+
+
+def test_cluster_has_the_shape_of_the_issue_and_what_the_clients_did(used):
+    cluster = get_json(used, "api/v1/cluster")
+    orders = next(t for t in cluster["topics"] if t["name"] == "orders")
+    by_partition = {p["partition"]: p for p in orders["partitions"]}
+    assert sorted(by_partition) == [0, 1, 2]
+    assert [by_partition[i]["log_end_offset"] for i in range(3)] == [4, 3, 3]  # 10 records, round robin
+    for p in orders["partitions"]:
+        assert {"partition", "log_start_offset", "last_stable_offset", "log_end_offset", "segments"} <= set(p)
+        assert p["log_start_offset"] == 0 and p["last_stable_offset"] == p["log_end_offset"]
+        assert p["segments"][0]["base_offset"] == 0 and p["segments"][0]["size"] > 0
+    billing = next(g for g in cluster["groups"] if g["group_id"] == "billing")
+    assert billing["state"] == "Empty"
+    assert billing["offsets"] == [
+        {**billing["offsets"][0], "topic": "orders", "partition": 0, "committed_offset": 2, "lag": 2},
+        {**billing["offsets"][1], "topic": "orders", "partition": 1, "committed_offset": 3, "lag": 0},
+    ]
+    assert {"group_id", "state", "offsets"} <= set(billing)
+
+
+def test_records_from_an_offset_and_from_a_timestamp(used):
+    page = get_json(used, "api/v1/topics/orders/partitions/0/records?offset=1&limit=2")
+    assert [r["value"] for r in page["records"]] == ["v3", "v6"]
+    assert page["next_offset"] == 3
+    first = get_json(used, "api/v1/topics/orders/partitions/0/records")["records"][0]
+    later = get_json(used, f"api/v1/topics/orders/partitions/0/records?timestamp={first['timestamp'] + 10**9}")
+    assert later["records"] == [] and later["from_offset"] == 4
+    assert get_json(used, "api/v1/topics/orders/partitions/0/records?format=hex&limit=1")["records"][0]["value"] == "76 30"
+
+
+def test_metrics_match_what_the_clients_did(used):
+    consumer = KafkaConsumer(bootstrap_servers=used.bootstrap_servers, auto_offset_reset="earliest", consumer_timeout_ms=2000)
+    consumer.assign([TopicPartition("orders", 2)])
+    assert len(list(consumer)) == 3
+    consumer.close()
+    status, text = call(used, "GET", "metrics")
+    assert status == 200
+    samples = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            samples[name] = float(value)
+    assert samples['trafka_partition_log_end_offset{partition="0",topic="orders"}'] == 4
+    assert samples['trafka_group_lag{group="billing",partition="0",topic="orders"}'] == 2
+    assert samples['trafka_group_committed_offset{group="billing",partition="1",topic="orders"}'] == 3
+    assert samples['trafka_requests_total{api="Produce"}'] >= 1
+    assert samples['trafka_request_duration_seconds_count{api="Produce"}'] == samples['trafka_requests_total{api="Produce"}']
+    assert samples['trafka_topic_bytes_in_total{topic="orders"}'] > 10 * 2  # 10 values of 2 bytes, plus batch framing
+    assert samples['trafka_topic_bytes_out_total{topic="orders"}'] > 0
+    size = samples['trafka_partition_size_bytes{partition="2",topic="orders"}']
+    assert size == get_json(used, "api/v1/topics/orders/partitions/2")["size"]
+
+
+BAD_REQUESTS = [
+    ("GET", "api/v1/topics/nope", None, 404, "unknown topic 'nope'"),
+    ("GET", "api/v1/topics/nope/partitions/0", None, 404, "unknown topic"),
+    ("GET", "api/v1/topics/orders/partitions/7", None, 404, "has no partition 7"),
+    ("GET", "api/v1/topics/orders/partitions/-1", None, 404, "Not Found"),
+    ("GET", "api/v1/topics/orders/partitions/99999999999999999999", None, 404, "has no partition"),
+    ("GET", "api/v1/topics/orders/partitions/0/records?offset=-5", None, 400, "offset must be at least 0"),
+    ("GET", "api/v1/topics/orders/partitions/0/records?offset=abc", None, 400, "offset must be an integer"),
+    ("GET", "api/v1/topics/orders/partitions/0/records?limit=100000000", None, 400, "limit must be at most 500"),
+    ("GET", "api/v1/topics/orders/partitions/0/records?limit=0", None, 400, "limit must be at least 1"),
+    ("GET", "api/v1/topics/orders/partitions/0/records?timestamp=-1", None, 400, "timestamp must be at least 0"),
+    ("GET", "api/v1/topics/orders/partitions/0/records?offset=1&timestamp=1", None, 400, "not both"),
+    ("GET", "api/v1/topics/orders/partitions/0/records?format=xml", None, 400, "format must be one of"),
+    ("GET", "api/v1/groups/nobody", None, 404, "unknown group 'nobody'"),
+    ("GET", "api/v1/stream/groups/nobody", None, 404, "unknown group"),
+    ("GET", "api/v1/stream/topics/nope/partitions/0", None, 404, "unknown topic"),
+    ("GET", "api/v1/nothing-here", None, 404, "Not Found"),
+    ("POST", "api/v1/cluster", b"{}", 405, "Method Not Allowed"),
+    ("POST", "api/v1/topics", b"{not json", 400, "not JSON"),
+    ("POST", "api/v1/topics", b"[1, 2]", 400, "must be a JSON object"),
+    ("POST", "api/v1/topics", b'{"partitions": 1}', 400, "create takes"),
+    ("POST", "api/v1/topics", b'{"name": "x", "partitions": -5}', 400, "partitions must be at least -1"),
+    ("POST", "api/v1/topics", b'{"name": "x", "partitions": 100000000}', 400, "partitions must be at most"),
+    ("POST", "api/v1/topics", b'{"name": "x", "partitions": "many"}', 400, "partitions must be an integer"),
+    ("POST", "api/v1/topics", b'{"name": "orders"}', 409, "TOPIC_ALREADY_EXISTS"),
+    ("POST", "api/v1/topics", b'{"name": "bad/name"}', 409, "INVALID_TOPIC_EXCEPTION"),
+    ("POST", "api/v1/topics", b'{"name": "x", "configs": {"retention.ms": "soon"}}', 409, "INVALID_CONFIG"),
+    ("POST", "api/v1/topics", b'{"name": "x", "configs": [1]}', 400, "configs must be an object"),
+    ("DELETE", "api/v1/topics/nope", None, 404, "unknown topic"),
+    ("POST", "api/v1/topics/orders/partitions/0/records", b"{oops", 400, "not JSON"),
+    ("POST", "api/v1/topics/orders/partitions/0/records", b'{"colour": "red"}', 400, "unknown fields"),
+    ("POST", "api/v1/topics/orders/partitions/0/records", b'{"headers": [1]}', 400, "headers must be an object"),
+    ("POST", "api/v1/topics/orders/partitions/9/records", b'{"value": "x"}', 404, "has no partition 9"),
+    ("POST", "api/v1/topics/nope/partitions/0/records", b'{"value": "x"}', 404, "unknown topic"),
+    ("POST", "api/v1/topics/orders/partitions/0/delete-records", b"{}", 400, "delete-records takes"),
+    ("POST", "api/v1/topics/orders/partitions/0/delete-records", b'{"offset": -7}', 400, "offset must be at least -1"),
+    ("POST", "api/v1/topics/orders/partitions/0/delete-records", b'{"offset": 1e30}', 400, "offset must be at most"),
+    ("POST", "api/v1/topics/orders/partitions/0/delete-records", b'{"offset": 99}', 409, "OFFSET_OUT_OF_RANGE"),
+    ("POST", "api/v1/topics/orders/partitions/0/delete-records", b'{"offset": true}', 400, "must be an integer"),
+    ("POST", "api/v1/groups/billing/reset-offsets", b'{"to": "yesterday"}', 400, "reset-offsets takes"),
+    ("POST", "api/v1/groups/billing/reset-offsets", b'{"to": "offset", "offset": -3}', 400, "offset must be at least 0"),
+    ("POST", "api/v1/groups/billing/reset-offsets", b'{"to": "offset"}', 400, "offset must be an integer"),
+    ("POST", "api/v1/groups/billing/reset-offsets", b'{"to": "earliest", "topic": "nope"}', 404, "unknown topic"),
+    ("POST", "api/v1/groups/nobody/reset-offsets", b'{"to": "earliest"}', 404, "unknown group"),
+    ("POST", "api/v1/groups/billing/reset-offsets", b"\xff\xfe", 400, "not JSON"),
+    ("GET", "topics/nope/partitions/0", None, 404, "unknown topic"),
+    ("GET", "topics/orders/partitions/5/records", None, 404, "has no partition 5"),
+    ("GET", "groups/nobody", None, 404, "unknown group"),
+]
+
+
+def test_bad_input_to_every_endpoint_is_a_4xx_with_a_message(used):
+    for method, path, raw, status, message in BAD_REQUESTS:
+        got, text = call(used, method, path, raw=raw)
+        assert (got, message in text) == (status, True), f"{method} {path} {raw!r}: {got} {text}"
+        assert "Traceback" not in text
+    assert "Traceback" not in used.log_text()
+    assert "internal error" not in used.log_text()
+
+
+def test_reset_offsets_of_a_group_with_members_is_refused(used):
+    consumer = KafkaConsumer("orders", bootstrap_servers=used.bootstrap_servers, group_id="billing", consumer_timeout_ms=1500)
+    list(consumer)
+    status, text = call(used, "POST", "api/v1/groups/billing/reset-offsets", {"to": "earliest"})
+    consumer.close()
+    assert status == 409 and "only while it is Empty" in text
+    status, text = call(used, "POST", "api/v1/groups/billing/reset-offsets", {"to": "timestamp", "timestamp": 0})
+    assert status == 200, text
+    assert {(o["partition"], o["committed_offset"]) for o in json.loads(text)["offsets"]} == {(0, 0), (1, 0), (2, 0)}
