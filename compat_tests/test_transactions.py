@@ -120,6 +120,24 @@ def test_consume_transform_produce(request, bootstrap, client):
 
 @pytest.mark.compat("transactions")
 @pytest.mark.parametrize("client", CLIENTS)
+def test_send_outside_a_transaction_is_refused(request, bootstrap, client):
+    """A transactional producer cannot send before begin_transaction (the client refuses; the
+    broker refuses the same on the wire: tests/transactions/test_wire.py)."""
+    topic = make_topic(bootstrap, unique("outside"))
+    p = producer(request, client, bootstrap, unique("tx-outside"))
+    p.init()
+    with pytest.raises(TxnFailed):
+        p.send(topic, b"outside")
+        p.flush()
+    p.begin(); p.send(topic, b"inside"); p.commit()
+    # Java's send() queues the record before it throws, so it leaves with the next transaction
+    # (the same against Kafka); the others drop it.
+    expected = [b"outside", b"inside"] if client.startswith("java") else [b"inside"]
+    assert read_values(request, client, bootstrap, topic, COMMITTED, until=b"inside") == expected
+
+
+@pytest.mark.compat("transactions")
+@pytest.mark.parametrize("client", CLIENTS)
 def test_fencing_and_restart_reacquiring_the_id(request, bootstrap, client):
     topic = make_topic(bootstrap, unique("fence"))
     transactional_id = unique("tx-fence")
