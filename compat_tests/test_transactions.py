@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from compat_tests.conftest import make_topic
+from compat_tests.conftest import make_driver, make_topic
 from compat_tests.txn_clients import CLIENTS, TxnFailed, producer, read_values
 
 COMMITTED = "read_committed"
@@ -71,6 +71,15 @@ def test_read_committed_what_another_client_wrote(request, bootstrap, writer, cl
         pytest.skip("the writer's own reads are test_commit_abort_in_a_row_and_isolation")
     topic = write_transactions(request, writer, bootstrap)
     assert read_values(request, client, bootstrap, topic, COMMITTED, until=b"end") == [b"c1", b"c2", b"c3", b"end"]
+
+
+@pytest.mark.compat("transactions")
+@pytest.mark.parametrize("client", ["kcat"])
+def test_kcat_reads_only_committed_records(request, bootstrap, client):
+    """kcat consumes with librdkafka's default isolation.level, read_committed."""
+    topic = write_transactions(request, "confluent-kafka", bootstrap)
+    got = make_driver(request, "kcat", bootstrap).consume(topic, 4)
+    assert [g.value for g in got] == [b"c1", b"c2", b"c3", b"end"]
 
 
 @pytest.mark.compat("transactions")

@@ -162,19 +162,19 @@ class ProducerStateManager:
     def __init__(self, directory: Path):
         self.directory = Path(directory)
         self.producers: dict[int, ProducerStateEntry] = {}
+        # producer id -> first offset of its open transaction: the few producers that matter
+        # for the last stable offset, kept apart so a Fetch never walks every producer.
+        self.open_txns: dict[int, int] = {}
 
     def first_unstable_offset(self) -> int | None:
         """The first offset of the oldest open transaction, None when none is open."""
-        return min(
-            (e.current_txn_first_offset for e in self.producers.values() if e.current_txn_first_offset != NO_TXN),
-            default=None,
-        )
+        return min(self.open_txns.values(), default=None)
 
-    def ongoing_txns(self) -> dict[int, int]:
-        """producer id -> first offset of its open transaction (DescribeProducers)."""
-        return {
-            pid: e.current_txn_first_offset for pid, e in self.producers.items() if e.current_txn_first_offset != NO_TXN
-        }
+    def _track_txn(self, entry: ProducerStateEntry) -> None:
+        if entry.current_txn_first_offset != NO_TXN:
+            self.open_txns[entry.producer_id] = entry.current_txn_first_offset
+        else:
+            self.open_txns.pop(entry.producer_id, None)
 
     def check_marker(self, producer_id: int, producer_epoch: int) -> None:
         """Kafka refuses a marker older than the producer's epoch (a zombie coordinator)."""
@@ -193,6 +193,7 @@ class ProducerStateManager:
         entry.update_epoch(producer_epoch)
         first = entry.current_txn_first_offset
         entry.current_txn_first_offset = NO_TXN
+        self.open_txns.pop(producer_id, None)
         if first == NO_TXN:
             return None
         return CompletedTxn(producer_id, first, marker_offset, not commit)
@@ -202,6 +203,8 @@ class ProducerStateManager:
 
     def commit(self, info: ProducerAppendInfo) -> None:
         self.producers.update(info.updated)
+        for entry in info.updated.values():
+            self._track_txn(entry)
 
     def update_from_log(self, header: rec.BatchHeader) -> None:
         """Replay a batch already in the log (rebuild at startup); no checks."""
@@ -209,6 +212,7 @@ class ProducerStateManager:
         if entry is None:
             entry = self.producers[header.producer_id] = ProducerStateEntry(header.producer_id, header.producer_epoch)
         entry.add(header)
+        self._track_txn(entry)
 
     def on_log_start_offset_incremented(self, log_start_offset: int) -> None:
         """Forget producers whose every batch is now below the log start (Kafka does the same),
@@ -279,6 +283,9 @@ class ProducerStateManager:
                 path.unlink(missing_ok=True)
                 continue
             self.producers = producers
+            self.open_txns = {}
+            for entry in producers.values():
+                self._track_txn(entry)
             return offset
         return None
 
@@ -288,6 +295,7 @@ class ProducerStateManager:
         transaction index."""
         if snapshot_offset is None:
             self.producers.clear()
+            self.open_txns.clear()
         for header, control in batches:
             if control is not None:
                 done = self.complete_txn(header.producer_id, header.producer_epoch, header.base_offset, control == rec.CONTROL_COMMIT)
