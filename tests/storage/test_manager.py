@@ -123,3 +123,18 @@ def test_data_dir_is_locked(manager):
     manager()
     with pytest.raises(StorageError, match="in use"):
         manager()
+
+
+def test_a_bad_value_in_a_topic_metadata_file_stops_start_up_with_its_name(manager, tmp_path):
+    import json
+
+    m = manager()
+    meta = m.create_topic("orders", 1, {"retention.ms": "1000"})
+    m.close()
+    path = tmp_path / "data" / "topics" / f"{meta.topic_id}.json"
+    body = json.loads(path.read_text())
+    body["configs"]["retention.ms"] = "soon"
+    path.write_text(json.dumps(body))
+    with pytest.raises(StorageError, match="retention.ms.*fix the file") as raised:
+        manager()
+    assert str(path) in str(raised.value)

@@ -140,7 +140,3 @@ class LogConfig:
     @functools.cached_property
     def min_cleanable_dirty_ratio(self) -> float:
         return self._get("min.cleanable.dirty.ratio")
-
-    @functools.cached_property
-    def file_delete_delay_ms(self) -> int:
-        return self._get("file.delete.delay.ms")

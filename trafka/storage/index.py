@@ -129,11 +129,6 @@ class OffsetIndex(_Index):
     def _drop_from(self, count: int) -> None:
         del self._offsets[count:], self._positions[count:]
 
-    def truncate_to_position(self, position: int) -> None:
-        """Drop entries pointing at or past `position` (the log was truncated there)."""
-        i = bisect.bisect_left(self._positions, position)
-        del self._offsets[i:], self._positions[i:]
-
     @property
     def last_entry(self) -> tuple[int, int]:
         if not self._offsets:
@@ -189,11 +184,6 @@ class TimeIndex(_Index):
 
     def _drop_from(self, count: int) -> None:
         del self._timestamps[count:], self._offsets[count:]
-
-    def truncate_to_offset(self, offset: int) -> None:
-        """Drop entries for offsets >= offset."""
-        i = bisect.bisect_left(self._offsets, offset)
-        del self._timestamps[i:], self._offsets[i:]
 
     @property
     def last_entry(self) -> tuple[int, int]:

@@ -22,6 +22,7 @@ from typing import Iterator, Mapping
 from trafka.storage.clock import Clock, SystemClock
 from trafka.storage.config import LogConfig, topic_defaults_from_broker, validate_topic_config
 from trafka.storage.errors import (
+    InvalidConfig,
     InvalidPartitions,
     InvalidTopic,
     StorageError,

@@ -93,10 +93,6 @@ def _in_sequence(last_seq: int, next_seq: int) -> bool:
     return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == rec.INT32_MAX)
 
 
-def is_idempotent(header: rec.BatchHeader) -> bool:
-    return header.producer_id >= 0 and header.base_sequence >= 0
-
-
 def has_producer_state(header: rec.BatchHeader) -> bool:
     """Batches the producer state follows: idempotent ones, and every transactional one."""
     return header.producer_id >= 0 and (header.base_sequence >= 0 or header.is_transactional)

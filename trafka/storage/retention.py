@@ -3,8 +3,8 @@
 Each predicate answers "may this segment go?" for the oldest remaining segment, given the one
 after it (None for the active segment). `PartitionLog.delete_old_segments` deletes from the
 oldest while the predicate holds, so retention never leaves a hole in the middle of a log.
-Kafka's order is kept: age (retention.ms), then size (retention.bytes), then segments wholly
-below the log start offset (DeleteRecords).
+Kafka's order is kept: segments wholly below the log start offset (DeleteRecords) first, then
+size (retention.bytes), then age (retention.ms); each pass sees what the previous one left.
 """
 
 from __future__ import annotations
@@ -65,18 +65,17 @@ def apply_retention(partition_log: PartitionLog, now_ms: int) -> int:
     the log start offset go under any policy.
     """
     config = partition_log.config
-    deleted = 0
+    deleted = partition_log.delete_old_segments(
+        below_log_start_offset(partition_log.log_start_offset),
+        reason=f"below log start offset {partition_log.log_start_offset}",
+    )
     if config.delete:
-        deleted += partition_log.delete_old_segments(
-            retention_ms_breached(config.retention_ms, now_ms),
-            reason=f"retention.ms {config.retention_ms} breached",
-        )
         deleted += partition_log.delete_old_segments(
             retention_bytes_breached(config.retention_bytes, partition_log.size_in_bytes),
             reason=f"retention.bytes {config.retention_bytes} breached",
         )
-    deleted += partition_log.delete_old_segments(
-        below_log_start_offset(partition_log.log_start_offset),
-        reason=f"below log start offset {partition_log.log_start_offset}",
-    )
+        deleted += partition_log.delete_old_segments(
+            retention_ms_breached(config.retention_ms, now_ms),
+            reason=f"retention.ms {config.retention_ms} breached",
+        )
     return deleted

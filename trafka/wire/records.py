@@ -162,10 +162,6 @@ class BatchHeader:
         return is_control(self.attributes)
 
     @property
-    def has_producer_id(self) -> bool:
-        return self.producer_id >= 0
-
-    @property
     def last_sequence(self) -> int:
         """Sequence of the last record; sequences wrap from INT32_MAX to 0 like Kafka's."""
         if self.base_sequence == NO_SEQUENCE:
