@@ -13,7 +13,7 @@ import pytest
 
 from compat_tests.conftest import make_topic
 from compat_tests.drivers import CODECS, CREATE_TIME, LOG_APPEND_TIME, Msg
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 
 # kcat writes text lines: one header set per call, no nulls, no timestamps.
 HEADERS = (("trace", b"abc"), ("n", b"1"))

@@ -9,7 +9,7 @@ from confluent_kafka import KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
 
 from compat_tests.drivers import TIMEOUT_S
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 from trafka.wire.records import Compression
 
 pytestmark = pytest.mark.compat_client("confluent-kafka")

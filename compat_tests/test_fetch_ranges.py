@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from compat_tests.conftest import make_topic
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 from trafka.wire import records
 
 BATCHES = 1300

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from compat_tests.java import KafkaJavaError
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 
 VERSIONS = {"java-3.9.1": "java_client_39", "java-4.3.0": "java_client_43"}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import struct
 
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 
 # PROTOCOL.md, "Version ranges the broker must serve" (Produce advertised from 0 as Kafka 4.x),
 # plus OffsetDelete (47) v0, which admin tools use, and the transaction APIs at transaction

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 from tests.broker.test_produce_fetch_wire import FETCH_V, create, fetch_body, partition_of, produce_body
 from trafka.testing.broker import TrafkaBroker
 from trafka.wire import records

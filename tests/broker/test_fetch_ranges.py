@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 from tests.broker.test_produce_fetch_wire import FETCH_V, batch, create, fetch_body, partition_of, produce_body
 from trafka.wire import records
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 from tests.broker.test_produce_fetch_wire import FETCH_V, batch, create, fetch_body, partition_of, produce_body
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 from tests.broker.test_produce_fetch_wire import create
 
 

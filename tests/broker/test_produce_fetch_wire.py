@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 from trafka.wire import records
 
 PRODUCE_V, FETCH_V, METADATA_V, CREATE_V = 8, 11, 9, 5

@@ -11,7 +11,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 from trafka.broker.error_responses import error_response
 from trafka.broker.registry import load_handlers
 from trafka.wire import records

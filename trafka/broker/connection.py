@@ -3,7 +3,8 @@
 Kafka serves one request at a time per connection (the socket is muted until the response
 is sent), which is also what keeps responses in request order; we do the same.
 Every way a client can send bad bytes ends here, in one place: the connection is closed
-with a log line naming the client, and no other connection notices.
+with a log line naming the client, and no other connection notices. A handler that fails is
+answered with an error code instead (trafka.broker.errors), and the connection stays open.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 
 import trio
 
+from trafka.broker.errors import answer_failed_request
 from trafka.broker.faults import ConnectionDropped
 from trafka.broker.handlers.api_versions import unsupported_version_body
 from trafka.broker.registry import ROUTES
@@ -162,10 +164,17 @@ async def dispatch(broker, frame: bytes, peer: str) -> list | None:
         raise BadRequest(f"{exc} (client {header.client_id!r})") from None
     ctx = RequestContext(broker, header, peer)
     started = time.perf_counter()
-    if broker.faults:  # injected faults (trafka.broker.faults) are checked here and nowhere else
-        result = await broker.faults.intercept(route, ctx, body)
-    else:
-        result = await route.handle(ctx, body)
+    try:
+        if broker.faults:  # injected faults (trafka.broker.faults) are checked here and nowhere else
+            result = await broker.faults.intercept(route, ctx, body)
+        else:
+            result = await route.handle(ctx, body)
+    except (BadRequest, ConnectionDropped):
+        raise
+    except Exception as exc:  # answered with an error code; the connection stays open
+        result = answer_failed_request(api, header, body, exc, peer)
+        if result is None:
+            raise
     broker.stats.observe(api.name, header, body, result, peer, time.perf_counter() - started)
     if result is None:
         return None

@@ -5,14 +5,22 @@
 - An OSError is the disk: KAFKA_STORAGE_ERROR.
 - Anything else is a bug of ours: UNKNOWN_SERVER_ERROR.
 
+A handler that raises is answered with that code in every error_code field of its response
+(`answer_failed_request`, called by dispatch) and the connection stays open, as in Kafka.
+
 Coordinators writing to their internal topic translate the append's error as Kafka's
 GroupMetadataManager does (`coordinator_write_error`).
 """
 
 from __future__ import annotations
 
+import logging
+
+from trafka.broker.error_responses import error_response
 from trafka.storage.errors import StorageError
 from trafka.wire.errors import ErrorCode
+
+log = logging.getLogger("trafka.broker")
 
 
 def error_code(exc: BaseException) -> ErrorCode:
@@ -47,3 +55,20 @@ def coordinator_write_error(exc: BaseException, *, offsets: bool = False) -> Err
     if offsets and code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
         return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
     return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def answer_failed_request(api, header, request, exc: Exception, peer: str) -> dict | None:
+    """A handler raised: log it for the operator and answer the request as Kafka does, every
+    error_code of the response set (UNKNOWN_SERVER_ERROR; KAFKA_STORAGE_ERROR for an I/O or
+    storage error), so the client retries or reports and its connection stays open. None when
+    the request takes no answer (Produce with acks=0): then the connection is closed, Kafka's
+    way of telling such a producer."""
+    code = error_code(exc)
+    log.error(
+        "%s v%d from %s (client %r) failed, answered %s: %s",
+        api.name, header.api_version, peer, header.client_id, code.name, error_message(exc),
+        exc_info=not isinstance(exc, (StorageError, OSError)),
+    )
+    if api.key == 0 and request.get("acks") == 0:
+        return None
+    return error_response(api, header.api_version, request, code)

@@ -1,5 +1,6 @@
-"""A blocking raw-socket Kafka client built on trafka.wire, for tests that must control the
-exact bytes on the wire (replaying a Produce request) or see batch headers no client shows."""
+"""The one blocking raw-socket Kafka client of trafka's tests and benchmarks, built on
+trafka.wire: for tests that must control the exact bytes on the wire (replaying a Produce
+request, malformed frames, unserved versions) or see batch headers no client shows."""
 
 from __future__ import annotations
 
