@@ -2,7 +2,7 @@
 answered with the original offsets and stored once; a sequence gap is refused with
 OUT_OF_ORDER_SEQUENCE_NUMBER (45); both hold across a clean restart and a SIGKILL.
 
-Raw sockets (compat_tests.rawwire) because no client lets a test resend its exact bytes.
+Raw sockets (trafka.testing.rawwire) because no client lets a test resend its exact bytes.
 """
 
 from __future__ import annotations

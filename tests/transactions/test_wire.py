@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 
-from compat_tests.rawwire import RawClient
+from trafka.testing.rawwire import RawClient
 from trafka.wire import records
 from trafka.wire.errors import ErrorCode as E
 
