@@ -302,3 +302,24 @@ def test_a_throttle_on_a_cached_metadata_answer(broker):
         throttled = client.request(3, 9, request)
         assert throttled.throttle_time_ms == 250 and throttled.cluster_id
         assert client.request(3, 9, request).throttle_time_ms == 0
+
+
+def test_aiokafka_producer_retries_through_injected_errors(broker):
+    import asyncio
+
+    import aiokafka
+
+    create_topic(broker.bootstrap_servers, "orders")
+    broker.inject_fault("Produce", error="NOT_LEADER_OR_FOLLOWER", count=2)
+
+    async def send() -> int:
+        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers, retry_backoff_ms=50)
+        await producer.start()
+        try:
+            return (await producer.send_and_wait("orders", b"a", partition=0)).offset
+        finally:
+            await producer.stop()
+
+    assert asyncio.run(send()) == 0
+    assert broker.faults() == []
+    assert stored_values(broker.bootstrap_servers, "orders") == [b"a"]
