@@ -189,3 +189,33 @@ def test_group_and_broker_pages_show_members_clients_and_settings(broker, page):
     c.close()
     page.goto(broker.console_url + "groups/workers")
     expect(page.locator("#state")).to_have_text("Empty")
+
+
+def test_compaction_shows_as_holes_and_tombstones_on_the_partition_page(broker, page):
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    admin.create_topics([NewTopic("customers", 1, 1, topic_configs={
+        "cleanup.policy": "compact", "segment.bytes": "400", "min.cleanable.dirty.ratio": "0.01"})])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+    for i in range(12):
+        producer.send("customers", key=b"c%d" % (i % 3), value=b"v%d" % i).get(10)
+    producer.send("customers", key=b"c1", value=None).get(10)  # a tombstone
+    for i in range(6):
+        producer.send("customers", key=b"d%d" % i, value=b"w").get(10)
+    producer.close()
+    page.goto(broker.console_url + "topics/customers/partitions/0")
+    expect(page.locator('.cell[data-offset="12"].tombstone')).to_be_visible()
+    expect(page.locator(".cell.hole")).to_have_count(0)
+    broker.advance_clock(20_000)  # past log.cleaner.backoff.ms: the cleaner runs
+    expect(page.locator('.cell.hole[data-offset="0"]')).to_be_visible(timeout=3000)
+    expect(page.locator('.cell[data-offset="11"]:not(.hole)')).to_be_visible()
+    # A consumer from the log start gets the surviving records, the emptied segments skipped.
+    c = KafkaConsumer("customers", bootstrap_servers=broker.bootstrap_servers, auto_offset_reset="earliest",
+                      consumer_timeout_ms=2000)
+    seen = [m.offset for m in c]
+    c.close()
+    holes = {int(o) for o in page.locator(".cell.hole").evaluate_all("cells => cells.map(c => c.dataset.offset)")}
+    assert seen and not holes & set(seen)
+    assert set(seen) | holes == set(range(19))

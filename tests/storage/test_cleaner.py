@@ -192,3 +192,19 @@ def test_a_crash_mid_swap_of_a_segment_whose_tail_was_compacted_away(open_log, c
     assert contents(reopened) == [(0, b"a", b"keep"), (2, b"b", None), (3, b"c", b"active")]
     assert [s.base_offset for s in reopened.segments] == [0, 2, 3]
     assert not list(reopened.directory.glob("*.swap*"))
+
+
+def test_reads_go_past_segments_the_cleaner_emptied(open_log, clock):
+    """A read from the log start skips segments left without a batch reaching the offset (as
+    Kafka's LocalLog.read goes to the next segment); before, it stopped there and a consumer
+    from earliest got nothing at all."""
+    log = open_log(segment_bytes="200", **COMPACT)
+    for i in range(12):
+        put(log, clock, b"k%d" % (i % 2), b"v%d" % i)
+    log.roll()
+    put(log, clock, b"k9", b"active")
+    LogCleaner().clean_logs([log], clock.time_ms())
+    assert any(s.size == 0 for s in log.segments[:-1]) or log.segments[0].next_offset > 1
+    data = log.read(0, 1 << 20, partial_tail=True).to_bytes()
+    offsets = [r.offset for pos, _ in rec.iter_batches(data) for r in rec.decode_records(data, pos)]
+    assert offsets == [10, 11, 12]

@@ -501,7 +501,11 @@ class PartitionLog:
                 max_offset=max_offset,
             )
             if found is None:
-                break
+                if next(segment.batches_from(start), None) is not None:
+                    break  # a batch here reaches start but does not fit, or max_offset stops it
+                # Nothing here reaches start (the cleaner emptied this segment, or compacted
+                # away its last offsets): go on with the next segment, as Kafka's LocalLog.read.
+                continue
             slices.append(found)
             remaining -= found.size
             if remaining <= 0 or found.position + found.size < end:

@@ -95,6 +95,7 @@ function overview() {
 function partition() {
   const topic = body.dataset.topic, index = Number(body.dataset.partition);
   const base = `topics/${enc(topic)}/partitions/${index}`;
+  let seenEnd = null;  // cells past this are new since the last update: only they animate in
   live(base, (p) => {
     $("#log-start").textContent = p.log_start_offset;
     $("#lso").textContent = p.last_stable_offset;
@@ -116,20 +117,25 @@ function partition() {
     const cells = [];
     for (let o = tail.from; o < tail.to; o++) {
       const r = present.get(o);
-      cells.push(h("div", {class: "cell" + (r ? (r.tombstone ? " tombstone" : "") : " hole") + (o < p.last_stable_offset ? "" : " unstable"),
+      cells.push(h("div", {class: "cell" + (r ? (r.tombstone ? " tombstone" : "") : " hole") + (o < p.last_stable_offset ? "" : " unstable") + (seenEnd !== null && o >= seenEnd ? " new" : ""),
         "data-offset": o, title: r ? `offset ${o} key ${r.key}` : `offset ${o}: removed by compaction (or a transaction marker)`}, o));
     }
     if (!cells.length) cells.push(h("div", {class: "empty"}, "no records yet"));
     fill($("#cells"), cells);
-    // Each group's committed offset (its bookmark in __consumer_offsets) and lag, as a marker.
-    const span = Math.max(tail.to - tail.from, 1);
-    fill($("#markers"), p.groups.length ? p.groups.map((g) => {
-      const at = Math.min(Math.max(g.committed_offset - tail.from, 0), span);
-      return h("div", {class: "group-marker", "data-group": g.group_id, style: `left: calc(${(100 * at / (span + 1)).toFixed(2)}% )`},
-        h("span", {class: "arrow"}, "▲"), h("a", {href: "/groups/" + enc(g.group_id)}, g.group_id),
+    seenEnd = tail.to;
+    // Each group's committed offset (its bookmark in __consumer_offsets: the next record it
+    // will read) and lag, as a marker under that cell.
+    const cellsBox = $("#cells"), lastCell = cellsBox.lastElementChild;
+    const markers = p.groups.map((g, i) => {
+      const cell = cellsBox.querySelector(`.cell[data-offset="${g.committed_offset}"]`);
+      const left = cell ? cell.offsetLeft : g.committed_offset < tail.from ? 0 : (lastCell ? lastCell.offsetLeft + lastCell.offsetWidth + 4 : 0);
+      return h("div", {class: "group-marker", "data-group": g.group_id, style: `left: ${left}px; top: ${i * 1.7}em`},
+        h("span", {class: "arrow"}, g.committed_offset < tail.from ? "◀" : "▲"), h("a", {href: "/groups/" + enc(g.group_id)}, g.group_id),
         h("span", {}, " committed "), h("b", {class: "committed"}, g.committed_offset),
         h("span", {}, " lag "), h("b", {class: "lag"}, g.lag));
-    }) : [h("div", {class: "empty"}, "no group has committed offsets here")]);
+    });
+    $("#markers").style.minHeight = `${Math.max(1, markers.length) * 1.7}em`;
+    fill($("#markers"), markers.length ? markers : [h("div", {class: "empty"}, "no group has committed offsets here")]);
     const r = p.retention, parts = [h("b", {}, "retention "), `cleanup.policy=${r.cleanup_policy} · retention.ms=${ms(r.retention_ms)} · retention.bytes=${r.retention_bytes < 0 ? "no limit" : bytes(r.retention_bytes)} · segment.bytes=${bytes(r.segment_bytes)} · checked every ${ms(r.check_interval_ms)}`];
     if (r.oldest_goes_by_time_at_ms !== null) {
       const left = r.oldest_goes_by_time_at_ms - r.now_ms;
