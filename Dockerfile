@@ -25,6 +25,8 @@ RUN if [ -n "$PIP_CA_BUNDLE" ]; then export PIP_CERT="$PIP_CA_BUNDLE"; fi \
 USER trafka
 VOLUME /var/lib/trafka
 EXPOSE 9092
+# The console, JSON API and /metrics (console.port; docs/console.md): publish with -p 9644:9644.
+EXPOSE 9644
 # The host (and port) clients are told to connect to (broker settings advertised.host and
 # advertised.port); empty means the bound ones. Set them to how clients reach the container,
 # e.g. -e TRAFKA_ADVERTISED_HOST=localhost with -p 9092:9092.

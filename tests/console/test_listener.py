@@ -78,3 +78,25 @@ def test_a_bad_console_port_is_refused_at_start(tmp_path, value):
     _, err = process.communicate(timeout=60)
     assert process.returncode == 2
     assert "invalid value for console.port" in err
+
+
+def test_serve_stops_promptly_with_a_live_page_open(tmp_path):
+    """An open server-sent-event stream (a browser tab) does not hold up SIGTERM."""
+    import signal
+    import time
+
+    process = _serve(tmp_path, "console.port=0")
+    try:
+        url = process.stdout.readline().split("console at ", 1)[1].strip()
+        stream = urllib.request.urlopen(url + "api/v1/stream/cluster", timeout=10)
+        assert stream.readline().startswith(b"data: {")
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+        assert time.monotonic() - started < 8
+        assert process.returncode == 0
+        stream.close()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
