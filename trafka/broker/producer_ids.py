@@ -6,10 +6,10 @@ skips whatever was left of the last block instead of handing an id out twice.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from trafka.storage.errors import StorageError
+from trafka.storage.files import atomic_write
 
 BLOCK_SIZE = 1000
 
@@ -33,12 +33,7 @@ class ProducerIdManager:
 
     def _reserve_block(self) -> None:
         end = self._next + BLOCK_SIZE
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            f.write(f"{end}\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        atomic_write(self.path, f"{end}\n")
         self._block_end = end
 
     def next_id(self) -> int:

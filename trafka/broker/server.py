@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import uuid
 from functools import partial
@@ -22,6 +21,7 @@ from trafka.broker.registry import load_handlers
 from trafka.broker.stats import BrokerStats
 from trafka.broker.transaction import TransactionCoordinator
 from trafka.storage.clock import BrokerClock
+from trafka.storage.files import atomic_write
 from trafka.storage.manager import LOCK_FILE, LogManager
 
 log = logging.getLogger("trafka.broker")
@@ -133,9 +133,7 @@ def _cluster_id(data_dir: Path) -> str:
             if line.startswith("cluster.id="):
                 return line.split("=", 1)[1].strip()
     cluster_id = uuid.uuid4().hex[:22]
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(f"version=1\ncluster.id={cluster_id}\n")
-    os.replace(tmp, path)
+    atomic_write(path, f"version=1\ncluster.id={cluster_id}\n")
     return cluster_id
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
 from typing import Callable, Protocol
+
+from trafka.storage.files import atomic_write
 
 
 class Clock(Protocol):
@@ -78,6 +79,4 @@ def _read_offset(path: Path) -> int:
 
 
 def _write_offset(path: Path, offset_ms: int) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(f"{offset_ms}\n")
-    os.replace(tmp, path)
+    atomic_write(path, f"{offset_ms}\n")

@@ -17,6 +17,8 @@ import struct
 from array import array
 from pathlib import Path
 
+from trafka.storage.files import atomic_write
+
 _OFFSET_ENTRY = struct.Struct(">ii")
 _TIME_ENTRY = struct.Struct(">qi")
 
@@ -57,9 +59,7 @@ class _Index:
     def rewrite(self) -> None:
         """Replace the file with the in-memory entries (after a rebuild or truncation)."""
         self.close()
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_bytes(b"".join(self.ENTRY.pack(*e) for e in self.entries()))
-        os.replace(tmp, self.path)
+        atomic_write(self.path, b"".join(self.ENTRY.pack(*e) for e in self.entries()))
 
     def flush(self) -> None:
         if self._fd is not None:

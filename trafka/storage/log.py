@@ -31,6 +31,7 @@ from trafka.storage.errors import (
     RecordTooLarge,
     StorageWriteFailed,
 )
+from trafka.storage.files import atomic_write
 from trafka.storage.index import CorruptIndex
 from trafka.storage.producer_state import CompletedTxn, ProducerStateManager, has_producer_state
 from trafka.storage.segment import LOG_SUFFIX, FileSlice, LogSegment, TailCorrupt, offset_filename
@@ -92,12 +93,7 @@ def _read_checkpoint(path: Path) -> int | None:
 
 
 def _write_checkpoint(path: Path, value: int) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(f"{value}\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    atomic_write(path, f"{value}\n")
 
 
 def remove_dir(directory: Path) -> None:

@@ -30,6 +30,7 @@ from trafka.storage.errors import (
     TopicAlreadyExists,
     UnknownTopic,
 )
+from trafka.storage.files import fsync_dir, fsync_file, replace_with, write_temporary
 from trafka.storage.log import DELETE_DIR_SUFFIX, PartitionLog, remove_dir
 
 log = logging.getLogger("trafka.storage")
@@ -152,15 +153,11 @@ class LogManager:
 
     def _write_metadata(self, metadata: TopicMetadata, *, sync: bool = True) -> None:
         path = self._metadata_path(metadata)
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w") as f:
-            f.write(metadata.to_json())
-            f.flush()
-            if not sync:
-                self._unsynced.append((metadata.name, tmp, path))
-                return
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        tmp = write_temporary(path, metadata.to_json(), fsync=sync)
+        if not sync:
+            self._unsynced.append((metadata.name, tmp, path))
+            return
+        replace_with(tmp, path)
 
     def sync_metadata(self) -> None:
         """Make the topics created with sync=False durable, all together: their files are
@@ -173,18 +170,12 @@ class LogManager:
         if not pending:
             return
 
-        def fsync(path: Path) -> None:
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-
         try:
             with ThreadPoolExecutor(max_workers=min(16, len(pending)), thread_name_prefix="trafka-fsync") as pool:
-                list(pool.map(fsync, [tmp for _, tmp, _ in pending]))
+                list(pool.map(fsync_file, [tmp for _, tmp, _ in pending]))
             for _, tmp, path in pending:
                 os.replace(tmp, path)
+            fsync_dir(self.data_dir / TOPICS_DIR)
         except OSError as exc:
             names = [name for name, _, _ in pending]
             for name, tmp, path in pending:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from trafka.storage.errors import InvalidProducerEpoch, InvalidTxnState, OutOfOrderSequence
+from trafka.storage.files import atomic_write
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.storage")
@@ -249,9 +249,7 @@ class ProducerStateManager:
             ],
         }
         path = self._snapshot_path(offset)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(body))
-        os.replace(tmp, path)
+        atomic_write(path, json.dumps(body))
         for old in self.snapshot_offsets()[:-SNAPSHOTS_TO_KEEP]:
             self._snapshot_path(old).unlink(missing_ok=True)
 

@@ -16,6 +16,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from trafka.storage.files import atomic_write
+
 log = logging.getLogger("trafka.storage")
 
 TXN_INDEX_SUFFIX = ".txnindex"
@@ -81,11 +83,9 @@ class TransactionIndex:
         if not self.entries:
             self.path.unlink(missing_ok=True)
             return
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_bytes(b"".join(
+        atomic_write(self.path, b"".join(
             _ENTRY.pack(_VERSION, e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset) for e in self.entries
         ))
-        os.replace(tmp, self.path)
 
     def collect_aborted(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
         """Aborted transactions overlapping [fetch_offset, upper_bound)."""

@@ -1,0 +1,70 @@
+"""Small files replaced atomically: the one way trafka writes checkpoints, snapshots, index
+rewrites and metadata files.
+
+`atomic_write` writes a temporary file beside the target, fsyncs it, renames it over the target
+and fsyncs the directory, so after a crash the file is either the old one or the new one, whole,
+and the rename itself survives a power cut. Temporary names end in `.tmp` and are unique per
+thread, so two writers of one file (the loop and a worker thread) never share one; a partition's
+leftover `.tmp` files are removed when it opens.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_temporary(path: Path, data: bytes | str, *, fsync: bool = True) -> Path:
+    """Write `data` to a temporary file beside `path` (fsynced unless told not to; see
+    LogManager.sync_metadata, which fsyncs many together) and return its path."""
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    payload = data.encode() if isinstance(data, str) else data
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view):]
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def replace_with(tmp: Path, path: Path) -> None:
+    """Rename a written temporary file over `path` and make the rename durable."""
+    os.replace(tmp, path)
+    fsync_dir(Path(path).parent)
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Replace the file at `path` with `data`: temporary file, fsync, rename, fsync of the
+    directory."""
+    tmp = write_temporary(path, data)
+    try:
+        replace_with(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
