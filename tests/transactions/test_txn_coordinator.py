@@ -202,3 +202,16 @@ def test_replay_keeps_the_open_transaction_and_its_lso(open_coordinators):
     assert logs.log("t", 0).last_stable_offset == 0
     assert txns.end_transaction("app", pid, epoch, False) == E.NONE
     assert logs.log("t", 0).last_stable_offset == 2
+
+
+def test_requests_during_a_completing_transaction_get_concurrent_transactions(open_coordinators):
+    """Only reachable while markers are being written (after a crash, before start-up finishes
+    them, in Kafka also right after EndTxn): the state is checked before anything else."""
+    _, _, txns = open_coordinators()
+    _, pid, epoch = txns.init_producer_id("app", TIMEOUT)
+    txns.add_partitions("app", pid, epoch, [("t", 0)])
+    txns.describe("app").state = TxnState.PREPARE_COMMIT
+    assert txns.add_partitions("app", pid, epoch, [("t", 1)]) == {("t", 1): E.CONCURRENT_TRANSACTIONS}
+    assert txns.add_offsets("app", pid, epoch, "g") == E.CONCURRENT_TRANSACTIONS
+    assert txns.end_transaction("app", pid, epoch, True) == E.CONCURRENT_TRANSACTIONS
+    assert txns.init_producer_id("app", TIMEOUT)[0] == E.CONCURRENT_TRANSACTIONS

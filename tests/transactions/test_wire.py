@@ -49,6 +49,8 @@ def test_transactional_produce_and_read_committed_fields(trafka_broker):
                                     "topics": [{"name": topic, "partitions": [0]}]})
         assert added.results_by_topic[0].results_by_partition[0].partition_error_code == E.NONE
         assert produce(raw, topic, txn_batch(pid, epoch, 0, b"aborted"), tid) == E.NONE
+        # A transactional batch without the request's transactional id: nobody could end it.
+        assert produce(raw, topic, txn_batch(pid, epoch, 1, b"orphan"), None) == E.INVALID_RECORD
         # The same producer outside its transaction: refused.
         assert produce(raw, topic, txn_batch(pid, epoch, 1, b"plain", transactional=False), None) == E.INVALID_TXN_STATE
         assert raw.request(25, 3, {"transactional_id": tid, "producer_id": pid, "producer_epoch": epoch,

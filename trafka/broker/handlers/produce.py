@@ -10,7 +10,8 @@ Behavior:
   coordinator first, as Kafka's transaction verification does: the partition must be in the
   producer's open transaction (else INVALID_TXN_STATE), the epoch current (else
   INVALID_PRODUCER_EPOCH). A non-transactional batch of a producer with an open transaction
-  is INVALID_TXN_STATE.
+  is INVALID_TXN_STATE; a transactional batch without a transactional id in the request is
+  INVALID_RECORD (no coordinator could ever end its transaction).
 - `__consumer_offsets` is written by the group coordinator only: INVALID_TOPIC_EXCEPTION, as
   in Kafka.
 - A disk that refuses the write (full, EIO, read-only) is KAFKA_STORAGE_ERROR for that
@@ -60,6 +61,13 @@ def _verify_transaction(broker, transactional_id: str, topic_name: str, index: i
     return ErrorCode.NONE
 
 
+def _starts_transactional(records) -> bool:
+    try:
+        return rec.parse_header(records, 0).is_transactional
+    except (rec.CorruptRecordError, IndexError, ValueError):
+        return False  # the log's own validation answers
+
+
 def _append(broker, topic_name: str, partition: dict, transactional_id: str | None = None) -> dict:
     index = partition.index
     if topic_name in INTERNAL_TOPICS:
@@ -73,6 +81,9 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
         error = _verify_transaction(broker, transactional_id, topic_name, index, partition.records)
         if error:
             return partition_error(index, error)
+    elif _starts_transactional(partition.records):
+        # No coordinator would ever end this transaction: the last stable offset would stop here.
+        return partition_error(index, ErrorCode.INVALID_RECORD, "transactional batches need the request's transactional id")
     try:
         # A duplicate from an idempotent producer comes back with its original offsets.
         info = log_.append(partition.records)
