@@ -88,6 +88,10 @@ class Broker:
         """Returns when advance_clock moves broker time (timer loops re-check their deadlines)."""
         await self._clock_moved.wait()
 
+    def _abort_timed_out_transactions(self) -> None:
+        if self.txn_coordinator.abort_timed_out(self.clock.time_ms()):
+            self.notify_data_arrived()  # the ABORT markers move last stable offsets
+
     def background_tasks(self) -> list:
         """Coroutines that run for the broker's lifetime (retention, flushing, group timers)."""
         def expire_offsets():
@@ -97,7 +101,7 @@ class Broker:
             self.group_coordinator.run,
             partial(every, self, self.config["offsets.retention.check.interval.ms"], expire_offsets),
             partial(every, self, self.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"],
-                    self.txn_coordinator.run_timed_out_check),
+                    self._abort_timed_out_transactions),
             partial(every, self, self.config["transaction.remove.expired.transaction.cleanup.interval.ms"],
                     self.txn_coordinator.run_expiration_check),
             *storage_tasks(self),

@@ -307,9 +307,6 @@ class TransactionCoordinator:
                 log.info("transactional id %s expired", txn.transactional_id)
         return expired
 
-    def run_timed_out_check(self) -> None:
-        self.abort_timed_out(self._now())
-
     def run_expiration_check(self) -> None:
         self.expire_transactional_ids(self._now())
 
