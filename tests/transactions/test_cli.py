@@ -45,6 +45,12 @@ def test_dump_log_describe_and_transactions(request, trafka_broker):
     assert described.returncode == 0, described.stderr
     assert described.stdout.splitlines()[1].split()[:5] == [topic, "0", "0", "5", "4"]
 
+    # After a clean restart the open transaction comes from the producer-state snapshot.
+    trafka_broker.restart()
+    assert list((trafka_broker.data_dir / f"{topic}-0").glob("*.snapshot"))
+    again = trafka("describe", "--data-dir", trafka_broker.data_dir, "--topic", topic)
+    assert again.stdout.splitlines()[1].split()[:5] == [topic, "0", "0", "5", "4"]
+
     listed = trafka("transactions", "--data-dir", trafka_broker.data_dir, "--transactional-id", "inspect-app")
     assert listed.returncode == 0, listed.stderr
     rows = [line.split() for line in listed.stdout.splitlines()]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from trafka.storage.log import LOG_START_OFFSET_FILE
+from trafka.storage.producer_state import SNAPSHOT_SUFFIX
 from trafka.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 from trafka.storage.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 from trafka.wire import records as rec
@@ -201,17 +202,40 @@ def summarize_partition(directory: Path, topic: str, partition: int) -> Partitio
     return PartitionSummary(topic, partition, start, end, max(len(segments), 1), size)
 
 
-def last_stable_offset(directory: Path, log_end_offset: int) -> int:
-    """The partition's last stable offset, read from its segments: the first offset of the
-    oldest transaction without a marker, else the log end offset. Reads every segment."""
-    open_txns: dict[int, int] = {}
-    for segment in sorted(directory.glob(f"*{LOG_SUFFIX}"), key=_base_offset):
-        if not segment.name[: -len(LOG_SUFFIX)].isdigit():
+def _snapshot_open_txns(directory: Path, log_end_offset: int) -> tuple[int, dict[int, int]]:
+    """(offset, open transactions) of the newest readable producer-state snapshot at or below
+    the log end offset; (0, {}) when there is none."""
+    snapshots = sorted((p for p in directory.glob(f"*{SNAPSHOT_SUFFIX}") if p.name.split(".")[0].isdigit()),
+                       key=_base_offset, reverse=True)
+    for path in snapshots:
+        offset = _base_offset(path)
+        if offset > log_end_offset:
             continue
+        try:
+            body = json.loads(path.read_text())
+            return offset, {p["producer_id"]: p["txn_first_offset"] for p in body["producers"]
+                            if p.get("txn_first_offset", -1) >= 0}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return 0, {}
+
+
+def last_stable_offset(directory: Path, log_end_offset: int) -> int:
+    """The partition's last stable offset, read from its files: the first offset of the oldest
+    transaction without a marker, else the log end offset. Starts from the newest producer-state
+    snapshot, as the broker does, and reads only the segments after it."""
+    start, open_txns = _snapshot_open_txns(directory, log_end_offset)
+    segments = sorted((p for p in directory.glob(f"*{LOG_SUFFIX}") if p.name[: -len(LOG_SUFFIX)].isdigit()),
+                      key=_base_offset)
+    later = [i for i, p in enumerate(segments) if _base_offset(p) > start]
+    first = max((later[0] - 1) if later else len(segments) - 1, 0)
+    for segment in segments[first:]:
         for batch in _batches(segment.read_bytes()):
             header = batch.header
             if not batch.whole or batch.problem:
                 break
+            if header.base_offset < start:
+                continue
             if header.is_control:
                 open_txns.pop(header.producer_id, None)
             elif header.is_transactional:
