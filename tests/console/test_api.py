@@ -168,3 +168,17 @@ def test_reset_offsets_of_a_group_with_members_is_refused(used):
     status, text = call(used, "POST", "api/v1/groups/billing/reset-offsets", {"to": "timestamp", "timestamp": 0})
     assert status == 200, text
     assert {(o["partition"], o["committed_offset"]) for o in json.loads(text)["offsets"]} == {(0, 0), (1, 0), (2, 0)}
+
+
+def test_a_groups_rebalances_since_start(broker):
+    consumer = KafkaConsumer("jobs", bootstrap_servers=broker.bootstrap_servers, group_id="workers",
+                             client_id="worker-1", consumer_timeout_ms=1000)
+    list(consumer)
+    consumer.close()
+    history = get_json(broker, "api/v1/groups/workers")["rebalances"]
+    steps = [(h["previous_state"], h["state"], h["generation"]) for h in history]
+    assert steps[:3] == [("Empty", "PreparingRebalance", 0), ("PreparingRebalance", "CompletingRebalance", 1),
+                         ("CompletingRebalance", "Stable", 1)]
+    assert steps[-1][1] == "Empty"  # it left
+    assert "joined" in history[0]["reason"] and history[1]["members"] == ["worker-1"]
+    assert [h["rebalance"] for h in history[:3]] == [True, True, False]

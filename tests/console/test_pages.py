@@ -179,7 +179,10 @@ def test_group_and_broker_pages_show_members_clients_and_settings(broker, page):
     expect(page.locator("#protocol-type")).to_have_text("consumer")
     expect(page.locator("#members .client-id")).to_have_text("worker-7")
     expect(page.locator('#offsets tr[data-topic="jobs"] .committed')).to_have_text("1")
-    expect(page.locator("#rebalances tbody tr").first).to_contain_text("Stable")
+    newest = page.locator("#rebalances tbody tr").first
+    expect(newest.locator(".transition")).to_have_text("CompletingRebalance → Stable")
+    joined = page.locator("#rebalances tbody tr", has_text="Empty → PreparingRebalance").last
+    expect(joined.locator(".reason")).to_contain_text("joined")
     page.goto(broker.console_url + "broker")
     connection = page.locator("#connections tr", has_text="worker-7").first
     expect(connection.locator(".software")).to_contain_text("kafka-python")

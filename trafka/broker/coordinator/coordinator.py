@@ -278,7 +278,7 @@ class GroupCoordinator:
             group.join_deadline = now + group.max_rebalance_timeout_ms()
             group.initial_join_bound = None
         group.new_member_added = False
-        group.transition(PREPARING, now)
+        group.transition(PREPARING, now, reason)
         log.info("group %s: preparing rebalance (generation %d): %s", group.group_id, group.generation, reason)
         self._maybe_complete_join(group, now)
 

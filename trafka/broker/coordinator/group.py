@@ -14,7 +14,7 @@ coordinator drives the transitions.
 from __future__ import annotations
 
 import enum
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 
 import trio
@@ -23,6 +23,7 @@ from trafka.broker.coordinator.formats import CommittedOffset, subscribed_topics
 from trafka.wire.errors import ErrorCode
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
+MAX_TRANSITIONS_KEPT = 100
 
 
 class GroupState(enum.Enum):
@@ -127,13 +128,22 @@ class Group:
     pending_sync: set[str] = field(default_factory=set)
     sync_deadline: int | None = None
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
+    # The last state changes since the broker started, oldest first (for the console's
+    # rebalance history): dicts of time_ms, previous_state, state, generation, protocol,
+    # leader, members (client ids) and reason.
+    transitions: deque = field(default_factory=lambda: deque(maxlen=MAX_TRANSITIONS_KEPT))
 
     def is_(self, *states: GroupState) -> bool:
         return self.state in states
 
-    def transition(self, state: GroupState, now: int) -> None:
+    def transition(self, state: GroupState, now: int, reason: str | None = None) -> None:
         if self.state not in _PREVIOUS_STATES[state]:
             raise AssertionError(f"group {self.group_id}: {self.state.value} -> {state.value} is not a valid transition")
+        self.transitions.append({
+            "time_ms": now, "previous_state": self.state.value, "state": state.value, "generation": self.generation,
+            "protocol": self.protocol_name, "leader": self.leader_id,
+            "members": sorted(m.client_id for m in self.members.values()), "reason": reason,
+        })
         self.state = state
         self.state_timestamp = now
 

@@ -202,8 +202,9 @@ function group() {
       h("td", {class: "num committed"}, o.committed_offset ?? "–"), h("td", {class: "num"}, o.log_end_offset ?? "–"),
       h("td", {class: "num lag"}, o.lag ?? "–"), h("td", {}, o.member_id || "–"))));
     fill($("#rebalances tbody"), g.rebalances.slice().reverse().map((r) => h("tr", {class: r.rebalance ? "rebalance" : null},
-      h("td", {}, when(r.time_ms)), h("td", {}, (r.previous_state ? r.previous_state + " → " : "") + r.state),
-      h("td", {class: "num"}, r.generation), h("td", {}, r.protocol || "–"), h("td", {}, r.members.join(", ") || "–"))));
+      h("td", {}, when(r.time_ms)), h("td", {class: "transition"}, r.previous_state + " → " + r.state),
+      h("td", {class: "num"}, r.generation), h("td", {}, r.protocol || "–"), h("td", {}, r.members.join(", ") || "–"),
+      h("td", {class: "reason"}, r.reason || ""))));
   });
   onSubmit("#reset-offsets", (f) => {
     const payload = {to: f.to};
