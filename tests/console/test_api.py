@@ -182,3 +182,37 @@ def test_a_groups_rebalances_since_start(broker):
     assert steps[-1][1] == "Empty"  # it left
     assert "joined" in history[0]["reason"] and history[1]["members"] == ["worker-1"]
     assert [h["rebalance"] for h in history[:3]] == [True, True, False]
+
+
+def test_a_huge_body_is_refused_and_garbage_http_closes_quietly(broker):
+    import socket
+    from urllib.parse import urlsplit
+
+    status, text = call(broker, "POST", "api/v1/topics", raw=b"{" + b" " * (3 << 20) + b"}")
+    assert status == 413 and "larger than 1 MiB" in text
+    url = urlsplit(broker.console_url)
+    for garbage in (b"\x00\x01\x02 not http\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+                    b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n"):
+        with socket.create_connection((url.hostname, url.port), timeout=5) as sock:
+            sock.sendall(garbage)
+            answer = sock.recv(200)
+            assert answer == b"" or answer.startswith(b"HTTP/1.1 4"), answer
+    assert get_json(broker, "health")["status"] == "ok"
+    assert "Traceback" not in broker.log_text()
+
+
+def test_connections_show_the_software_each_client_reported(broker):
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "client.id": "cf-1"})
+    producer.produce("sw", b"x")
+    assert producer.flush(10) == 0
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, client_id="kp-1")
+    consumer.topics()
+    connections = get_json(broker, "api/v1/broker")["connections"]
+    software = {c["client_id"]: (c["software_name"], c["software_version"]) for c in connections}
+    assert software["cf-1"][0] == "confluent-kafka-python" and "rdkafka" in software["cf-1"][1]
+    assert software["kp-1"][0] == "kafka-python"
+    consumer.close()
+    status, text = call(broker, "GET", "metrics")
+    assert "trafka_connections " in text

@@ -31,6 +31,7 @@ from trafka.console.app import ApiError
 from trafka.console.history import history_of
 
 MAX_LIMIT = views.MAX_RECORDS
+MAX_BODY = 1 << 20
 MIN_INTERVAL = 0.25  # seconds between two looks at the state for a stream
 
 
@@ -60,9 +61,13 @@ def checked_int(value, name: str, lo: int | None = None, hi: int | None = None) 
 
 
 async def json_body(request) -> dict:
-    raw = await request.body()
-    if len(raw) > 1 << 20:
-        raise ApiError(413, "the request body is larger than 1 MiB")
+    chunks, size = [], 0
+    async for chunk in request.stream():  # never hold more than the limit in memory
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise ApiError(413, "the request body is larger than 1 MiB")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     try:
         body = json.loads(raw or b"{}")
     except (ValueError, UnicodeDecodeError) as exc:
