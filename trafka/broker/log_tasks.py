@@ -54,17 +54,32 @@ def run_flush_once(broker) -> None:
     _each_log(broker, lambda partition_log: partition_log.flush_if_due(), "flush")
 
 
+class Timer:
+    """A periodic check on broker time: `run_if_due(now)` runs it when its time has come."""
+
+    def __init__(self, interval_ms: int, action, now_ms: int):
+        self.interval_ms = interval_ms
+        self.action = action
+        self.due_ms = now_ms + interval_ms
+
+    def run_if_due(self, now_ms: int) -> None:
+        if now_ms >= self.due_ms:
+            self.due_ms = now_ms + self.interval_ms
+            self.action()
+
+
 async def every(broker, interval_ms: int, action) -> None:
-    """Run `action` every `interval_ms` of broker time. When advance_clock moves broker time
-    past the next run, it runs at once instead of at the next wall-clock tick."""
-    due = broker.clock.time_ms() + interval_ms
-    while True:
-        with trio.move_on_after(max(due - broker.clock.time_ms(), 0) / 1000):
-            await broker.wait_clock_moved()
-        now = broker.clock.time_ms()
-        if now >= due:
-            action()
-            due = now + interval_ms
+    """Run `action` every `interval_ms` of broker time. The timer is registered with the broker,
+    so `Broker.advance_clock` runs it before returning when the move makes it due."""
+    timer = Timer(interval_ms, action, broker.clock.time_ms())
+    broker.timers.append(timer)
+    try:
+        while True:
+            with trio.move_on_after(max(timer.due_ms - broker.clock.time_ms(), 0) / 1000):
+                await broker.wait_clock_moved()
+            timer.run_if_due(broker.clock.time_ms())
+    finally:
+        broker.timers.remove(timer)
 
 
 def storage_tasks(broker) -> list:

@@ -36,6 +36,7 @@ class Broker:
         # Broker time: the wall clock plus a forward-only offset that tests move (advance_clock).
         self.clock = clock or BrokerClock(state_dir=self.data_dir)
         self._clock_moved = trio.Event()
+        self.timers: list = []  # log_tasks.Timer, one per `every` loop; advance_clock runs the due ones
         # Opening the logs locks the data dir and recovers every partition.
         self.logs = LogManager(self.data_dir, broker_config=config.raw, clock=self.clock)
         self.node_id = config["node.id"]
@@ -76,9 +77,19 @@ class Broker:
         await self._data_arrived.wait()
 
     def advance_clock(self, ms: int) -> int:
-        """Move broker time forward; every background check now due runs at once. Call it on
-        the broker's trio thread. Returns the clock's new offset."""
-        return self.clock.advance(ms)
+        """Move broker time forward and run every background check the move made due (retention,
+        the cleaner, flushes, offset and transaction expiry, group deadlines) before returning,
+        so the next request sees their effect. Call it on the broker's trio thread. Returns
+        the clock's new offset."""
+        offset = self.clock.advance(ms)  # also wakes the timer loops to recompute their sleeps
+        now = self.clock.time_ms()
+        for timer in list(self.timers):
+            try:
+                timer.run_if_due(now)
+            except Exception:
+                log.exception("background check %r failed after the clock moved", timer.action)
+        self.group_coordinator.expire(now)
+        return offset
 
     def _wake_timers(self) -> None:
         event, self._clock_moved = self._clock_moved, trio.Event()
