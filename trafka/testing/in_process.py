@@ -102,7 +102,10 @@ class InProcessBroker:
             else:
                 log.exception("in-process broker stopped with an error")
         finally:
-            self.broker.close(clean=self._clean)
+            try:
+                self.broker.close(clean=self._clean)
+            except Exception:
+                log.exception("closing the in-process broker's logs failed")
             logger.removeHandler(handler)
             handler.close()
             self._ready.set()
