@@ -66,3 +66,30 @@ def test_java_admin(java_client_43, bootstrap, open_transaction):
     (active,) = list(state.activeProducers())
     assert active.producerId() == description.producerId()
     assert active.currentTransactionStartOffset().getAsLong() == 2
+
+
+def test_kafka_python_aborts_a_hanging_transaction(request, bootstrap):
+    """KIP-664's tooling: find the open transaction with DescribeProducers, abort it with
+    WriteTxnMarkers; the last stable offset moves past it at once."""
+    from kafka import KafkaAdminClient, TopicPartition
+    from kafka.admin import AbortTransactionSpec
+
+    from compat_tests.txn_clients import read_values
+
+    topic = make_topic(bootstrap, f"hanging-{uuid.uuid4().hex[:8]}")
+    p = producer(request, "confluent-kafka", bootstrap, f"hanging-{uuid.uuid4().hex[:8]}", timeout_ms=90000)
+    p.init()
+    p.begin(); p.send(topic, b"hanging"); p.flush()
+    tp = TopicPartition(topic, 0)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        (active,) = admin.describe_producers([tp])[tp].active_producers
+        assert active.current_transaction_start_offset == 0
+        admin.abort_transaction(AbortTransactionSpec(tp, active.producer_id, active.producer_epoch))
+        assert admin.describe_producers([tp])[tp].active_producers[0].current_transaction_start_offset == -1
+    finally:
+        admin.close()
+    other = producer(request, "confluent-kafka", bootstrap, f"after-{uuid.uuid4().hex[:8]}")
+    other.init()
+    other.begin(); other.send(topic, b"after"); other.commit()
+    assert read_values(request, "confluent-kafka", bootstrap, topic, "read_committed", until=b"after") == [b"after"]

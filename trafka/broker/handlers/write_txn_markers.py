@@ -1,0 +1,59 @@
+"""WriteTxnMarkers (key 27), version 1.
+
+Behavior:
+- Writes each COMMIT/ABORT marker to the named partitions, as a partition leader does for its
+  coordinator. On one broker the transaction coordinator writes its own markers directly;
+  this API is what admin tools use to abort a hanging transaction (`kafka-transactions.sh
+  abort`, kafka-python's `abort_transaction`): coordinator epoch -1, the producer's id and
+  epoch as DescribeProducers showed them.
+- A marker older than the producer's epoch is INVALID_PRODUCER_EPOCH; unknown partitions are
+  UNKNOWN_TOPIC_OR_PARTITION; `__consumer_offsets` markers go through the group coordinator,
+  which applies or drops the producer's pending transactional offsets.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
+from trafka.broker.errors import error_code
+from trafka.broker.topics import find_log
+from trafka.storage.errors import StorageError
+from trafka.wire.errors import ErrorCode
+
+
+def _write(broker, marker, topic: str, partition: int) -> ErrorCode:
+    log_ = find_log(broker, topic, partition)
+    if log_ is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    try:
+        if topic == OFFSETS_TOPIC:
+            broker.group_coordinator.complete_txn(
+                partition, marker.producer_id, marker.producer_epoch, marker.transaction_result, marker.coordinator_epoch
+            )
+        else:
+            log_.append_control(marker.producer_id, marker.producer_epoch, marker.transaction_result, marker.coordinator_epoch)
+    except StorageError as exc:
+        return error_code(exc)
+    return ErrorCode.NONE
+
+
+@registry.handles(27, min_version=1, max_version=1)
+async def handle(ctx, request):
+    broker = ctx.broker
+    results = [
+        {
+            "producer_id": marker.producer_id,
+            "topics": [
+                {
+                    "name": t.name,
+                    "partitions": [
+                        {"partition_index": p, "error_code": _write(broker, marker, t.name, p)} for p in t.partition_indexes
+                    ],
+                }
+                for t in marker.topics
+            ],
+        }
+        for marker in request.markers
+    ]
+    broker.notify_data_arrived()  # markers move last stable offsets
+    return {"markers": results}
