@@ -161,23 +161,25 @@ class PartitionLog:
 
     def _load(self) -> None:
         try:
-            fresh = not os.listdir(self.directory)
+            names = os.listdir(self.directory)  # the one listing the whole load works from
         except FileNotFoundError:
-            fresh = True
-        if fresh:
+            names = []
+        if not names:
             # A fresh partition (or one never written): one lazy segment at offset 0 whose
             # files appear with the first append. Nothing to recover or replay.
             self.segments.append(self._new_segment(0, self.clock.time_ms(), lazy=True))
             self._bases = [0]
             self.log_start_offset = 0
             return
-        clean = (self.directory / CLEAN_SHUTDOWN_FILE).exists()
-        self._remove_temporary_files()
-        self._complete_swaps()
+        clean = CLEAN_SHUTDOWN_FILE in names
+        if any(n.endswith((CLEANED_SUFFIX, DELETED_SUFFIX, ".tmp")) for n in names):
+            self._remove_temporary_files()
+            names = os.listdir(self.directory)
+        if any(n.endswith((SWAP_SUFFIX, SWAP_END_SUFFIX)) for n in names):
+            self._complete_swaps()
+            names = os.listdir(self.directory)
         recovery_point = (_read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0) if not clean else None
-        bases = sorted(
-            int(p.name[: -len(LOG_SUFFIX)]) for p in self.directory.glob(f"*{LOG_SUFFIX}") if p.name[:-4].isdigit()
-        )
+        bases = sorted(int(n[: -len(LOG_SUFFIX)]) for n in names if n.endswith(LOG_SUFFIX) and n[:-4].isdigit())
         if not clean and bases:
             log.info("%s: no clean shutdown marker, recovering segments from offset %d", self.directory, recovery_point)
         now = self.clock.time_ms()
@@ -201,8 +203,9 @@ class PartitionLog:
         self._bases = [s.base_offset for s in self.segments]
         checkpoint = _read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
         self.log_start_offset = min(max(checkpoint, self.segments[0].base_offset), self.log_end_offset)
-        self._load_producer_state()
-        (self.directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
+        self._load_producer_state(names)
+        if clean:
+            (self.directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
 
     def _new_segment(self, base_offset: int, now: int, suffix: str = "", *, lazy: bool = False) -> LogSegment:
         return LogSegment(
@@ -250,10 +253,11 @@ class PartitionLog:
         for leftover in self.directory.glob(f"*{SWAP_END_SUFFIX}"):
             leftover.unlink()
 
-    def _load_producer_state(self) -> None:
+    def _load_producer_state(self, names: list[str] | None = None) -> None:
         state = self.producer_state
-        state.delete_snapshots_above(self.log_end_offset)
-        snapshot = state.load_latest_snapshot()
+        if state.delete_snapshots_above(self.log_end_offset, names):
+            names = None  # list again
+        snapshot = state.load_latest_snapshot(names)
         start = max(snapshot if snapshot is not None else 0, self.segments[0].base_offset)
         replayed = 0
         for segment in self.segments:

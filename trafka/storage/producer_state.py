@@ -224,13 +224,21 @@ class ProducerStateManager:
     def _snapshot_path(self, offset: int) -> Path:
         return self.directory / f"{offset:020d}{SNAPSHOT_SUFFIX}"
 
-    def snapshot_offsets(self) -> list[int]:
-        offsets = []
-        for path in self.directory.glob(f"*{SNAPSHOT_SUFFIX}"):
+    def snapshot_offsets(self, names: Iterable[str] | None = None) -> list[int]:
+        """Offsets of the snapshots in the directory; `names` is its listing when the caller
+        has one (a partition's load lists its directory once)."""
+        if names is None:
             try:
-                offsets.append(int(path.name[: -len(SNAPSHOT_SUFFIX)]))
-            except ValueError:
-                continue
+                names = os.listdir(self.directory)
+            except FileNotFoundError:
+                names = ()
+        offsets = []
+        for name in names:
+            if name.endswith(SNAPSHOT_SUFFIX):
+                try:
+                    offsets.append(int(name[: -len(SNAPSHOT_SUFFIX)]))
+                except ValueError:
+                    continue
         return sorted(offsets)
 
     def take_snapshot(self, offset: int) -> None:
@@ -253,14 +261,18 @@ class ProducerStateManager:
         for old in self.snapshot_offsets()[:-SNAPSHOTS_TO_KEEP]:
             self._snapshot_path(old).unlink(missing_ok=True)
 
-    def delete_snapshots_above(self, offset: int) -> None:
-        for snap in self.snapshot_offsets():
+    def delete_snapshots_above(self, offset: int, names: Iterable[str] | None = None) -> bool:
+        """Returns whether any snapshot was deleted."""
+        deleted = False
+        for snap in self.snapshot_offsets(names):
             if snap > offset:
                 self._snapshot_path(snap).unlink(missing_ok=True)
+                deleted = True
+        return deleted
 
-    def load_latest_snapshot(self) -> int | None:
+    def load_latest_snapshot(self, names: Iterable[str] | None = None) -> int | None:
         """Load the newest readable snapshot; returns its offset, or None if there is none."""
-        for offset in reversed(self.snapshot_offsets()):
+        for offset in reversed(self.snapshot_offsets(names)):
             path = self._snapshot_path(offset)
             try:
                 body = json.loads(path.read_text())
