@@ -115,6 +115,8 @@ def _control_kind(key: bytes | None) -> int:
 
 
 def dump_txn_index_file(path: Path) -> Iterator[str]:
+    if not path.is_file():
+        raise FileNotFoundError(f"[Errno 2] No such file or directory: '{path}'")
     yield f"Dumping {path}"
     index = TransactionIndex(path)
     for entry in index.entries:
