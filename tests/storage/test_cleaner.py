@@ -208,3 +208,40 @@ def test_reads_go_past_segments_the_cleaner_emptied(open_log, clock):
     data = log.read(0, 1 << 20, partial_tail=True).to_bytes()
     offsets = [r.offset for pos, _ in rec.iter_batches(data) for r in rec.decode_records(data, pos)]
     assert offsets == [10, 11, 12]
+
+
+def test_a_pass_written_beside_appends_is_swapped_in_with_them_kept(open_log, clock):
+    """plan on the loop, write (the slow step, a worker thread in the broker), finish on the
+    loop: appends made between write and finish stay, the cleaned part is swapped in."""
+    log = open_log(**COMPACT)
+    cleaner = LogCleaner()
+    for i in range(6):
+        put(log, clock, b"k%d" % (i % 2), b"v%d" % i)
+    log.roll()
+    cleaning = cleaner.plan(log, clock.time_ms())
+    cleaner.write(cleaning)
+    put(log, clock, b"k0", b"during")  # the loop keeps appending while the thread writes
+    log.roll()
+    put(log, clock, b"k1", b"after the roll")
+    assert cleaner.finish(cleaning)
+    cleaner.checkpoint(cleaning)
+    assert contents(log) == [(4, b"k0", b"v4"), (5, b"k1", b"v5"), (6, b"k0", b"during"), (7, b"k1", b"after the roll")]
+    assert not list(log.directory.glob("*.cleaned")) and not list(log.directory.glob("*.swap*"))
+
+
+def test_a_pass_whose_segments_went_meanwhile_is_dropped(open_log, clock):
+    """Retention (or DeleteRecords) removed the segments the pass cleaned: its copies go, the
+    log is left as retention made it, and the next pass starts over."""
+    log = open_log(**{**COMPACT, "cleanup_policy": "compact,delete"})
+    cleaner = LogCleaner()
+    for i in range(4):
+        put(log, clock, b"k%d" % (i % 2), b"v%d" % i)
+    log.roll()
+    put(log, clock, b"k0", b"new")
+    cleaning = cleaner.plan(log, clock.time_ms())
+    cleaner.write(cleaning)
+    log.delete_records_before(4)  # its segments below offset 4 go at once
+    assert len(log.segments) == 1
+    assert not cleaner.finish(cleaning)
+    assert contents(log) == [(4, b"k0", b"new")]
+    assert not list(log.directory.glob("*.cleaned")) and not list(log.directory.glob("*.swap*"))

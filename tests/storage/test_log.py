@@ -388,3 +388,24 @@ def test_appended_data_survives_sigkill(tmp_path, open_log):
     reopened = open_log(segment_bytes=2000)
     assert reopened.log_end_offset == 50
     assert values_in(reopened.read(0, 1 << 20).to_bytes())[:50] == [b"value-%d" % i * 10 for i in range(50)]
+
+
+def test_a_roll_leaves_its_fsync_to_flush_rolled_when_told(tmp_path, clock):
+    """With on_roll (the broker's), a roll only starts the new segment; the rolled segment's
+    fsync, its producer-state snapshot and the recovery point wait for flush_rolled, which the
+    broker runs in a worker thread."""
+    from trafka.storage import LogConfig, PartitionLog
+    from trafka.storage.log import RECOVERY_POINT_FILE
+
+    told = []
+    log = PartitionLog(tmp_path / "t-0", LogConfig.of(), clock=clock, on_roll=told.append)
+    log.append(batch(3))
+    log.roll()
+    assert told == [log] and log.active_segment.base_offset == 3
+    assert not (log.directory / RECOVERY_POINT_FILE).exists()
+    assert not list(log.directory.glob("*.snapshot"))
+    log.append(batch(2))  # appends go on meanwhile
+    log.flush_rolled()
+    assert (log.directory / RECOVERY_POINT_FILE).read_text() == "3\n"
+    assert [p.name for p in log.directory.glob("*.snapshot")] == ["00000000000000000003.snapshot"]
+    log.close()

@@ -6,15 +6,22 @@ synchronous storage layer for every partition. Storage stays free of trio; these
 only place its retention, compaction and flush policies are driven from.
 
 - retention, every log.retention.check.interval.ms: `storage.retention.apply_retention`.
-- cleaner, every log.cleaner.backoff.ms when log.cleaner.enable: `storage.cleaner.LogCleaner`.
+- cleaner, every log.cleaner.backoff.ms when log.cleaner.enable: `storage.cleaner.LogCleaner`,
+  its slow step (decoding, re-encoding and fsyncing the cleaned segments) in a worker thread.
 - flush, every log.flush.scheduler.interval.ms: `PartitionLog.flush_if_due`, so flush.ms holds
   even when no append arrives.
+- rolled segments: the fsync a segment roll needs runs in a worker thread as soon as the roll
+  happens (`RollFlusher`), as Kafka schedules it, instead of inside the Produce that rolled.
+
+Nothing slow runs on the trio thread: a worker thread reads only closed (read-only) segments
+and writes only new files; what it produced is swapped in back on the loop.
 
 A failure on one partition is logged and skips that partition for this round; the others go on.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from functools import partial
 
@@ -39,15 +46,49 @@ def run_retention_once(broker) -> None:
     _each_log(broker, lambda partition_log: apply_retention(partition_log, now), "retention")
 
 
-def run_cleaner_once(broker, cleaner: LogCleaner) -> None:
+def run_cleaner_inline(broker, cleaner: LogCleaner) -> None:
+    """One cleaner pass on the loop: what advance_clock runs, so the next request sees it."""
     now = broker.clock.time_ms()
+    _each_log(broker, lambda partition_log: cleaner.clean_logs([partition_log], now), "log cleaning")
 
-    def clean(partition_log):
-        cleanable = cleaner.needs_cleaning(partition_log, now)
-        if cleanable is not None:
-            cleaner.clean(partition_log, cleanable, now)
 
-    _each_log(broker, clean, "log cleaning")
+async def run_cleaner_once(broker, cleaner: LogCleaner) -> None:
+    """One cleaner pass: planned and swapped in on the loop, written in a worker thread."""
+    now = broker.clock.time_ms()
+    for topic, partition, partition_log in list(broker.logs.logs()):
+        try:
+            cleaning = cleaner.plan(partition_log, now)
+            if cleaning is None:
+                continue
+            await trio.to_thread.run_sync(cleaner.write, cleaning)
+            if cleaner.finish(cleaning):
+                await trio.to_thread.run_sync(cleaner.checkpoint, cleaning)
+        except Exception:
+            log.exception("log cleaning failed for %s-%d", topic, partition)
+
+
+class RollFlusher:
+    """Runs `PartitionLog.flush_rolled` in a worker thread for each log that rolled."""
+
+    def __init__(self) -> None:
+        self._logs: dict[int, object] = {}
+        self._wake = trio.Event()
+
+    def rolled(self, partition_log) -> None:
+        """LogManager.on_roll: called on the loop by the append that rolled."""
+        self._logs[id(partition_log)] = partition_log
+        self._wake.set()
+
+    async def run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = trio.Event()
+            logs, self._logs = list(self._logs.values()), {}
+            for partition_log in logs:
+                try:
+                    await trio.to_thread.run_sync(partition_log.flush_rolled)
+                except Exception:
+                    log.exception("flushing rolled segments of %s failed", partition_log.directory)
 
 
 def run_flush_once(broker) -> None:
@@ -57,27 +98,35 @@ def run_flush_once(broker) -> None:
 class Timer:
     """A periodic check on broker time: `run_if_due(now)` runs it when its time has come."""
 
-    def __init__(self, interval_ms: int, action, now_ms: int):
+    def __init__(self, interval_ms: int, action, now_ms: int, inline_action=None):
         self.interval_ms = interval_ms
         self.action = action
+        self.inline_action = inline_action or action
         self.due_ms = now_ms + interval_ms
 
     def run_if_due(self, now_ms: int) -> None:
+        """advance_clock's path: at once, on the loop."""
         if now_ms >= self.due_ms:
             self.due_ms = now_ms + self.interval_ms
-            self.action()
+            self.inline_action()
 
 
-async def every(broker, interval_ms: int, action) -> None:
-    """Run `action` every `interval_ms` of broker time. The timer is registered with the broker,
-    so `Broker.advance_clock` runs it before returning when the move makes it due."""
-    timer = Timer(interval_ms, action, broker.clock.time_ms())
+async def every(broker, interval_ms: int, action, inline_action=None) -> None:
+    """Run `action` every `interval_ms` of broker time (awaited when it is a coroutine
+    function: the cleaner's slow step runs in a worker thread). The timer is registered with
+    the broker, so `Broker.advance_clock` runs it before returning when the move makes it due;
+    there `inline_action` runs instead when given (the same work without awaiting)."""
+    timer = Timer(interval_ms, action, broker.clock.time_ms(), inline_action)
     broker.timers.append(timer)
     try:
         while True:
             with trio.move_on_after(max(timer.due_ms - broker.clock.time_ms(), 0) / 1000):
                 await broker.wait_clock_moved()
-            timer.run_if_due(broker.clock.time_ms())
+            now = broker.clock.time_ms()
+            if now >= timer.due_ms:
+                timer.due_ms = now + timer.interval_ms
+                if inspect.isawaitable(result := action()):
+                    await result
     finally:
         broker.timers.remove(timer)
 
@@ -85,11 +134,17 @@ async def every(broker, interval_ms: int, action) -> None:
 def storage_tasks(broker) -> list:
     """The coroutine functions `Broker.background_tasks` adds for storage."""
     config = broker.config
+    flusher = RollFlusher()
+    broker.logs.on_roll = flusher.rolled
     tasks = [
+        flusher.run,
         partial(every, broker, config["log.retention.check.interval.ms"], partial(run_retention_once, broker)),
         partial(every, broker, config["log.flush.scheduler.interval.ms"], partial(run_flush_once, broker)),
     ]
     if config["log.cleaner.enable"]:
         cleaner = LogCleaner()
-        tasks.append(partial(every, broker, config["log.cleaner.backoff.ms"], partial(run_cleaner_once, broker, cleaner)))
+        tasks.append(partial(
+            every, broker, config["log.cleaner.backoff.ms"], partial(run_cleaner_once, broker, cleaner),
+            partial(run_cleaner_inline, broker, cleaner),
+        ))
     return tasks

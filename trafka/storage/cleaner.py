@@ -23,13 +23,21 @@ A pass over one partition:
 A partition is cleaned when its dirty share of bytes reaches min.cleanable.dirty.ratio, when its
 oldest dirty record is older than max.compaction.lag.ms, or when tombstones it kept last time
 have passed delete.retention.ms. Unlike Kafka, the offset map is a dict of every dirty key (no
-dedupe-buffer limit), and cleaning runs inline in the broker's loop rather than in threads.
+dedupe-buffer limit).
+
+A pass has three steps so the broker keeps serving while it runs: `plan` (on the broker's loop:
+what to clean, over a snapshot of the segment list), `write` (in a worker thread: the offset
+map and the cleaned segments, fsynced; closed segments are read-only, so the loop's appends and
+reads go on), `finish` (on the loop: each cleaned segment swapped in, unless retention or
+DeleteTopics removed what it replaces meanwhile, then it is dropped). `clean` runs the three in
+a row, for callers without a loop.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable
 
 from trafka.storage.log import PartitionLog, _read_checkpoint, _write_checkpoint
@@ -72,7 +80,10 @@ def first_dirty_offset(partition_log: PartitionLog) -> int:
     return max(checkpoint, partition_log.log_start_offset)
 
 
-def _segments_with_ends(partition_log: PartitionLog) -> list[tuple[LogSegment, int]]:
+SegmentsWithEnds = list[tuple[LogSegment, int]]
+
+
+def _segments_with_ends(partition_log: PartitionLog) -> SegmentsWithEnds:
     """Each segment with the end of its offset range: the next segment's base offset (a
     cleaned segment can end before it), the log end offset for the active one."""
     segments = partition_log.segments
@@ -136,10 +147,14 @@ class AbortedBatches:
         return any(first <= header.base_offset <= last for first, last in self.by_producer.get(header.producer_id, ()))
 
 
-def build_offset_map(partition_log: PartitionLog, start: int, end: int, aborted: AbortedBatches | None = None) -> dict[bytes, int]:
+def build_offset_map(
+    segments: PartitionLog | SegmentsWithEnds, start: int, end: int, aborted: AbortedBatches | None = None,
+) -> dict[bytes, int]:
     """key -> offset of its latest record among offsets [start, end), aborted records left out."""
+    if isinstance(segments, PartitionLog):
+        segments = _segments_with_ends(segments)
     offset_map: dict[bytes, int] = {}
-    for segment, segment_end in _segments_with_ends(partition_log):
+    for segment, segment_end in segments:
         if segment_end <= start or segment.base_offset >= end:
             continue
         for pos, header in _live_batches(segment):
@@ -169,6 +184,22 @@ def group_segments_by_size(segments: list[LogSegment], max_size: int) -> list[li
     return groups
 
 
+@dataclass
+class CleaningPass:
+    """One partition's cleaning between `plan` and `finish`."""
+
+    partition_log: PartitionLog
+    cleanable: CleanableRange
+    now_ms: int
+    segments: SegmentsWithEnds  # the log's segments when planned
+    aborted: AbortedBatches
+    segment_bytes: int
+    delete_retention_ms: int
+    stats: CleanerStats = field(default_factory=CleanerStats)
+    written: list[tuple[LogSegment, list[LogSegment], Path]] = field(default_factory=list)
+    deadline: int = NO_DEADLINE
+
+
 class LogCleaner:
     """Compacts partitions whose cleanup.policy includes compact. One object per broker; it
     remembers, per partition, when tombstones it kept become removable."""
@@ -193,7 +224,7 @@ class LogCleaner:
         return None
 
     def clean_logs(self, logs: Iterable[PartitionLog], now_ms: int) -> dict[str, CleanerStats]:
-        """One cleaner pass: every partition that needs cleaning, cleaned once."""
+        """One cleaner pass, inline: every partition that needs cleaning, cleaned once."""
         done = {}
         for partition_log in logs:
             cleanable = self.needs_cleaning(partition_log, now_ms)
@@ -202,42 +233,96 @@ class LogCleaner:
         return done
 
     def clean(self, partition_log: PartitionLog, cleanable: CleanableRange, now_ms: int) -> CleanerStats:
+        """Plan, write and finish one partition's cleaning in a row."""
+        cleaning = self._plan(partition_log, cleanable, now_ms)
+        self.write(cleaning)
+        if self.finish(cleaning):
+            self.checkpoint(cleaning)
+        return cleaning.stats
+
+    def plan(self, partition_log: PartitionLog, now_ms: int) -> CleaningPass | None:
+        """On the loop: what this partition's cleaning will do, or None when it needs none."""
+        cleanable = self.needs_cleaning(partition_log, now_ms)
+        return None if cleanable is None else self._plan(partition_log, cleanable, now_ms)
+
+    @staticmethod
+    def _plan(partition_log: PartitionLog, cleanable: CleanableRange, now_ms: int) -> CleaningPass:
         config = partition_log.config
-        stats = CleanerStats()
-        aborted = AbortedBatches(partition_log, cleanable.first_uncleanable_offset)
-        offset_map = build_offset_map(
-            partition_log, cleanable.first_dirty_offset, cleanable.first_uncleanable_offset, aborted
+        return CleaningPass(
+            partition_log, cleanable, now_ms, _segments_with_ends(partition_log),
+            AbortedBatches(partition_log, cleanable.first_uncleanable_offset),
+            config.segment_bytes, config.delete_retention_ms,
         )
-        to_clean = [s for s in partition_log.segments if s.base_offset < cleanable.first_uncleanable_offset]
-        deadline = NO_DEADLINE
-        for group in group_segments_by_size(to_clean, config.segment_bytes):
-            cleaned = partition_log.new_cleaned_segment(group[0].base_offset)
-            try:
-                for segment in group:
-                    kept_tombstones = self._clean_segment(
-                        segment, cleaned, offset_map, now_ms, config.delete_retention_ms, stats, aborted
-                    )
-                    for entry in segment.txn_index.entries:  # markers stay, so their index entries too
-                        cleaned.txn_index.append(entry)
-                    if kept_tombstones:
-                        deadline = min(deadline, segment_largest_timestamp(segment) + config.delete_retention_ms)
-            except BaseException:
-                cleaned.delete()
-                raise
-            partition_log.replace_segments(cleaned, group)
-            stats.segments_read += len(group)
-            stats.segments_written += 1
-            stats.bytes_written += cleaned.size
-        self._tombstone_deadlines[str(partition_log.directory)] = deadline
-        _write_checkpoint(partition_log.directory / CLEANER_CHECKPOINT_FILE, cleanable.first_uncleanable_offset)
+
+    def write(self, cleaning: CleaningPass) -> None:
+        """In a worker thread: the cleaned segments, written and fsynced beside the old ones.
+        On any error the cleaned files written so far are removed and the error raised."""
+        cleanable, stats = cleaning.cleanable, cleaning.stats
+        offset_map = build_offset_map(
+            cleaning.segments, cleanable.first_dirty_offset, cleanable.first_uncleanable_offset, cleaning.aborted
+        )
+        segments = [s for s, _ in cleaning.segments]
+        to_clean = [s for s in segments if s.base_offset < cleanable.first_uncleanable_offset]
+        try:
+            for group in group_segments_by_size(to_clean, cleaning.segment_bytes):
+                cleaned = cleaning.partition_log.new_cleaned_segment(group[0].base_offset)
+                try:
+                    for segment in group:
+                        kept_tombstones = self._clean_segment(
+                            segment, cleaned, offset_map, cleaning.now_ms, cleaning.delete_retention_ms, stats,
+                            cleaning.aborted,
+                        )
+                        for entry in segment.txn_index.entries:  # markers stay, so their index entries too
+                            cleaned.txn_index.append(entry)
+                        if kept_tombstones:
+                            cleaning.deadline = min(
+                                cleaning.deadline, segment_largest_timestamp(segment) + cleaning.delete_retention_ms
+                            )
+                    following = segments[segments.index(group[-1]) + 1]
+                    end_file = cleaning.partition_log.prepare_swap(cleaned, following.base_offset)
+                except BaseException:
+                    cleaned.delete()
+                    raise
+                cleaning.written.append((cleaned, group, end_file))
+                stats.segments_read += len(group)
+                stats.segments_written += 1
+                stats.bytes_written += cleaned.size
+        except BaseException:
+            self._discard(cleaning.written)
+            raise
+
+    def finish(self, cleaning: CleaningPass) -> bool:
+        """On the loop: swap the cleaned segments in. False when the log changed under the pass
+        (its cleaned copies are dropped; the next pass starts over)."""
+        partition_log = cleaning.partition_log
+        for i, (cleaned, group, end_file) in enumerate(cleaning.written):
+            if not partition_log.swap_in(cleaned, group, end_file):
+                log.info("%s: the log changed while it was cleaned; trying again next pass", partition_log.directory)
+                self._discard(cleaning.written[i:])
+                return False
+        self._tombstone_deadlines[str(partition_log.directory)] = cleaning.deadline
+        stats = cleaning.stats
         log.info(
             "%s: cleaned offsets below %d: %d segments (%d bytes) into %d (%d bytes), %d of %d records removed, "
             "%d tombstones removed",
-            partition_log.directory, cleanable.first_uncleanable_offset, stats.segments_read, stats.bytes_read,
-            stats.segments_written, stats.bytes_written, stats.records_removed, stats.records_read,
+            partition_log.directory, cleaning.cleanable.first_uncleanable_offset, stats.segments_read,
+            stats.bytes_read, stats.segments_written, stats.bytes_written, stats.records_removed, stats.records_read,
             stats.tombstones_removed,
         )
-        return stats
+        return True
+
+    @staticmethod
+    def checkpoint(cleaning: CleaningPass) -> None:
+        """After finish (a worker thread will do): where the next pass's dirty part starts."""
+        _write_checkpoint(
+            cleaning.partition_log.directory / CLEANER_CHECKPOINT_FILE, cleaning.cleanable.first_uncleanable_offset
+        )
+
+    @staticmethod
+    def _discard(written: list[tuple[LogSegment, list[LogSegment], Path]]) -> None:
+        for cleaned, _, end_file in written:
+            cleaned.delete()
+            end_file.unlink(missing_ok=True)
 
     @staticmethod
     def _clean_segment(

@@ -16,6 +16,7 @@ import logging
 import os
 import shutil
 import uuid
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -96,15 +97,26 @@ def _write_checkpoint(path: Path, value: int) -> None:
     atomic_write(path, f"{value}\n")
 
 
-def remove_dir(directory: Path) -> None:
-    """Rename, then remove: a crash mid-rmtree leaves a '-delete' dir the next start removes."""
+def remove_dir(directory: Path, *, remove: bool = True) -> Path | None:
+    """Rename, then remove: a crash mid-rmtree leaves a '-delete' dir the next start removes.
+    With remove=False the renamed directory is returned for the caller to remove (the broker
+    does it in a worker thread: rmtree of a big partition takes a while)."""
     if not directory.exists():
-        return
+        return None
     suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
     # Cut the name like Kafka's logDeleteDirName so a 249-character topic still fits 255 bytes.
     doomed = directory.with_name(directory.name[: 255 - len(suffix)] + suffix)
     os.replace(directory, doomed)
-    shutil.rmtree(doomed, ignore_errors=True)
+    if not remove:
+        return doomed
+    remove_dirs([doomed])
+    return None
+
+
+def remove_dirs(doomed: list[Path]) -> None:
+    """Remove directories renamed aside by remove_dir (thread-safe)."""
+    for directory in doomed:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 class PartitionLog:
@@ -115,10 +127,17 @@ class PartitionLog:
         *,
         clock: Clock | None = None,
         lazy: bool = False,
+        on_roll: Callable[["PartitionLog"], None] | None = None,
     ):
         """With lazy, a partition whose directory does not exist yet stays without one until
-        its first write (the LogManager's new and never-written partitions)."""
+        its first write (the LogManager's new and never-written partitions).
+
+        With on_roll, a roll leaves the rolled segment's fsync (and the producer-state snapshot
+        and recovery point) to `flush_rolled`, which the caller runs in a worker thread after
+        on_roll tells it; without, a roll does them at once."""
         self.directory = Path(directory)
+        self.on_roll = on_roll
+        self._rolled: deque[tuple[LogSegment, int, tuple[Path, str]]] = deque()
         self.config = config or LogConfig.of()
         self.clock = clock or SystemClock()
         self.segments: list[LogSegment] = []
@@ -428,12 +447,30 @@ class PartitionLog:
         new = self._new_segment(self.log_end_offset, self.clock.time_ms())
         self.segments.append(new)
         self._bases.append(new.base_offset)
-        self.producer_state.take_snapshot(new.base_offset)
-        old.flush()
-        # Every earlier segment was flushed when it rolled, so all below the new one is on disk.
-        self._write_recovery_point(new.base_offset)
+        self._rolled.append((old, new.base_offset, self.producer_state.snapshot(new.base_offset)))
+        if self.on_roll is None:
+            self.flush_rolled()
+        else:
+            self.on_roll(self)
         log.debug("%s: rolled new segment at offset %d", self.directory, new.base_offset)
         return new
+
+    def flush_rolled(self) -> None:
+        """Make what rolls left behind durable: each rolled segment fsynced, the producer-state
+        snapshot taken at the roll written, the recovery point moved up to the new segment.
+        Safe in a worker thread while the loop appends: it touches only rolled (read-only)
+        segments and files the loop does not write meanwhile."""
+        while self._rolled:
+            old, new_base, snapshot = self._rolled.popleft()
+            if self._closed:
+                continue  # close() flushed everything and wrote its own checkpoints
+            self.producer_state.write_snapshot(*snapshot)
+            try:
+                old.flush()
+            except LogClosed:
+                continue  # deleted by retention meanwhile
+            # Every earlier segment was flushed when it rolled, so all below the new one is on disk.
+            self._write_recovery_point(new_base)
 
     # --- flushing -------------------------------------------------------------------------
 
@@ -617,10 +654,28 @@ class PartitionLog:
         if self.active_segment in old:
             raise ValueError("the active segment is never cleaned")
         following = self.segments[self.segments.index(old[-1]) + 1]
+        end_file = self.prepare_swap(cleaned, following.base_offset)
+        if not self.swap_in(cleaned, old, end_file):
+            raise ValueError(f"{old} are no longer this log's segments")
+
+    def prepare_swap(self, cleaned: LogSegment, following_base: int) -> Path:
+        """The slow half of replace_segments, safe in a worker thread: the cleaned segment
+        fsynced, and the file naming where the segments it replaces end."""
         end_file = self.directory / offset_filename(cleaned.base_offset, SWAP_END_SUFFIX)
         cleaned.on_become_inactive()
         cleaned.flush()
-        _write_checkpoint(end_file, following.base_offset)
+        _write_checkpoint(end_file, following_base)
+        return end_file
+
+    def swap_in(self, cleaned: LogSegment, old: Sequence[LogSegment], end_file: Path) -> bool:
+        """The fast half, on the loop: renames and the segment list. False, and nothing done,
+        when `old` is no longer a run of this log's segments followed by the one `end_file`
+        names (retention or DeleteTopics got there while the cleaned copy was written)."""
+        if self._closed or not old or any(s not in self.segments for s in old):
+            return False
+        after = self.segments.index(old[-1]) + 1
+        if after >= len(self.segments) or self.segments[after].base_offset != _read_checkpoint(end_file):
+            return False
         cleaned.change_suffix(SWAP_SUFFIX)
         for segment in old:
             segment.change_suffix(DELETED_SUFFIX)
@@ -632,6 +687,7 @@ class PartitionLog:
         self.segments.append(cleaned)
         self.segments.sort(key=lambda s: s.base_offset)
         self._bases = [s.base_offset for s in self.segments]
+        return True
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -681,12 +737,13 @@ class PartitionLog:
             segment.close()
         self._closed = True
 
-    def delete(self) -> None:
-        """Close without flushing and remove the partition directory."""
+    def delete(self, *, remove: bool = True) -> Path | None:
+        """Close without flushing and remove the partition directory (remove=False: rename it
+        aside and return it, see remove_dir)."""
         for segment in self.segments:
             segment.close()
         self._closed = True
-        remove_dir(self.directory)
+        return remove_dir(self.directory, remove=remove)
 
     def __repr__(self) -> str:
         return (

@@ -17,7 +17,7 @@ import shutil
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from trafka.storage.clock import Clock, SystemClock
 from trafka.storage.config import LogConfig, topic_defaults_from_broker, validate_topic_config
@@ -108,10 +108,19 @@ class LogManager:
         # (the broker's Metadata responses) are valid while it stays the same.
         self.generation = 0
         self._unsynced: list[tuple[str, Path, Path]] = []  # (topic, tmp, final): see sync_metadata
+        # Told of each segment roll, to run PartitionLog.flush_rolled in a worker thread (the
+        # broker sets it); None: rolls flush at once.
+        self.on_roll: Callable[[PartitionLog], None] | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / TOPICS_DIR).mkdir(exist_ok=True)
         self._lock_fd = self._lock_data_dir()
         self._load()
+
+    def _rolled(self, partition_log: PartitionLog) -> None:
+        if self.on_roll is None:
+            partition_log.flush_rolled()
+        else:
+            self.on_roll(partition_log)
 
     def _lock_data_dir(self) -> int:
         fd = os.open(self.data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
@@ -143,7 +152,8 @@ class LogManager:
                 raise StorageError(f"{path}: {exc}; fix the file (its topic's data is untouched)") from None
             for partition in range(metadata.partitions):
                 self._logs[(metadata.name, partition)] = PartitionLog(
-                    self._partition_dir(metadata.name, partition), config, clock=self.clock, lazy=True
+                    self._partition_dir(metadata.name, partition), config, clock=self.clock, lazy=True,
+                    on_roll=self._rolled,
                 )
         for path in self.data_dir.iterdir():
             match = _PARTITION_DIR.fullmatch(path.name)
@@ -252,7 +262,9 @@ class LogManager:
                 remove_dir(directory)
             # No directory yet: it appears with the partition's first write, so creating
             # thousands of partitions costs no file-system work per partition.
-            self._logs[(metadata.name, partition)] = PartitionLog(directory, config, clock=self.clock, lazy=True)
+            self._logs[(metadata.name, partition)] = PartitionLog(
+                directory, config, clock=self.clock, lazy=True, on_roll=self._rolled
+            )
 
     def create_partitions(self, name: str, total: int) -> TopicMetadata:
         """CreatePartitions: grow the topic to `total` partitions."""
@@ -266,17 +278,23 @@ class LogManager:
         self._open_partitions(metadata, range(old, total))
         return metadata
 
-    def delete_topic(self, name: str) -> None:
-        """Drop the topic's metadata, then its partition directories."""
+    def delete_topic(self, name: str, *, remove: bool = True) -> list[Path]:
+        """Drop the topic's metadata, then its partition directories. With remove=False they
+        are only renamed aside (the topic is gone at once) and returned, for `remove_dirs` in a
+        worker thread."""
         metadata = self.topic(name)
         self._metadata_path(metadata).unlink()
         del self.topics[name]
         self.generation += 1
+        doomed = []
         for partition in range(metadata.partitions):
             partition_log = self._logs.pop((name, partition), None)
             if partition_log is not None:
-                partition_log.delete()
+                renamed = partition_log.delete(remove=remove)
+                if renamed is not None:
+                    doomed.append(renamed)
         log.info("deleted topic %s (%s)", name, metadata.topic_id)
+        return doomed
 
     # --- configs --------------------------------------------------------------------------
 

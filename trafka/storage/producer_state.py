@@ -244,6 +244,11 @@ class ProducerStateManager:
 
     def take_snapshot(self, offset: int) -> None:
         """Write the state as of `offset` (the log end offset), keeping the newest few."""
+        self.write_snapshot(*self.snapshot(offset))
+
+    def snapshot(self, offset: int) -> tuple[Path, str]:
+        """The state as of `offset`, as the file and text `write_snapshot` writes (taken on the
+        loop at a roll, written later in a worker thread)."""
         body = {
             "version": _SNAPSHOT_VERSION,
             "offset": offset,
@@ -257,8 +262,10 @@ class ProducerStateManager:
                 for e in self.producers.values()
             ],
         }
-        path = self._snapshot_path(offset)
-        atomic_write(path, json.dumps(body))
+        return self._snapshot_path(offset), json.dumps(body)
+
+    def write_snapshot(self, path: Path, text: str) -> None:
+        atomic_write(path, text)
         for old in self.snapshot_offsets()[:-SNAPSHOTS_TO_KEEP]:
             self._snapshot_path(old).unlink(missing_ok=True)
 

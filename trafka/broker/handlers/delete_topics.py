@@ -1,7 +1,8 @@
 """DeleteTopics (key 20), versions 1-6.
 
 Behavior:
-- Deletion is immediate: the topic's directories are removed before the response.
+- Deletion is immediate: the topic is gone at once and its directories are removed (in a worker
+  thread, so other clients are served meanwhile) before the response.
 - v6 names topics by name or by topic id.
 - Internal topics (`__consumer_offsets`) cannot be deleted, as in Kafka.
 - Every group's committed offsets for the topic are deleted with it, as in Kafka.
@@ -9,12 +10,15 @@ Behavior:
 
 from __future__ import annotations
 
+import trio
+
 from trafka.broker import registry
 from trafka.storage.errors import UnknownTopic
+from trafka.storage.log import remove_dirs
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
 
-def _delete(broker, name: str | None, topic_id) -> dict:
+def _delete(broker, name: str | None, topic_id, doomed: list) -> dict:
     try:
         if name is None and topic_id is not None:
             missing = ErrorCode.UNKNOWN_TOPIC_ID
@@ -29,7 +33,7 @@ def _delete(broker, name: str | None, topic_id) -> dict:
     elif topic.name.startswith("__"):
         error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, f"internal topic {topic.name} cannot be deleted"
     else:
-        broker.logs.delete_topic(topic.name)
+        doomed += broker.logs.delete_topic(topic.name, remove=False)
         broker.group_coordinator.on_topic_deleted(topic.name)
         error, message = ErrorCode.NONE, None
     return {"name": topic.name, "topic_id": topic.topic_id, "error_code": error, "error_message": message}
@@ -41,4 +45,8 @@ async def handle(ctx, request):
         wanted = [(t.name, t.topic_id if t.topic_id.int else None) for t in request.topics]
     else:
         wanted = [(name, None) for name in request.topic_names]
-    return {"throttle_time_ms": 0, "responses": [_delete(ctx.broker, n, i) for n, i in wanted]}
+    doomed: list = []
+    responses = [_delete(ctx.broker, n, i, doomed) for n, i in wanted]
+    if doomed:
+        await trio.to_thread.run_sync(remove_dirs, doomed)
+    return {"throttle_time_ms": 0, "responses": responses}
