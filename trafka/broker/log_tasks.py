@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import sys
 from functools import partial
 
 import trio
@@ -52,6 +53,27 @@ def run_cleaner_inline(broker, cleaner: LogCleaner) -> None:
     _each_log(broker, lambda partition_log: cleaner.clean_logs([partition_log], now), "log cleaning")
 
 
+async def in_worker_thread(fn, *args):
+    """Run a CPU-heavy storage step in a worker thread. The thread holds the GIL between its
+    own switches; while it runs, the interval is cut from 5 ms to 0.2 ms so the loop, which
+    wants the GIL back after every socket call, waits microseconds instead of 5 ms each time."""
+    global _threads_running
+    if _threads_running == 0:
+        sys.setswitchinterval(_BUSY_SWITCH_INTERVAL)
+    _threads_running += 1
+    try:
+        return await trio.to_thread.run_sync(fn, *args)
+    finally:
+        _threads_running -= 1
+        if _threads_running == 0:
+            sys.setswitchinterval(_SWITCH_INTERVAL)
+
+
+_SWITCH_INTERVAL = sys.getswitchinterval()
+_BUSY_SWITCH_INTERVAL = 0.0002
+_threads_running = 0
+
+
 async def run_cleaner_once(broker, cleaner: LogCleaner) -> None:
     """One cleaner pass: planned and swapped in on the loop, written in a worker thread."""
     now = broker.clock.time_ms()
@@ -60,7 +82,7 @@ async def run_cleaner_once(broker, cleaner: LogCleaner) -> None:
             cleaning = cleaner.plan(partition_log, now)
             if cleaning is None:
                 continue
-            await trio.to_thread.run_sync(cleaner.write, cleaning)
+            await in_worker_thread(cleaner.write, cleaning)
             if cleaner.finish(cleaning):
                 await trio.to_thread.run_sync(cleaner.checkpoint, cleaning)
         except Exception:
