@@ -93,3 +93,26 @@ def test_kafka_python_aborts_a_hanging_transaction(request, bootstrap):
     other.init()
     other.begin(); other.send(topic, b"after"); other.commit()
     assert read_values(request, "confluent-kafka", bootstrap, topic, "read_committed", until=b"after") == [b"after"]
+
+
+def test_java_admin_fences_producers(request, java_client_43, bootstrap):
+    """Admin.fenceProducers (KIP-618, used by Kafka Connect's exactly-once sources): an epoch
+    bump through InitProducerId that aborts the open transaction and fences its producer."""
+    from compat_tests.txn_clients import TxnFailed, read_values
+
+    topic = make_topic(bootstrap, f"fence-admin-{uuid.uuid4().hex[:8]}")
+    transactional_id = f"fence-admin-{uuid.uuid4().hex[:8]}"
+    p = producer(request, "java-4.3.0", bootstrap, transactional_id)
+    p.init()
+    p.begin(); p.send(topic, b"fenced"); p.flush()
+    admin = java_client_43.make_admin({"bootstrap.servers": bootstrap})
+    ids = java_client_43.jvm.java.util.ArrayList()
+    ids.add(transactional_id)
+    java_client_43.call(java_client_43.call(admin.j.fenceProducers, ids).all().get)
+    with pytest.raises(TxnFailed) as failed:
+        p.commit()
+    assert failed.value.error in ("ProducerFencedException", "InvalidProducerEpochException")
+    after = producer(request, "confluent-kafka", bootstrap, f"after-{uuid.uuid4().hex[:8]}")
+    after.init()
+    after.begin(); after.send(topic, b"after"); after.commit()
+    assert read_values(request, "confluent-kafka", bootstrap, topic, "read_committed", until=b"after") == [b"after"]
