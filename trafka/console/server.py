@@ -10,12 +10,6 @@ import logging
 import socket
 
 import trio
-from hypercorn.config import Config, Sockets
-from hypercorn.trio.run import worker_serve
-from hypercorn.utils import wrap_app
-
-from trafka.console.app import build_app
-from trafka.console.history import run_sampler
 
 log = logging.getLogger("trafka.console")
 
@@ -37,6 +31,13 @@ def bind(host: str, port: int) -> socket.socket:
 
 async def serve_console(broker, sock: socket.socket, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Serve the console on an already bound socket until cancelled."""
+    # Imported here: with console.port=-1 a broker never loads the HTTP stack.
+    from hypercorn.config import Config, Sockets
+    from hypercorn.trio.run import worker_serve
+    from hypercorn.utils import wrap_app
+
+    from trafka.console.app import build_app
+
     config = Config()
     config.accesslog = None
     config.errorlog = logging.getLogger("trafka.console.http")
@@ -72,10 +73,15 @@ async def console_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> No
     host, bound = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     broker.console_url = f"http://{shown}:{bound}/"
+    # The socket listens already (connections wait in its backlog), so the broker reports
+    # itself started now; the HTTP stack is imported and served right after.
+    task_status.started(broker.console_url)
+    await trio.sleep(0)
+    from trafka.console.history import run_sampler
+
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(run_sampler, broker)
             await nursery.start(serve_console, broker, sock)
-            task_status.started(broker.console_url)
     finally:
         broker.console_url = None
