@@ -216,3 +216,21 @@ def test_connections_show_the_software_each_client_reported(broker):
     consumer.close()
     status, text = call(broker, "GET", "metrics")
     assert "trafka_connections " in text
+
+
+def test_reset_an_empty_groups_offsets_to_earliest_latest_and_an_offset(used):
+    def reset(**body):
+        status, text = call(used, "POST", "api/v1/groups/billing/reset-offsets", body)
+        assert status == 200, text
+        return {(o["topic"], o["partition"]): o["committed_offset"] for o in json.loads(text)["offsets"]}
+
+    assert reset(to="latest") == {("orders", 0): 4, ("orders", 1): 3}
+    assert reset(to="offset", offset=1) == {("orders", 0): 1, ("orders", 1): 1}
+    assert reset(to="offset", offset=99, topic="orders") == {("orders", 0): 4, ("orders", 1): 3}  # clamped to the end
+    call(used, "POST", "api/v1/topics/orders/partitions/0/delete-records", {"offset": 2})
+    assert reset(to="earliest") == {("orders", 0): 2, ("orders", 1): 0}
+    # What a real client sees afterwards.
+    consumer = KafkaConsumer(bootstrap_servers=used.bootstrap_servers, group_id="billing", enable_auto_commit=False)
+    committed = {p: consumer.committed(TopicPartition("orders", p)) for p in (0, 1)}
+    consumer.close()
+    assert committed == {0: 2, 1: 0}
