@@ -247,3 +247,26 @@ def test_io_errors_refuse_the_batch_and_heal_when_the_device_does(failing_device
         assert "Input/output error" in log_text or "No space left" in log_text
     finally:
         broker.kill()
+
+
+def test_space_freed_by_delete_records_lets_appends_succeed_again(broker, small_disk):
+    with RawClient(broker.bootstrap_servers, "disk-full-dr") as client:
+        assert create(client, "data", configs={"segment.bytes": "300000"}).error_code == 0
+        acked, refused = _fill(client, "data", 0)
+        assert refused.error_code == ErrorCode.KAFKA_STORAGE_ERROR
+        low = acked[len(acked) // 2][0]
+        answer = client.request(21, 1, {"topics": [{"name": "data", "partitions": [{"partition_index": 0, "offset": low}]}],
+                                        "timeout_ms": 5000})
+        assert answer.topics[0].partitions[0].error_code == 0
+        after = _produce(client, "data", 1000)
+        assert after.error_code == 0 and after.base_offset == acked[-1][0] + 1
+        acked.append((after.base_offset, 1000))
+    broker.restart()
+    with RawClient(broker.bootstrap_servers, "disk-full-dr-after") as client:
+        body = fetch_body("data", low)
+        body["max_bytes"] = body["topics"][0]["partitions"][0]["partition_max_bytes"] = 64 << 20
+        part = partition_of(client.request(1, FETCH_V, body))
+        got = [(r.offset, r.key) for pos, _ in records.iter_batches(part.records)
+               for r in records.decode_records(part.records, pos)]
+        assert got == [(o, b"k%d" % i) for o, i in acked if o >= low]
+    assert "Traceback" not in broker.log_text()
