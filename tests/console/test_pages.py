@@ -129,6 +129,7 @@ def test_actions_ask_for_confirmation_and_work(broker, page):
 
     # Produce from the partition page, seen by a real consumer.
     page.goto(broker.console_url + "topics/made-here/partitions/1")
+    expect(page.locator(".siblings a")).to_have_text("P0")  # the other partition of the topic
     page.fill("#produce input[name=key]", "k1")
     page.fill("#produce input[name=value]", '{"hello": "world"}')
     page.fill("#produce input[name=headers]", "origin=console")

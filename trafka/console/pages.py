@@ -16,8 +16,9 @@ templates = Jinja2Templates(directory=str(HERE / "templates"))
 
 
 def routes(broker) -> list:
-    def page(name: str, title: str, **context):
+    def page(name: str, title: str):
         async def render(request):
+            context = {}
             params = dict(request.path_params)
             if "topic" in params and params["topic"] not in broker.logs.topics:
                 raise LookupError(f"unknown topic {params['topic']!r}")
@@ -25,6 +26,8 @@ def routes(broker) -> list:
                 raise LookupError(f"topic {params['topic']!r} has no partition {params['partition']}")
             if "group" in params and params["group"] not in broker.group_coordinator.groups:
                 raise LookupError(f"unknown group {params['group']!r}")
+            if "topic" in params:
+                context["partitions"] = broker.logs.topics[params["topic"]].partitions
             return templates.TemplateResponse(request, f"{name}.html", {
                 "title": title.format(**params), "page": name, "params": params,
                 "cluster_id": broker.cluster_id, "bootstrap": f"{broker.advertised_host}:{broker.advertised_port}",
