@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 
 import pytest
 from confluent_kafka import Consumer
 
-from conftest import HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS
+from conftest import GROUP_BROKER_CONFIG, HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS
 from groups_helpers import PolledConsumer, create_topic, produce, wait_until
+from trafka.testing import TrafkaBroker
 
 TOPIC = "mixed"
 
@@ -119,20 +119,50 @@ def test_a_group_of_two_client_libraries(broker, other):
         first.close()
 
 
-def test_static_member_rejoins_within_its_session_without_a_rebalance(broker):
+@pytest.fixture
+def inprocess_broker(tmp_path):
+    """The broker in this process, so the test can read the coordinator's view of the group."""
+    with TrafkaBroker(data_dir=tmp_path / "data", config=GROUP_BROKER_CONFIG, in_process=True) as running:
+        yield running
+
+
+def _group(broker, group_id: str) -> tuple[str, int, dict[str, int]]:
+    """(state, generation, {group instance id: heartbeat deadline}) as the coordinator has them."""
+    def read():
+        group = broker._thread_broker.broker.group_coordinator.groups[group_id]
+        return group.state.name, group.generation, {m.group_instance_id: m.heartbeat_deadline for m in group.members.values()}
+
+    return broker._thread_broker.call(read)
+
+
+def _heartbeat_answered_after(broker, group_id: str, instance: str, deadline: int):
+    """A heartbeat of `instance` answered at least one interval after the one that set `deadline`."""
+    return lambda: _group(broker, group_id)[2].get(instance, -1) > deadline + HEARTBEAT_INTERVAL_MS
+
+
+def test_static_member_rejoins_within_its_session_without_a_rebalance(inprocess_broker):
+    broker = inprocess_broker
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, TOPIC, 4)
     steady = ConfluentConsumer(bootstrap, TOPIC, "static", **{"group.instance.id": "steady"})
     bouncer = ConfluentConsumer(bootstrap, TOPIC, "static", **{"group.instance.id": "bouncer"})
     try:
         wait_until(lambda: _split([steady, bouncer], [2, 2]), 30, "two partitions each")
-        time.sleep(2 * HEARTBEAT_INTERVAL_MS / 1000)  # let the group settle
+        # Settled: the group is Stable and the steady member heartbeats in it.
+        wait_until(lambda: _group(broker, "static")[0] == "STABLE", 30, "a stable group")
+        wait_until(_heartbeat_answered_after(broker, "static", "steady", _group(broker, "static")[2]["steady"]), 30,
+                   "the steady member's heartbeats in the stable group")
         before = (steady.assign_calls, steady.revoke_calls, set(bouncer.assignment))
+        generation = _group(broker, "static")[1]
         bouncer.close()  # a static member sends no LeaveGroup
         bouncer = ConfluentConsumer(bootstrap, TOPIC, "static", **{"group.instance.id": "bouncer"})
         wait_until(lambda: bouncer.assignment, SESSION_TIMEOUT_MS / 1000, "the static member's assignment")
         assert bouncer.assignment == before[2]
-        time.sleep(2 * HEARTBEAT_INTERVAL_MS / 1000)  # a rebalance would show up on the other member by now
+        # Had the rejoin started a rebalance, the steady member's next heartbeat would have been
+        # told so (REBALANCE_IN_PROGRESS) and it would rejoin: wait for that heartbeat, not a sleep.
+        wait_until(_heartbeat_answered_after(broker, "static", "steady", _group(broker, "static")[2]["steady"]), 30,
+                   "a heartbeat of the steady member after the rejoin")
+        assert _group(broker, "static")[:2] == ("STABLE", generation)
         assert (steady.assign_calls, steady.revoke_calls) == before[:2]
     finally:
         bouncer.close()

@@ -58,8 +58,14 @@ def test_unknown_producer_may_start_at_any_sequence(open_log):
 
 def test_sequence_wraps_at_int32_max(open_log):
     log = open_log()
-    log.append(idempotent(1, 0, rec.INT32_MAX - 1, n=2))
-    log.append(idempotent(1, 0, 0))
+    log.append(idempotent(1, 0, rec.INT32_MAX - 1, n=2))  # sequences INT32_MAX - 1, INT32_MAX
+    assert log.append(idempotent(1, 0, 0)).base_offset == 2  # then 0, as Kafka wraps
+    entry = log.producer_state.producers[1]
+    assert [(b.first_seq, b.last_seq) for b in entry.batches][-2:] == [(rec.INT32_MAX - 1, rec.INT32_MAX), (0, 0)]
+    assert log.append(idempotent(1, 0, 0)).duplicate  # a retry after the wrap is recognised
+    with pytest.raises(OutOfOrderSequence):
+        log.append(idempotent(1, 0, 2))  # 1 is missing
+    assert log.append(idempotent(1, 0, 1)).base_offset == 3
 
 
 def test_a_request_with_several_batches_is_checked_as_a_whole(open_log):

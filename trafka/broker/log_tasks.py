@@ -82,9 +82,12 @@ async def run_cleaner_once(broker, cleaner: LogCleaner) -> None:
             cleaning = cleaner.plan(partition_log, now)
             if cleaning is None:
                 continue
-            await in_worker_thread(cleaner.write, cleaning)
-            if cleaner.finish(cleaning):
-                await trio.to_thread.run_sync(cleaner.checkpoint, cleaning)
+            try:
+                await in_worker_thread(cleaner.write, cleaning)
+                if cleaner.finish(cleaning):
+                    await trio.to_thread.run_sync(cleaner.checkpoint, cleaning)
+            finally:
+                cleaner.release(cleaning)
         except Exception:
             log.exception("log cleaning failed for %s-%d", topic, partition)
 

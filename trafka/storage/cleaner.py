@@ -206,10 +206,13 @@ class LogCleaner:
 
     def __init__(self) -> None:
         self._tombstone_deadlines: dict[str, int] = {}
+        # Partitions a planned pass is cleaning (until `release`): no second pass may start
+        # there meanwhile, since both would write the same `.cleaned` files.
+        self._busy: set[str] = set()
 
     def needs_cleaning(self, partition_log: PartitionLog, now_ms: int) -> CleanableRange | None:
         config = partition_log.config
-        if not config.compact:
+        if not config.compact or str(partition_log.directory) in self._busy:
             return None
         cleanable = cleanable_range(partition_log, now_ms)
         deadline = self._tombstone_deadlines.get(str(partition_log.directory), NO_DEADLINE)
@@ -241,9 +244,17 @@ class LogCleaner:
         return cleaning.stats
 
     def plan(self, partition_log: PartitionLog, now_ms: int) -> CleaningPass | None:
-        """On the loop: what this partition's cleaning will do, or None when it needs none."""
+        """On the loop: what this partition's cleaning will do, or None when it needs none (or
+        a pass is already cleaning it). Call `release` when the pass is over."""
         cleanable = self.needs_cleaning(partition_log, now_ms)
-        return None if cleanable is None else self._plan(partition_log, cleanable, now_ms)
+        if cleanable is None:
+            return None
+        self._busy.add(str(partition_log.directory))
+        return self._plan(partition_log, cleanable, now_ms)
+
+    def release(self, cleaning: CleaningPass) -> None:
+        """The planned pass is over (finished, dropped or failed): the partition may be cleaned again."""
+        self._busy.discard(str(cleaning.partition_log.directory))
 
     @staticmethod
     def _plan(partition_log: PartitionLog, cleanable: CleanableRange, now_ms: int) -> CleaningPass:
