@@ -17,7 +17,9 @@ def broker(tmp_path):
         yield running
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an asyncio loop running in this thread
+# while it is open, and every later asyncio.run() (aiokafka's tests) would then refuse to start.
+@pytest.fixture(scope="module")
 def chromium():
     if CHROMIUM is None:
         pytest.skip("no chromium on PATH (make test installs it: python -m compat_tests.setup_deps)")
