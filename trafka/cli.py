@@ -30,7 +30,7 @@ def _serve(args) -> int:
         log.warning("accepted but without effect in trafka (see docs/configuration.md): %s", ", ".join(ignored))
     try:
         broker = Broker(Path(args.data_dir), config)
-    except StorageError as exc:
+    except (StorageError, ValueError) as exc:  # ValueError: an unreadable security file
         print(f"trafka: {exc}", file=sys.stderr)
         return 1
 
@@ -44,7 +44,8 @@ def _serve(args) -> int:
             async with trio.open_nursery() as nursery:
                 port = await nursery.start(partial(serve, broker, args.host, args.port, services=[console_service]))
                 console = f"; console at {broker.console_url}" if broker.console_url else ""
-                print(f"trafka listening on {args.host}:{port} (data in {args.data_dir}){console}", flush=True)
+                print(f"trafka listening on {broker.host}:{port} (data in {args.data_dir})"
+                      f"{_listener_summary(broker)}{console}", flush=True)
                 async for signum in signals:
                     log.info("got %s, shutting down", signal.Signals(signum).name)
                     break
@@ -56,7 +57,7 @@ def _serve(args) -> int:
     status = 0
     try:
         trio.run(main)
-    except* ListenError as refused:
+    except* (ListenError, ConfigError) as refused:
         first = refused
         while isinstance(first, BaseExceptionGroup):  # nested nurseries nest the groups
             first = first.exceptions[0]
@@ -67,6 +68,13 @@ def _serve(args) -> int:
     if status == 0:
         log.info("stopped cleanly")
     return status
+
+
+def _listener_summary(broker) -> str:
+    """`; listeners NAME=HOST:PORT ...` when more than the one PLAINTEXT shorthand listener is open."""
+    if len(broker.listeners) == 1 and broker.listeners[0].protocol == "PLAINTEXT":
+        return ""
+    return "; listeners " + " ".join(f"{l.name}={l.host}:{l.port}" for l in broker.listeners)
 
 
 def _dump_log(args) -> int:

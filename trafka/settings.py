@@ -266,6 +266,31 @@ _SERVER: list[Setting] = [
 
 # -- security: listeners, SASL, SSL, ACLs (engineer "security" adds here) ---------------------
 _SECURITY: list[Setting] = [
+    Setting("listeners", _T.STRING, "", "NAME://HOST:PORT,... to listen on (default: one PLAINTEXT listener on --host/--port); see docs/security.md"),
+    Setting("advertised.listeners", _T.STRING, "", "NAME://HOST:PORT,... clients are told to connect to, per listener (default: the bound address)"),
+    Setting("listener.security.protocol.map", _T.STRING, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", "NAME:PROTOCOL,... the security protocol of each listener"),
+    Setting("controller.listener.names", _T.STRING, "", "listeners accepted but not opened (a single broker is its own controller)"),
+    Setting("sasl.enabled.mechanisms", _T.STRING, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER", "SASL mechanisms offered on SASL listeners (Kafka: GSSAPI, which trafka does not have)"),
+    Setting("sasl.jaas.config", _T.PASSWORD, None, "JAAS line for every SASL listener: PLAIN users as user_NAME=\"PASSWORD\", OAUTHBEARER validator options"),
+    Setting("connections.max.reauth.ms", _T.LONG, "0", "a SASL session must re-authenticate after this long (0: never); KIP-368", validator=at_least(0)),
+    Setting("ssl.keystore.type", _T.STRING, "PKCS12", "format of ssl.keystore.location", validator=one_of("PKCS12", "PEM")),
+    Setting("ssl.keystore.location", _T.STRING, None, "the broker's key and certificate chain (PKCS12 file, or PEM file with key and certificates)"),
+    Setting("ssl.keystore.password", _T.PASSWORD, None, "password of the PKCS12 keystore"),
+    Setting("ssl.key.password", _T.PASSWORD, None, "password of the private key (PEM keystores, ssl.keystore.key)"),
+    Setting("ssl.keystore.certificate.chain", _T.PASSWORD, None, "the broker's certificate chain, inline PEM"),
+    Setting("ssl.keystore.key", _T.PASSWORD, None, "the broker's private key, inline PEM"),
+    Setting("ssl.truststore.type", _T.STRING, "PKCS12", "format of ssl.truststore.location", validator=one_of("PKCS12", "PEM")),
+    Setting("ssl.truststore.location", _T.STRING, None, "CA certificates that sign client certificates (PKCS12 or PEM file)"),
+    Setting("ssl.truststore.password", _T.PASSWORD, None, "password of the PKCS12 truststore"),
+    Setting("ssl.truststore.certificates", _T.PASSWORD, None, "CA certificates, inline PEM"),
+    Setting("ssl.client.auth", _T.STRING, "none", "ask TLS clients for a certificate (mTLS); the principal is its subject", validator=one_of("none", "requested", "required")),
+    Setting("ssl.enabled.protocols", _T.STRING, "TLSv1.2,TLSv1.3", "TLS versions accepted"),
+    Setting("ssl.cipher.suites", _T.STRING, "", "cipher names for TLS 1.2 (default: OpenSSL's)"),
+    Setting("ssl.protocol", _T.STRING, "TLSv1.3", "ssl.enabled.protocols decides", effect=False),
+    Setting("ssl.endpoint.identification.algorithm", _T.STRING, "https", "a broker does not verify client host names", effect=False),
+    Setting("authorizer.class.name", _T.STRING, "", "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns ACLs on"),
+    Setting("super.users", _T.STRING, "", "principals allowed everything, separated by ';' (User:admin;User:ops)"),
+    Setting("allow.everyone.if.no.acl.found", _T.BOOLEAN, "false", "with ACLs on: a resource no ACL names is open to everyone"),
 ]
 
 # -- the HTTP side: console, JSON API, metrics (engineer "console" adds here) -----------------

@@ -8,6 +8,8 @@ named `log.*` are the broker-wide defaults of the matching topic configs.
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 
 from trafka.settings import BROKER_SETTINGS, ConfigError, Setting, scale_to_ms, unit_scale
@@ -28,9 +30,11 @@ class BrokerConfig:
             self.set(name, text)
 
     def set(self, name: str, text: str) -> None:
-        setting = SETTINGS.get(name)
+        setting = SETTINGS.get(name) or _listener_setting(name)
         if setting is None:
-            raise ConfigError(f"unknown setting {name!r} (see docs/configuration.md)")
+            close = difflib.get_close_matches(name, SETTINGS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"unknown setting {name!r}{hint} (see docs/configuration.md)")
         try:
             self.values[name] = setting.parse(text)
             self.raw[name] = str(text).strip()
@@ -49,7 +53,7 @@ class BrokerConfig:
 
     def without_effect(self) -> list[str]:
         """The settings given that trafka accepts but does not act on (the broker warns once)."""
-        return sorted(name for name in self.values if not SETTINGS[name].effect)
+        return sorted(name for name in self.values if not (SETTINGS.get(name) or _listener_setting(name)).effect)
 
     def __getitem__(self, name: str):
         return self.get(name)
@@ -65,6 +69,18 @@ class BrokerConfig:
                 raise ConfigError(f"--config takes NAME=VALUE, got {pair!r}")
             values[name.strip()] = value
         return cls(values)
+
+
+# listener.name.<listener>.[<mechanism>.]<setting> overrides <setting> for one listener.
+_LISTENER_PREFIXED = re.compile(r"^listener\.name\.[a-z0-9_]+\.(?:(?:plain|scram-sha-256|scram-sha-512|oauthbearer)\.)?(.+)$")
+_PER_LISTENER = ("ssl.", "sasl.", "connections.max.reauth.ms")
+
+
+def _listener_setting(name: str) -> Setting | None:
+    match = _LISTENER_PREFIXED.match(name)
+    if match is None or not match.group(1).startswith(_PER_LISTENER):
+        return None
+    return SETTINGS.get(match.group(1))
 
 
 def read_properties(path: Path) -> dict[str, str]:

@@ -19,6 +19,7 @@ from trafka.broker.errors import answer_failed_request
 from trafka.broker.faults import ConnectionDropped
 from trafka.broker.handlers.api_versions import unsupported_version_body
 from trafka.broker.registry import ROUTES
+from trafka.broker.security.tls import looks_like_tls
 from trafka.broker.sending import EncodedBody, send_response
 from trafka.wire import framing
 from trafka.wire.messages import APIS
@@ -39,12 +40,21 @@ class BadRequest(Exception):
 
 
 class RequestContext:
-    __slots__ = ("broker", "header", "peer")
+    __slots__ = ("broker", "header", "peer", "session")
 
-    def __init__(self, broker, header: framing.RequestHeader, peer: str):
+    def __init__(self, broker, header: framing.RequestHeader, peer: str, session=None):
         self.broker = broker
         self.header = header
         self.peer = peer
+        self.session = session  # trafka.broker.security.layer.Session: listener and principal
+
+    @property
+    def listener(self):
+        return self.session.listener
+
+    @property
+    def principal(self) -> str | None:
+        return self.session.principal
 
     @property
     def version(self) -> int:
@@ -132,6 +142,9 @@ class FrameReader:
             return None
         (size,) = _SIZE.unpack_from(self.buffer, 0)
         if size < 0 or size > self.max_frame:
+            if looks_like_tls(self.buffer[:3]):
+                raise BadRequest("the client started a TLS handshake on a listener without TLS (use the SSL or "
+                                 "SASL_SSL listener, or security.protocol PLAINTEXT/SASL_PLAINTEXT)")
             raise BadRequest(f"declared frame size {size} is outside 0..{self.max_frame} (socket.request.max.bytes)")
         if size >= _RECEIVE_SIZE and self.memory is not None and len(self.buffer) < 4 + size:
             await self.memory.acquire(size)
@@ -143,7 +156,7 @@ class FrameReader:
         return frame
 
 
-async def dispatch(broker, frame: bytes, peer: str) -> list | None:
+async def dispatch(broker, frame: bytes, peer: str, session=None) -> list | None:
     """Answer one request frame with the response's buffers; None when there is no response."""
     try:
         header = framing.peek_header(frame)
@@ -152,6 +165,9 @@ async def dispatch(broker, frame: bytes, peer: str) -> list | None:
     route = ROUTES.get(header.api_key)
     if route is None:
         raise BadRequest(f"unknown API key {header.api_key} (client {header.client_id!r})")
+    refusal = session.refusal(header.api_key) if session is not None else None
+    if refusal:
+        raise BadRequest(f"{refusal} (client {header.client_id!r})")
     api = route.api
     if header.api_version not in api.request.version_range:
         if header.api_key == 18 and header.api_version > route.max_version:
@@ -162,7 +178,7 @@ async def dispatch(broker, frame: bytes, peer: str) -> list | None:
         body = framing.decode_request(frame, header, api)
     except framing.MalformedRequest as exc:
         raise BadRequest(f"{exc} (client {header.client_id!r})") from None
-    ctx = RequestContext(broker, header, peer)
+    ctx = RequestContext(broker, header, peer, session)
     started = time.perf_counter()
     try:
         if broker.faults:  # injected faults (trafka.broker.faults) are checked here and nowhere else
@@ -183,7 +199,7 @@ async def dispatch(broker, frame: bytes, peer: str) -> list | None:
     return framing.encode_response(api, header.api_version, header.correlation_id, result)
 
 
-async def serve_connection(broker, stream: trio.SocketStream) -> None:
+async def serve_connection(broker, stream: trio.SocketStream, listener) -> None:
     if broker.faults.is_down():  # an injected "down": refuse by closing at once
         await trio.aclose_forcefully(stream)
         return
@@ -194,12 +210,16 @@ async def serve_connection(broker, stream: trio.SocketStream) -> None:
     broker.stats.opened(peer)
     try:
         with broker.faults.connection():
-            await _serve(broker, stream, peer)
+            await _serve(broker, stream, peer, listener)
     finally:
         broker.stats.closed(peer)
 
 
-async def _serve(broker, stream: trio.SocketStream, peer: str) -> None:
+async def _serve(broker, stream: trio.SocketStream, peer: str, listener) -> None:
+    opened = await broker.security.open_connection(stream, listener, peer)  # TLS handshake, SASL state
+    if opened is None:
+        return
+    stream, session = opened
     reader = FrameReader(stream, broker.config["socket.request.max.bytes"], request_memory(broker))
     pending: list = []  # responses held while pipelined requests are answered
     try:
@@ -209,8 +229,11 @@ async def _serve(broker, stream: trio.SocketStream, peer: str) -> None:
                 if pending:
                     await send_response(stream, pending)
                 return
+            if session.raw_tokens:  # after a v0 SaslHandshake: a bare SASL token, answered bare
+                await send_response(stream, [_raw_token_reply(session, frame)])
+                continue
             try:
-                response = await dispatch(broker, frame, peer)
+                response = await dispatch(broker, frame, peer, session)
             except BadRequest:
                 if pending:  # the answers to the good requests before it still go out
                     await send_response(stream, pending)
@@ -225,6 +248,10 @@ async def _serve(broker, stream: trio.SocketStream, peer: str) -> None:
             if pending and (reader.buffered_api_key() not in _ANSWERED_AT_ONCE or len(pending) >= _HOLD_PARTS):
                 await send_response(stream, pending)
                 pending = []
+            if session.state == "failed":  # a refused login is answered, then the connection closes
+                if pending:
+                    await send_response(stream, pending)
+                return
     except BadRequest as exc:
         log.warning("closing connection from %s: %s", peer, exc)
     except ConnectionDropped as exc:
@@ -236,6 +263,13 @@ async def _serve(broker, stream: trio.SocketStream, peer: str) -> None:
     finally:
         reader.release()  # a connection closed inside a reserved frame
         await trio.aclose_forcefully(stream)
+
+
+def _raw_token_reply(session, token: bytes) -> bytes:
+    error, message, reply, _ = session.authenticate(token)
+    if error:
+        raise BadRequest(f"SASL authentication failed: {message}")
+    return _SIZE.pack(len(reply)) + reply
 
 
 __all__ = ["APIS", "BadRequest", "RequestContext", "dispatch", "serve_connection"]

@@ -19,6 +19,8 @@ from trafka.broker.log_tasks import every, storage_tasks
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
 from trafka.broker.stats import BrokerStats
+from trafka.broker.security.layer import SecurityLayer
+from trafka.broker.security.listeners import Listener, configured_listeners
 from trafka.broker.transaction import TransactionCoordinator
 from trafka.storage.clock import BrokerClock
 from trafka.storage.files import atomic_write
@@ -58,15 +60,18 @@ class Broker:
         self.metadata_cache = MetadataCache()
         self.faults = FaultTable()
         self.stats = BrokerStats()  # requests, bytes and connections, for the console
+        self.security = SecurityLayer(config, self.data_dir)  # SCRAM credentials load here
+        self.listeners: list[Listener] = []  # bound by serve()
         load_handlers()
 
     @property
     def advertised_host(self) -> str:
-        return self.config["advertised.host"] or self.host
+        """The first listener's advertised host (each client gets its own listener's in Metadata)."""
+        return self.listeners[0].advertised[0] if self.listeners else self.host
 
     @property
     def advertised_port(self) -> int:
-        return self.config["advertised.port"] or self.port
+        return self.listeners[0].advertised[1] if self.listeners else self.port
 
     def notify_data_arrived(self) -> None:
         """Wake every long-polling Fetch; each re-checks its own partitions."""
@@ -162,20 +167,26 @@ async def serve(broker: Broker, host: str, port: int, *, services=(), task_statu
     `services` are started in the same nursery once the Kafka listener is open, each as
     `await nursery.start(service, broker)` (the console's HTTP listener is one: the layers above
     the broker plug in here, so the broker never imports them)."""
-    try:
-        listeners = await trio.open_tcp_listeners(port, host=host)
-    except OSError as exc:
-        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    broker.host = host
-    broker.port = listeners[0].socket.getsockname()[1]
+    configured = configured_listeners(broker.config, host, port)  # ConfigError on bad listener settings
+    broker.security.prepare(configured)
+    sockets = []
+    for listener in configured:
+        try:
+            sockets.append(await trio.open_tcp_listeners(listener.port, host=listener.host))
+        except OSError as exc:
+            for opened in sockets:
+                for sock in opened:
+                    await sock.aclose()
+            raise ListenError(f"cannot listen on {listener.host}:{listener.port}: {exc.strerror or exc} "
+                              f"(listener {listener.name})") from None
+        listener.port = sockets[-1][0].socket.getsockname()[1]
+    broker.listeners = configured
+    broker.host, broker.port = configured[0].host, configured[0].port
     async with trio.open_nursery() as nursery:
         for task in broker.background_tasks():
             nursery.start_soon(task)
-
-        async def handler(stream):
-            await serve_connection(broker, stream)
-
-        await nursery.start(trio.serve_listeners, handler, listeners)
+        for listener, opened in zip(configured, sockets):
+            await nursery.start(trio.serve_listeners, partial(serve_connection, broker, listener=listener), opened)
         for service in services:
             await nursery.start(service, broker)
         task_status.started(broker.port)

@@ -22,6 +22,8 @@ from pathlib import Path
 
 _LISTENING = re.compile(r"trafka listening on (\S+):(\d+)")
 _CONSOLE = re.compile(r"console at (http://\S+)")
+_LISTENERS = re.compile(r"listeners ((?:\S+=\S+:\d+ ?)+)")
+_FREE_PORT = re.compile(r"^([A-Za-z0-9_]+)://([^,]*):0$")
 START_TIMEOUT_SECONDS = 30
 
 
@@ -74,6 +76,8 @@ class TrafkaBroker:
         # restart keeps the port it got, as it keeps the Kafka port.
         self.console_port = int(self.config.get("console.port", 0))
         self.console_url: str | None = None
+        # With `listeners` set: each listener's bound port by name, kept across restarts.
+        self.listener_ports: dict[str, int] = {}
         self._thread_broker = None  # the InProcessBroker while running in process
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.broker.log"
         self._log_file = None
@@ -84,6 +88,24 @@ class TrafkaBroker:
 
     def get_bootstrap_server(self) -> str:
         return self.bootstrap_servers
+
+    def bootstrap(self, listener: str) -> str:
+        """host:port of one of the `listeners` (e.g. "SASL_SSL")."""
+        return f"{self.host}:{self.listener_ports[listener.upper()]}"
+
+    def _start_config(self) -> dict[str, object]:
+        """The settings for this start: free listener ports (`NAME://host:0`) become the ports
+        bound the first time, so a restart comes back where clients expect it."""
+        config = dict(self.config)
+        if "listeners" in config and self.listener_ports:
+            endpoints = []
+            for item in str(config["listeners"]).split(","):
+                match = _FREE_PORT.match(item.strip())
+                if match and match.group(1).upper() in self.listener_ports:
+                    item = f"{match.group(1)}://{match.group(2)}:{self.listener_ports[match.group(1).upper()]}"
+                endpoints.append(item.strip())
+            config["listeners"] = ",".join(endpoints)
+        return config
 
     @property
     def running(self) -> bool:
@@ -97,7 +119,7 @@ class TrafkaBroker:
         if self.in_process:
             return self._start_in_process()
         cmd = [sys.executable, "-m", "trafka", "serve", "--host", self.host, "--port", str(self.port), "--data-dir", str(self.data_dir)]
-        for name, value in {**self.config, "console.port": self.console_port}.items():
+        for name, value in {**self._start_config(), "console.port": self.console_port}.items():
             cmd += ["--config", f"{name}={value}"]
         self._log_file = open(self.log_path, "ab")
         self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log_file, stdin=subprocess.DEVNULL)
@@ -115,6 +137,11 @@ class TrafkaBroker:
             self.kill()
             raise BrokerFailedToStart(f"broker did not start; its log:\n{self.log_text()}")
         self._set_console_url((_CONSOLE.search(result[0]) or [None, None])[1])
+        listeners = _LISTENERS.search(result[0])
+        if listeners:
+            for item in listeners.group(1).split():
+                name, _, address = item.partition("=")
+                self.listener_ports[name] = int(address.rsplit(":", 1)[1])
         # Keep draining stdout so the child never blocks on a full pipe.
         threading.Thread(target=self.process.stdout.read, daemon=True).start()
         return int(match.group(2))
@@ -124,7 +151,7 @@ class TrafkaBroker:
 
         # One partition for each internal topic unless the test says otherwise (as testcontainers'
         # Kafka setups do): creating Kafka's 50 + 50 is most of a fresh broker's start-up.
-        config = {"offsets.topic.num.partitions": 1, "transaction.state.log.num.partitions": 1, **self.config,
+        config = {"offsets.topic.num.partitions": 1, "transaction.state.log.num.partitions": 1, **self._start_config(),
                   "console.port": self.console_port}
         runner = InProcessBroker(self.data_dir, config, self.host, self.port, self.log_path)
         try:
@@ -132,6 +159,7 @@ class TrafkaBroker:
         except Exception as exc:
             raise BrokerFailedToStart(f"broker did not start: {exc}\nits log:\n{self.log_text()}") from exc
         self._thread_broker = runner
+        self.listener_ports = {listener.name: listener.port for listener in runner.broker.listeners}
         self._set_console_url(runner.broker.console_url)
         return self
 

@@ -15,13 +15,14 @@ GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
 
 
-def _coordinator(broker, key: str, key_type: int) -> dict:
+def _coordinator(ctx, key: str, key_type: int) -> dict:
     if key_type in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
+        host, port = ctx.listener.advertised  # the address of the listener the client came in on
         return {
             "key": key,
-            "node_id": broker.node_id,
-            "host": broker.advertised_host,
-            "port": broker.advertised_port,
+            "node_id": ctx.broker.node_id,
+            "host": host,
+            "port": port,
             "error_code": ErrorCode.NONE,
             "error_message": None,
         }
@@ -35,8 +36,8 @@ async def handle(ctx, request):
     if ctx.version >= 4:
         return {
             "throttle_time_ms": 0,
-            "coordinators": [_coordinator(ctx.broker, key, key_type) for key in request.coordinator_keys],
+            "coordinators": [_coordinator(ctx, key, key_type) for key in request.coordinator_keys],
         }
-    found = _coordinator(ctx.broker, request.key, key_type)
+    found = _coordinator(ctx, request.key, key_type)
     del found["key"]
     return {"throttle_time_ms": 0, **found}

@@ -99,7 +99,7 @@ def _cache_key(ctx, request) -> tuple:
         ctx.version, named, request.get("allow_auto_topic_creation", True),
         request.get("include_cluster_authorized_operations", False),
         request.get("include_topic_authorized_operations", False),
-        ctx.broker.port,
+        ctx.listener.name,  # each listener advertises its own address
     )
 
 
@@ -118,6 +118,7 @@ async def handle(ctx, request):
 
 def _answer(ctx, request) -> dict:
     broker = ctx.broker
+    host, port = ctx.listener.advertised
     all_topics = request.topics is None or (ctx.version == 0 and not request.topics)
     if all_topics:
         topics = [topic_metadata(broker, broker.logs.topic(name)) for name in broker.logs.list_topics()]
@@ -127,7 +128,7 @@ def _answer(ctx, request) -> dict:
     return {
         "throttle_time_ms": 0,
         "brokers": [
-            {"node_id": broker.node_id, "host": broker.advertised_host, "port": broker.advertised_port, "rack": None}
+            {"node_id": broker.node_id, "host": host, "port": port, "rack": None}
         ],
         "cluster_id": broker.cluster_id,
         "controller_id": broker.node_id,

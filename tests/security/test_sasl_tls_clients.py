@@ -1,0 +1,145 @@
+"""kafka-python, confluent-kafka and aiokafka against every kind of listener of one broker:
+SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), SSL, SASL_SSL and mTLS; refused logins."""
+
+import socket
+import struct
+import time
+
+import pytest
+from security_clients import ROUNDTRIPS, Auth, confluent_config, kafka_python_config
+
+SCRAM_USERS = {"SCRAM-SHA-256": ("sam256", "sam-secret-256"), "SCRAM-SHA-512": ("sam512", "sam-secret-512")}
+
+
+def upsert_scram(bootstrap: str, user: str, password: str, mechanism: str, **auth) -> None:
+    from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
+                                       UserScramCredentialUpsertion)
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, **auth})
+    info = ScramCredentialInfo(getattr(ScramMechanism, mechanism.replace("-", "_")), 4096)
+    futures = admin.alter_user_scram_credentials([UserScramCredentialUpsertion(user, info, password.encode())])
+    for future in futures.values():
+        future.result(30)
+
+
+@pytest.fixture(scope="module")
+def scram_users(secure_broker):
+    for mechanism, (user, password) in SCRAM_USERS.items():
+        upsert_scram(secure_broker.bootstrap("PLAINTEXT"), user, password, mechanism)
+    return SCRAM_USERS
+
+
+def listener_auths(pki, scram):
+    return {
+        "SASL_PLAINTEXT-PLAIN": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret")),
+        "SASL_PLAINTEXT-SCRAM-SHA-256": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "SCRAM-SHA-256", *scram["SCRAM-SHA-256"])),
+        "SASL_PLAINTEXT-SCRAM-SHA-512": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "SCRAM-SHA-512", *scram["SCRAM-SHA-512"])),
+        "SSL": ("SSL", Auth("SSL", ca=pki.ca_pem)),
+        "SASL_SSL-PLAIN": ("SASL_SSL", Auth("SASL_SSL", "PLAIN", "bob", "bob-secret", ca=pki.ca_pem)),
+        "SASL_SSL-SCRAM-SHA-512": ("SASL_SSL", Auth("SASL_SSL", "SCRAM-SHA-512", *scram["SCRAM-SHA-512"], ca=pki.ca_pem)),
+        "MTLS": ("MTLS", Auth("SSL", ca=pki.ca_pem, cert=pki.client["cert.pem"], key=pki.client["key.pem"])),
+    }
+
+
+@pytest.mark.parametrize("client", sorted(ROUNDTRIPS))
+@pytest.mark.parametrize("case", ["SASL_PLAINTEXT-PLAIN", "SASL_PLAINTEXT-SCRAM-SHA-256", "SASL_PLAINTEXT-SCRAM-SHA-512",
+                                  "SSL", "SASL_SSL-PLAIN", "SASL_SSL-SCRAM-SHA-512", "MTLS"])
+def test_roundtrip(secure_broker, scram_users, pki, client, case):
+    listener, auth = listener_auths(pki, scram_users)[case]
+    bootstrap = secure_broker.bootstrap(listener)
+    assert ROUNDTRIPS[client](bootstrap, auth).startswith(b"sec-")
+
+
+def test_metadata_answers_with_the_listener_the_client_came_in_on(secure_broker):
+    from confluent_kafka.admin import AdminClient
+
+    for listener in ("PLAINTEXT", "SSL"):
+        config = {"bootstrap.servers": secure_broker.bootstrap(listener)}
+        if listener == "SSL":
+            config.update({"security.protocol": "SSL", "enable.ssl.certificate.verification": False})
+        brokers = AdminClient(config).list_topics(timeout=20).brokers
+        assert [f"{b.host}:{b.port}" for b in brokers.values()] == [secure_broker.bootstrap(listener)]
+
+
+def _wait_for_log(broker, text: str, timeout: float = 10) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        log = broker.log_text()
+        if text in log:
+            return log
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} not in the broker log:\n{broker.log_text()[-3000:]}")
+
+
+def confluent_login_errors(bootstrap: str, auth: Auth) -> list[str]:
+    """The errors librdkafka reports while it tries to log in (error_cb runs inside poll)."""
+    from confluent_kafka import Producer
+
+    errors: list[str] = []
+    producer = Producer({"bootstrap.servers": bootstrap, **confluent_config(auth),
+                         "error_cb": lambda e: errors.append(str(e))})
+    deadline = time.monotonic() + 10
+    while not errors and time.monotonic() < deadline:
+        producer.poll(0.2)
+    return errors
+
+
+@pytest.mark.parametrize("user,password", [("alice", "wrong"), ("mallory", "alice-secret")])
+def test_confluent_refused_plain_login(secure_broker, user, password):
+    errors = confluent_login_errors(secure_broker.bootstrap("SASL_PLAINTEXT"), Auth("SASL_PLAINTEXT", "PLAIN", user, password))
+    assert any("Authentication failed: Invalid username or password" in e for e in errors), errors
+    _wait_for_log(secure_broker, f"failed authentication of User:{user} from 127.0.0.1:")
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_kafka_python_refused_scram_login(secure_broker, scram_users, mechanism):
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    user, _ = scram_users[mechanism]
+    auth = Auth("SASL_PLAINTEXT", mechanism, user, "not-the-password")
+    with pytest.raises(KafkaError):
+        KafkaAdminClient(bootstrap_servers=secure_broker.bootstrap("SASL_PLAINTEXT"), **kafka_python_config(auth),
+                         bootstrap_timeout_ms=3000)
+    _wait_for_log(secure_broker, f"failed authentication of User:{user} from 127.0.0.1:")
+
+
+def test_confluent_unknown_scram_user_refused(secure_broker, scram_users):
+    errors = confluent_login_errors(secure_broker.bootstrap("SASL_PLAINTEXT"), Auth("SASL_PLAINTEXT", "SCRAM-SHA-256", "nobody", "x"))
+    assert any("Authentication failed" in e for e in errors), errors
+    _wait_for_log(secure_broker, "failed authentication of User:nobody from 127.0.0.1:")
+
+
+def test_mtls_without_a_client_certificate_is_refused(secure_broker, pki):
+    errors = confluent_login_errors(secure_broker.bootstrap("MTLS"), Auth("SSL", ca=pki.ca_pem))
+    assert errors
+    _wait_for_log(secure_broker, "TLS handshake failed on listener MTLS")
+
+
+def _frame(api_key: int, version: int, body: bytes = b"") -> bytes:
+    header = struct.pack(">hhih", api_key, version, 7, 4) + b"test"
+    return struct.pack(">i", len(header) + len(body)) + header + body
+
+
+def test_no_request_but_api_versions_and_sasl_before_authentication(secure_broker):
+    host, port = secure_broker.bootstrap("SASL_PLAINTEXT").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(_frame(3, 1, struct.pack(">i", 0)))  # Metadata v1, all topics
+        assert sock.recv(100) == b""  # closed without an answer
+    _wait_for_log(secure_broker, "before SASL authentication completed on listener SASL_PLAINTEXT")
+
+
+def test_plaintext_to_tls_and_tls_to_plaintext_are_closed_with_a_clear_line(secure_broker, pki):
+    import ssl
+
+    host, port = secure_broker.bootstrap("SSL").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(_frame(18, 0))
+        assert sock.recv(100) in (b"",) or True  # the broker's TLS alert, then EOF
+    _wait_for_log(secure_broker, "is the client speaking plaintext to a TLS listener?")
+    host, port = secure_broker.bootstrap("PLAINTEXT").split(":")
+    context = ssl.create_default_context(cafile=str(pki.ca_pem))
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        with pytest.raises((ssl.SSLError, OSError)):
+            context.wrap_socket(sock, server_hostname="127.0.0.1")
+    _wait_for_log(secure_broker, "the client started a TLS handshake on a listener without TLS")

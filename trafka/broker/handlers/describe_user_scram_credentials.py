@@ -1,0 +1,38 @@
+"""DescribeUserScramCredentials (key 50), version 0.
+
+Behavior:
+- Lists each user's SCRAM mechanisms and iteration counts (never salts or keys). No users (null
+  or empty): every user with credentials. A named user without any: RESOURCE_NOT_FOUND; a name
+  asked twice: DUPLICATE_RESOURCE, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from trafka.broker import registry
+from trafka.broker.security.scram import MECHANISM_IDS
+from trafka.wire.errors import ErrorCode
+
+
+def _result(user: str, error=ErrorCode.NONE, message=None, infos=()) -> dict:
+    return {"user": user, "error_code": error, "error_message": message, "credential_infos": list(infos)}
+
+
+@registry.handles(50, min_version=0, max_version=0)
+async def handle(ctx, request):
+    store = ctx.broker.security.scram
+    names = [u.name for u in request.users or []]
+    if not names:
+        names = sorted(store.users)
+    counts = Counter(names)
+    results = []
+    for name in dict.fromkeys(names):
+        if counts[name] > 1:
+            results.append(_result(name, ErrorCode.DUPLICATE_RESOURCE, f"Cannot describe SCRAM credentials for the same user twice in a single request: {name}"))
+        elif name not in store.users:
+            results.append(_result(name, ErrorCode.RESOURCE_NOT_FOUND, f"Attempt to describe a user credential that does not exist: {name}"))
+        else:
+            infos = [{"mechanism": MECHANISM_IDS[m], "iterations": c.iterations} for m, c in sorted(store.users[name].items())]
+            results.append(_result(name, infos=infos))
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "results": results}
