@@ -3,6 +3,7 @@ time-based rule reads it and every background check now due runs at once."""
 
 from __future__ import annotations
 
+import select
 import subprocess
 import sys
 import time
@@ -144,6 +145,7 @@ def test_a_sigkilled_member_leaves_its_group_when_the_clock_passes_its_session_t
     survivor = KafkaConsumer("work", bootstrap_servers=bootstrap, group_id="workers",
                              session_timeout_ms=30000, heartbeat_interval_ms=1000)
     try:
+        assert select.select([doomed.stdout], [], [], 60)[0], "the member to kill never got its partitions"
         assert doomed.stdout.readline().strip() == "assigned"
 
         def both_assigned():

@@ -1,4 +1,5 @@
 # %% imports
+import select
 import shutil
 import subprocess
 import sys
@@ -60,6 +61,7 @@ def test_a_crashed_worker_is_removed_after_its_session_timeout(trafka_inprocess_
                               stdout=subprocess.PIPE, text=True)
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
     try:
+        assert select.select([worker.stdout], [], [], 60)[0], "the worker never got its partitions"
         assert worker.stdout.readline().strip() == "working"
         worker.kill()  # SIGKILL: no LeaveGroup; only the session timeout can notice
         worker.wait()
