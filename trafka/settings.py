@@ -265,6 +265,12 @@ _SERVER: list[Setting] = [
 ]
 
 # -- security: listeners, SASL, SSL, ACLs (engineer "security" adds here) ---------------------
+def _no_authorizer_yet(value) -> None:
+    if value:
+        raise ConfigError("trafka has no authorizer yet (ACLs are not enforced); remove the setting to run "
+                          "without ACLs, see docs/security.md")
+
+
 _SECURITY: list[Setting] = [
     Setting("listeners", _T.STRING, "", "NAME://HOST:PORT,... to listen on (default: one PLAINTEXT listener on --host/--port); see docs/security.md"),
     Setting("advertised.listeners", _T.STRING, "", "NAME://HOST:PORT,... clients are told to connect to, per listener (default: the bound address)"),
@@ -288,9 +294,7 @@ _SECURITY: list[Setting] = [
     Setting("ssl.cipher.suites", _T.STRING, "", "cipher names for TLS 1.2 (default: OpenSSL's)"),
     Setting("ssl.protocol", _T.STRING, "TLSv1.3", "ssl.enabled.protocols decides", effect=False),
     Setting("ssl.endpoint.identification.algorithm", _T.STRING, "https", "a broker does not verify client host names", effect=False),
-    Setting("authorizer.class.name", _T.STRING, "", "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns ACLs on"),
-    Setting("super.users", _T.STRING, "", "principals allowed everything, separated by ';' (User:admin;User:ops)"),
-    Setting("allow.everyone.if.no.acl.found", _T.BOOLEAN, "false", "with ACLs on: a resource no ACL names is open to everyone"),
+    Setting("authorizer.class.name", _T.STRING, "", "must stay empty: trafka has no authorizer yet, and a broker asked for one refuses to start rather than run without ACLs (ACL requests answer SECURITY_DISABLED)", validator=_no_authorizer_yet),
 ]
 
 # -- the HTTP side: console, JSON API, metrics (engineer "console" adds here) -----------------

@@ -71,12 +71,16 @@ def _wait_for_log(broker, text: str, timeout: float = 10) -> str:
     raise AssertionError(f"{text!r} not in the broker log:\n{broker.log_text()[-3000:]}")
 
 
-def confluent_login_errors(bootstrap: str, auth: Auth) -> list[str]:
-    """The errors librdkafka reports while it tries to log in (error_cb runs inside poll)."""
+def confluent_login_errors(bootstrap: str, auth: Auth, principal_claim: str | None = None) -> list[str]:
+    """The errors librdkafka reports while it tries to log in (error_cb runs inside poll).
+    `principal_claim`: an OAUTHBEARER token that names its principal in this claim instead of sub."""
     from confluent_kafka import Producer
 
     errors: list[str] = []
-    producer = Producer({"bootstrap.servers": bootstrap, **confluent_config(auth),
+    config = confluent_config(auth)
+    if principal_claim:
+        config["sasl.oauthbearer.config"] = f"principal={auth.user} principalClaimName={principal_claim}"
+    producer = Producer({"bootstrap.servers": bootstrap, **config,
                          "error_cb": lambda e: errors.append(str(e))})
     deadline = time.monotonic() + 10
     while not errors and time.monotonic() < deadline:
