@@ -9,7 +9,8 @@ from trio.testing import wait_all_tasks_blocked
 from trafka.broker.config import BrokerConfig
 from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.coordinator import formats
-from trafka.broker.coordinator.coordinator import JoinRequest, OffsetCommit
+from trafka.broker.coordinator.classic import JoinRequest
+from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.coordinator.group import GroupState
 from trafka.storage.clock import ManualClock
 from trafka.storage.manager import LogManager

@@ -7,7 +7,7 @@ import pytest
 
 from trafka.broker.config import BrokerConfig
 from trafka.broker.coordinator import GroupCoordinator
-from trafka.broker.coordinator.coordinator import OffsetCommit
+from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.transaction import TransactionCoordinator

@@ -16,7 +16,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.coordinator.coordinator import JoinRequest
+from trafka.broker.coordinator.classic import JoinRequest
 
 FIRST_VERSION_REQUIRING_MEMBER_ID = 4
 

@@ -15,7 +15,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.coordinator.coordinator import OffsetCommit
+from trafka.broker.coordinator.offsets import OffsetCommit
 
 
 @registry.handles(8)

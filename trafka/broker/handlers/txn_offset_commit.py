@@ -14,7 +14,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.coordinator.coordinator import OffsetCommit
+from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.wire.errors import ErrorCode
 

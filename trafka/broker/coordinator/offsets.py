@@ -1,0 +1,207 @@
+"""Committed offsets: OffsetCommit, OffsetFetch, OffsetDelete, expiry and deleted topics.
+
+Kafka's OffsetMetadataManager, scaled down: the offsets live on each group (`Group.offsets`) and
+every change is first written to `__consumer_offsets` as Kafka's OffsetCommit key/value records.
+Offsets committed inside transactions are held apart in `txn_offsets` until their transaction
+ends. Which member may commit is asked of the group (`validate_member`, its generation and state).
+
+`OffsetMetadataManager` is one part of the `GroupCoordinator`; it relies on the coordinator's
+`groups`, `logs`, `config`, `offsets_topic`, `pending_txn_offsets`, `_now` and `_delete_group`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from trafka.broker.coordinator import formats, txn_offsets
+from trafka.broker.coordinator.formats import CommittedOffset, OffsetKey
+from trafka.broker.coordinator.group import Group, GroupState
+from trafka.broker.errors import coordinator_write_error
+from trafka.storage import errors as storage_errors
+from trafka.wire.errors import ErrorCode
+
+log = logging.getLogger("trafka.coordinator")
+
+EMPTY, COMPLETING, DEAD = GroupState.EMPTY, GroupState.COMPLETING_REBALANCE, GroupState.DEAD
+
+OFFSET_METADATA_MAX_BYTES = 4096  # Kafka's offset.metadata.max.bytes default
+
+
+@dataclass
+class OffsetCommit:
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+
+
+class OffsetMetadataManager:
+    # --- committed offsets ----------------------------------------------------------------
+
+    def commit_offsets(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        group_instance_id: str | None,
+        commits: list[OffsetCommit],
+    ) -> list[ErrorCode]:
+        """One error per commit, in order."""
+        now = self._now()
+        group = self.groups.get(group_id)
+        if group is None:
+            if generation >= 0:
+                return [ErrorCode.ILLEGAL_GENERATION] * len(commits)
+            # A consumer without group membership (manual assignment) keeps offsets here too.
+            group = Group(group_id, now)
+        error = self._validate_commit(group, generation, member_id, group_instance_id)
+        if error:
+            return [error] * len(commits)
+        errors = [self._check_commit(c) for c in commits]
+        accepted = [c for c, e in zip(commits, errors) if e == ErrorCode.NONE]
+        if not accepted:
+            return errors
+        values = {
+            (c.topic, c.partition): CommittedOffset(c.offset, c.leader_epoch, c.metadata or "", now) for c in accepted
+        }
+        try:
+            self.offsets_topic.append(group_id, [
+                (formats.offset_key(OffsetKey(group_id, topic, partition)), formats.offset_value(value))
+                for (topic, partition), value in values.items()
+            ])
+        except storage_errors.StorageError as exc:
+            log.error("group %s: cannot write committed offsets: %s", group_id, exc)
+            failed = coordinator_write_error(exc, offsets=True)
+            return [failed if e == ErrorCode.NONE else e for e in errors]
+        self.groups.setdefault(group_id, group)
+        group.offsets.update(values)
+        member = group.members.get(member_id)
+        if member is not None:
+            member.heartbeat_deadline = now + member.session_timeout_ms
+        return errors
+
+    @staticmethod
+    def _validate_commit(group: Group, generation: int, member_id: str, group_instance_id: str | None) -> ErrorCode:
+        """Kafka's validateOffsetCommit, then its rule for commits during CompletingRebalance."""
+        if group.is_(DEAD):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if generation >= 0 or member_id or group_instance_id is not None:
+            error = group.validate_member(member_id, group_instance_id)
+            if error:
+                return error
+            if generation != group.generation:
+                return ErrorCode.ILLEGAL_GENERATION
+        elif not group.is_(EMPTY):
+            return ErrorCode.UNKNOWN_MEMBER_ID  # only members commit for a group that has some
+        if group.is_(COMPLETING):
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def txn_commit_offsets(self, group_id: str, producer_id: int, producer_epoch: int, generation: int,
+                           member_id: str, group_instance_id: str | None, commits: list[OffsetCommit]) -> list[ErrorCode]:
+        return txn_offsets.txn_commit_offsets(
+            self, group_id, producer_id, producer_epoch, generation, member_id, group_instance_id, commits
+        )
+
+    def complete_txn(self, partition: int, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int) -> None:
+        txn_offsets.complete_txn(self, partition, producer_id, producer_epoch, commit, coordinator_epoch)
+
+    def has_pending_txn_offset(self, group_id: str, topic: str, partition: int) -> bool:
+        return self.pending_txn_offsets.is_pending(group_id, topic, partition)
+
+    def _check_commit(self, commit: OffsetCommit) -> ErrorCode:
+        if not self.partition_exists(commit.topic, commit.partition):
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if commit.metadata is not None and len(commit.metadata.encode("utf-8")) > OFFSET_METADATA_MAX_BYTES:
+            return ErrorCode.OFFSET_METADATA_TOO_LARGE
+        return ErrorCode.NONE
+
+    def fetch_offsets(
+        self, group_id: str, wanted: list[tuple[str, list[int]]] | None
+    ) -> list[tuple[str, list[tuple[int, CommittedOffset | None]]]]:
+        """Committed offsets per topic; None for a partition with none. wanted=None: all."""
+        group = self.groups.get(group_id)
+        offsets = group.offsets if group is not None else {}
+        if wanted is None:
+            by_topic: dict[str, list[tuple[int, CommittedOffset | None]]] = {}
+            for (topic, partition), value in sorted(offsets.items()):
+                by_topic.setdefault(topic, []).append((partition, value))
+            return list(by_topic.items())
+        return [(topic, [(p, offsets.get((topic, p))) for p in partitions]) for topic, partitions in wanted]
+
+    def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> tuple[ErrorCode, list[ErrorCode]]:
+        """OffsetDelete: the group error, then one error per partition."""
+        group = self.groups.get(group_id)
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID, []
+        if group is None or group.is_(DEAD):
+            return ErrorCode.GROUP_ID_NOT_FOUND, []
+        if group.is_(EMPTY):
+            subscribed: set[str] | None = set()
+        elif group.protocol_type == "consumer":
+            subscribed = group.subscribed_topics()
+        else:
+            return ErrorCode.NON_EMPTY_GROUP, []
+        errors = []
+        for topic, partition in partitions:
+            if not self.partition_exists(topic, partition):
+                errors.append(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            elif subscribed is None or topic in subscribed:
+                errors.append(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
+            else:
+                errors.append(ErrorCode.NONE)
+        doomed = [tp for tp, e in zip(partitions, errors) if e == ErrorCode.NONE and tp in group.offsets]
+        try:
+            self.offsets_topic.append(group_id, [(formats.offset_key(OffsetKey(group_id, *tp)), None) for tp in doomed])
+        except storage_errors.StorageError as exc:
+            log.error("group %s: cannot delete offsets: %s", group_id, exc)
+            return coordinator_write_error(exc), []
+        for tp in doomed:
+            del group.offsets[tp]
+        return ErrorCode.NONE, errors
+
+    def expire_offsets(self, now: int) -> None:
+        """offsets.retention.minutes, as Kafka applies it since KIP-211: the offsets of a
+        consumer group expire once the group has been Empty that long; offsets committed
+        without membership (no protocol type) each expire that long after their commit. An
+        empty group left without offsets goes too."""
+        retention = self.config["offsets.retention.minutes"] * 60_000
+        for group_id, group in list(self.groups.items()):
+            if group.protocol_type is None:
+                doomed = [tp for tp, c in group.offsets.items() if now - c.commit_timestamp >= retention]
+            elif group.is_(EMPTY) and now - group.state_timestamp >= retention:
+                doomed = list(group.offsets)
+            else:
+                continue
+            if doomed:
+                self._drop_offsets(group_id, group, doomed, "expired")
+            if group.is_(EMPTY) and not group.offsets:
+                self._delete_group(group_id)
+
+    def _drop_offsets(self, group_id: str, group: Group, doomed: list[tuple[str, int]], why: str) -> None:
+        try:
+            self.offsets_topic.append(group_id, [(formats.offset_key(OffsetKey(group_id, *tp)), None) for tp in doomed])
+        except storage_errors.StorageError as exc:
+            log.error("group %s: cannot drop %s offsets: %s", group_id, why, exc)
+            return
+        for tp in doomed:
+            del group.offsets[tp]
+        log.info("group %s: dropped %d %s committed offsets", group_id, len(doomed), why)
+
+    def on_topic_deleted(self, topic: str) -> None:
+        """Drop every group's committed offsets for a deleted topic, as Kafka's coordinator does,
+        so a topic created again under the same name starts without stale positions. An empty
+        group left with no offsets goes too."""
+        for group_id, group in list(self.groups.items()):
+            doomed = [tp for tp in group.offsets if tp[0] == topic]
+            if not doomed:
+                continue
+            self._drop_offsets(group_id, group, doomed, f"deleted topic {topic}'s")
+            if group.is_(EMPTY) and not group.offsets:
+                self._delete_group(group_id)
+
+    def partition_exists(self, topic: str, partition: int) -> bool:
+        metadata = self.logs.topics.get(topic)
+        return metadata is not None and 0 <= partition < metadata.partitions
