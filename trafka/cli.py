@@ -28,6 +28,12 @@ def _serve(args) -> int:
         return 2
     if ignored := config.without_effect():
         log.warning("accepted but without effect in trafka (see docs/configuration.md): %s", ", ".join(ignored))
+    if args.data_dir is None:  # Kafka's log.dirs names the data dir when --data-dir does not
+        dirs = [d.strip() for d in (config["log.dirs"] or "./data").split(",") if d.strip()]
+        if len(dirs) != 1:
+            print(f"trafka: log.dirs names {len(dirs)} directories; trafka keeps its data in one", file=sys.stderr)
+            return 2
+        args.data_dir = dirs[0]
     try:
         broker = Broker(Path(args.data_dir), config)
     except (StorageError, ValueError) as exc:  # ValueError: an unreadable security file
@@ -219,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     serve_p = sub.add_parser("serve", help="run the broker")
     serve_p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve_p.add_argument("--port", type=int, default=9092, help="port to bind; 0 picks a free one (default 9092)")
-    serve_p.add_argument("--data-dir", default="./data", help="where the logs live (default ./data)")
+    serve_p.add_argument("--data-dir", default=None, help="where the logs live (default: log.dirs, else ./data)")
     serve_p.add_argument("--config", action="append", default=[], metavar="NAME=VALUE", help="a broker setting by Kafka's name (repeatable)")
     serve_p.add_argument("--config-file", action="append", default=[], type=Path, metavar="FILE", help="a Kafka-style properties file")
     serve_p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")

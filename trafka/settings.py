@@ -294,6 +294,7 @@ _SECURITY: list[Setting] = [
     Setting("ssl.cipher.suites", _T.STRING, "", "cipher names for TLS 1.2 (default: OpenSSL's)"),
     Setting("ssl.protocol", _T.STRING, "TLSv1.3", "ssl.enabled.protocols decides", effect=False),
     Setting("ssl.endpoint.identification.algorithm", _T.STRING, "https", "a broker does not verify client host names", effect=False),
+    Setting("log.dirs", _T.STRING, None, "the data directory (one only) when --data-dir is not given"),
     Setting("authorizer.class.name", _T.STRING, "", "must stay empty: trafka has no authorizer yet, and a broker asked for one refuses to start rather than run without ACLs (ACL requests answer SECURITY_DISABLED)", validator=_no_authorizer_yet),
 ]
 
@@ -341,6 +342,23 @@ _TRANSACTION: list[Setting] = [
 # -- Kafka broker settings trafka accepts and ignores (replication, quotas, tuning of threads and
 # buffers): a server.properties written for Kafka starts trafka with one warning -------------
 _WITHOUT_EFFECT: list[Setting] = [
+    # what Kafka 4's KRaft combined-mode config/server.properties sets (docs/security.md)
+    Setting("process.roles", _T.STRING, "", "a trafka broker is broker and controller in one", effect=False),
+    Setting("controller.quorum.bootstrap.servers", _T.STRING, "", "there is no controller quorum", effect=False),
+    Setting("controller.quorum.voters", _T.STRING, "", "there is no controller quorum", effect=False),
+    Setting("inter.broker.listener.name", _T.STRING, "", "there are no other brokers", effect=False),
+    Setting("security.inter.broker.protocol", _T.STRING, "PLAINTEXT", "there are no other brokers", effect=False),
+    Setting("sasl.mechanism.inter.broker.protocol", _T.STRING, "GSSAPI", "there are no other brokers", effect=False),
+    Setting("sasl.mechanism.controller.protocol", _T.STRING, "GSSAPI", "there is no controller quorum", effect=False),
+    Setting("num.network.threads", _T.INT, "3", "one trio event loop serves every connection", validator=at_least(1), effect=False),
+    Setting("num.io.threads", _T.INT, "8", "one trio event loop serves every request", validator=at_least(1), effect=False),
+    Setting("num.recovery.threads.per.data.dir", _T.INT, "2", "logs are recovered in one pass", validator=at_least(1), effect=False),
+    Setting("socket.send.buffer.bytes", _T.INT, "102400", "the operating system's socket buffers are used", effect=False),
+    Setting("socket.receive.buffer.bytes", _T.INT, "102400", "the operating system's socket buffers are used", effect=False),
+    Setting("offsets.topic.replication.factor", _T.SHORT, "3", "there is one replica", validator=at_least(1), effect=False),
+    Setting("share.coordinator.state.topic.replication.factor", _T.SHORT, "3", "there is one replica", validator=at_least(1), effect=False),
+    Setting("share.coordinator.state.topic.min.isr", _T.SHORT, "2", "there is one replica", validator=at_least(1), effect=False),
+    Setting("log.dir", _T.STRING, "/tmp/kafka-logs", "the data dir is --data-dir, or log.dirs", effect=False),
 ]
 
 
