@@ -88,13 +88,14 @@ def between(lo: float, hi: float) -> Range:
 
 @dataclass(frozen=True)
 class OneOf:
-    """A STRING from a fixed set, or for a LIST every item from the set (and at least one)."""
+    """A STRING from a fixed set, or for a LIST every item from the set (none is allowed, as Kafka's
+    cleanup.policy since KIP-1161)."""
 
     choices: tuple[str, ...]
 
     def __call__(self, value) -> None:
         if isinstance(value, tuple):
-            if not value or any(item not in self.choices for item in value):
+            if any(item not in self.choices for item in value):
                 raise ConfigError(f"every item must be one of {', '.join(self.choices)}, got {','.join(value)!r}")
         elif value not in self.choices:
             raise ConfigError(f"must be one of {', '.join(self.choices)}, got {value!r}")
@@ -202,7 +203,7 @@ _CLEANUP_POLICY = one_of("delete", "compact")
 
 # -- topic configs and their broker-wide defaults (log.*) ---------------------------------------
 _TOPIC_CONFIGS: list[Setting] = [
-    *_topic("cleanup.policy", _T.LIST, "delete", "delete (retention), compact (keep the latest record per key), or both",
+    *_topic("cleanup.policy", _T.LIST, "delete", "delete (retention), compact (keep the latest record per key), both, or empty (keep everything, KIP-1161)",
             _CLEANUP_POLICY, broker="log.cleanup.policy"),
     *_topic("compression.type", _T.STRING, "producer", "batches are always stored as the producer sent them",
             _COMPRESSION, broker="compression.type", effect=False),

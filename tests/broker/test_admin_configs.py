@@ -42,6 +42,17 @@ def test_create_with_configs_describe_and_alter(admin):
     assert (configs["retention.ms"], configs["segment.ms"]) == ("120000", "10000")
 
 
+def test_list_config_subtracted_to_nothing(admin):
+    """Kafka accepts an empty cleanup.policy (KIP-1161: delete with infinite retention); an
+    item outside the allowed set is still refused."""
+    admin.create_topics([NewTopic("nopolicy", 1, 1, topic_configs={"cleanup.policy": "delete"})])
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "nopolicy", configs={"cleanup.policy": ("SUBTRACT", "delete")})])
+    assert describe(admin, "nopolicy")["cleanup.policy"] == ""
+    result = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "nopolicy", configs={"cleanup.policy": ("APPEND", "shred")})])
+    assert "InvalidConfigurationError" in str(result["topic"]["nopolicy"])
+    assert describe(admin, "nopolicy")["cleanup.policy"] == ""
+
+
 def test_invalid_configs_are_refused(admin):
     with pytest.raises(InvalidConfigurationError):
         admin.create_topics([NewTopic("bad", 1, 1, topic_configs={"retention.ms": "soon"})])

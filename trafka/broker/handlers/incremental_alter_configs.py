@@ -2,7 +2,8 @@
 
 Behavior:
 - SET, DELETE, APPEND and SUBTRACT on a topic's overrides; APPEND and SUBTRACT only for list
-  configs (cleanup.policy), INVALID_CONFIG otherwise, as in Kafka.
+  configs (cleanup.policy), INVALID_CONFIG otherwise, as in Kafka. A list may be SUBTRACTed to
+  nothing: an empty cleanup.policy keeps every record (KIP-1161).
 - Broker settings are static in trafka: altering them is INVALID_REQUEST.
 """
 
