@@ -36,6 +36,10 @@ ENV TRAFKA_ADVERTISED_HOST="" \
     TRAFKA_ADVERTISED_PORT="" \
     TRAFKA_HOST=0.0.0.0 \
     TRAFKA_PORT=9092
+# SASL and TLS (docs/security.md, "Docker"): mount a Kafka-style properties file with listeners,
+# ssl.* and sasl.jaas.config and run `trafka serve --config-file /etc/trafka/server.properties
+# --data-dir /var/lib/trafka`; keep a PLAINTEXT or SASL_PLAINTEXT listener on $TRAFKA_PORT for the
+# health check (ApiVersions needs no login), or give --health-cmd none.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
     CMD ["sh", "-c", "exec trafka healthcheck --host 127.0.0.1 --port \"$TRAFKA_PORT\""]
 CMD ["sh", "-c", "exec trafka serve --host \"$TRAFKA_HOST\" --port \"$TRAFKA_PORT\" --data-dir /var/lib/trafka ${TRAFKA_ADVERTISED_HOST:+--config advertised.host=$TRAFKA_ADVERTISED_HOST} ${TRAFKA_ADVERTISED_PORT:+--config advertised.port=$TRAFKA_ADVERTISED_PORT}"]
