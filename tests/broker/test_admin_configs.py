@@ -82,3 +82,16 @@ def test_create_partitions(admin):
     assert len(admin.describe_topics(["grow"])[0]["partitions"]) == 5
     with pytest.raises(InvalidPartitionsError):
         admin.create_partitions({"grow": NewPartitions(3)})
+
+
+def test_broker_configs_read_as_a_kafka4_node(admin, trafka_broker):
+    """DescribeConfigs for the broker answers the settings every KRaft node has, with the
+    values in force: the listener the client reached, the data dir, broker and controller."""
+    result = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "0")], config_filter="all")
+    configs = {name: entry["value"] for name, entry in result["broker"]["0"].items()}
+    endpoint = f"PLAINTEXT://{trafka_broker.bootstrap_servers}"
+    assert configs["advertised.listeners"] == endpoint
+    assert configs["listeners"] == endpoint
+    assert configs["process.roles"] == "broker,controller"
+    assert configs["node.id"] == "0"
+    assert configs["log.dirs"] == str(trafka_broker.data_dir.resolve())

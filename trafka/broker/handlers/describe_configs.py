@@ -4,7 +4,9 @@ Behavior:
 - Topics: every topic config with its value in force and its source (topic override, the
   broker's `log.*` setting, or Kafka's default), with synonyms when asked.
 - Broker (resource name "" or this node's id): the settings trafka accepts, with the value in
-  force; those given at start are STATIC_BROKER_CONFIG, the rest DEFAULT_CONFIG.
+  force; those given at start are STATIC_BROKER_CONFIG, the rest DEFAULT_CONFIG. The settings
+  a KRaft node cannot start without (process.roles, listeners, advertised.listeners, log.dirs)
+  read as a one-node Kafka 4 reports them: STATIC_BROKER_CONFIG with the values in force.
 - Broker loggers and other resource types: INVALID_REQUEST.
 - Documentation (v3+) is the one-line description trafka keeps for each setting.
 """
@@ -48,13 +50,32 @@ def _topic_configs(broker, resource, include_synonyms: bool) -> list[dict]:
     ]
 
 
+def _kraft_identity(broker) -> dict[str, str]:
+    """The settings every KRaft node's server.properties must give, as this broker runs them
+    (the listeners it bound, its data dir), so they read as a one-node Kafka 4 reports them."""
+    data_dir = str(broker.data_dir.resolve())
+    return {
+        "process.roles": "broker,controller",
+        "listeners": ",".join(str(listener) for listener in broker.listeners),
+        "advertised.listeners": ",".join(
+            "{}://{}:{}".format(listener.name, *listener.advertised) for listener in broker.listeners
+        ),
+        "log.dirs": data_dir,
+        "log.dir": data_dir,
+    }
+
+
 def _broker_configs(broker, resource, include_synonyms: bool) -> list[dict]:
     configs = []
+    in_force = _kraft_identity(broker)
     for name, setting in sorted(SETTINGS.items()):
         if not _wanted(resource, name):
             continue
-        source = ConfigSource.STATIC_BROKER_CONFIG if name in broker.config.raw else ConfigSource.DEFAULT_CONFIG
-        text = None if setting.sensitive else setting.format(broker.config[name])
+        if name in in_force and broker.listeners:
+            source, text = ConfigSource.STATIC_BROKER_CONFIG, in_force[name]
+        else:
+            source = ConfigSource.STATIC_BROKER_CONFIG if name in broker.config.raw else ConfigSource.DEFAULT_CONFIG
+            text = None if setting.sensitive else setting.format(broker.config[name])
         configs.append({
             "name": name,
             "value": text,
