@@ -1,0 +1,88 @@
+"""connections.max.reauth.ms (KIP-368): the session lifetime is announced in SaslAuthenticate; a
+client that re-authenticates keeps its connection, one that does not is closed at its next
+request; a SASL handshake v0 sends bare tokens."""
+
+import struct
+import time
+
+import pytest
+
+from trafka.testing import TrafkaBroker
+from trafka.testing.rawwire import RawClient
+
+JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";'
+LIFETIME_MS = 1500
+
+
+@pytest.fixture(scope="module")
+def reauth_broker(tmp_path_factory):
+    broker = TrafkaBroker(data_dir=tmp_path_factory.mktemp("reauth") / "data", config={
+        "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.jaas.config": JAAS,
+        "connections.max.reauth.ms": LIFETIME_MS})
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def _login(raw: RawClient, password: str = "alice-secret"):
+    assert raw.request(17, 1, {"mechanism": "PLAIN"}).error_code == 0
+    return raw.request(36, 2, {"auth_bytes": b"\0alice\0" + password.encode()})
+
+
+def test_the_session_lifetime_is_announced_and_enforced(reauth_broker):
+    bootstrap = reauth_broker.bootstrap("SASL_PLAINTEXT")
+    with RawClient(bootstrap) as raw:
+        answer = _login(raw)
+        assert (answer.error_code, answer.session_lifetime_ms) == (0, LIFETIME_MS)
+        assert raw.request(3, 1, {"topics": []}).brokers  # served while the session lives
+        time.sleep(LIFETIME_MS / 1000 + 0.3)
+        # re-authenticating on the same connection renews the session
+        assert _login(raw).error_code == 0
+        assert raw.request(3, 1, {"topics": []}).brokers
+        time.sleep(LIFETIME_MS / 1000 + 0.3)
+        with pytest.raises((ConnectionError, OSError, EOFError, struct.error, ValueError)):
+            raw.request(3, 1, {"topics": []})
+    assert "expired (connections.max.reauth.ms) without re-authentication" in reauth_broker.log_text()
+
+
+def test_wrong_password_is_sasl_authentication_failed_and_closes(reauth_broker):
+    with RawClient(reauth_broker.bootstrap("SASL_PLAINTEXT")) as raw:
+        answer = _login(raw, "wrong")
+        assert answer.error_code == 58  # SASL_AUTHENTICATION_FAILED
+        assert answer.error_message == "Authentication failed: Invalid username or password"
+        with pytest.raises((ConnectionError, OSError, EOFError, struct.error, ValueError)):
+            raw.request(18, 0, {})
+
+
+def test_handshake_v0_then_bare_tokens(reauth_broker):
+    with RawClient(reauth_broker.bootstrap("SASL_PLAINTEXT")) as raw:
+        assert raw.request(17, 0, {"mechanism": "PLAIN"}).error_code == 0
+        token = b"\0alice\0alice-secret"
+        raw.sock.sendall(struct.pack(">i", len(token)) + token)
+        assert raw._read(4) == b"\0\0\0\0"  # an empty bare reply: authenticated
+        assert raw.request(3, 1, {"topics": []}).brokers
+
+
+def test_java_client_reauthenticates_and_keeps_working(reauth_broker):
+    from compat_tests.java import JavaKafka, JavaUnavailable
+
+    try:
+        java = JavaKafka("4.3.0")
+    except JavaUnavailable as exc:
+        pytest.skip(f"Java kafka-clients 4.3.0 unavailable: {exc}")
+    try:
+        producer = java.make_producer({
+            "bootstrap.servers": reauth_broker.bootstrap("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN", "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule '
+                                                           'required username="alice" password="alice-secret";'})
+        before = reauth_broker.log_text().count("authenticated User:alice")
+        for i in range(3):
+            producer.send("reauth-topic", value=f"v{i}".encode())
+            time.sleep(LIFETIME_MS / 1000 + 0.5)
+        producer.send("reauth-topic", value=b"last")
+        assert reauth_broker.log_text().count("authenticated User:alice") - before >= 3  # login + re-logins
+        assert "without re-authentication" not in reauth_broker.log_text().split("authenticated User:alice")[-1]
+    finally:
+        java.shutdown()
