@@ -56,8 +56,11 @@ def test_oauthbearer_invalid_token_refused(secure_broker):
     ("SASL_SSL", ["-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanisms=PLAIN",
                   "-X", "sasl.username=bob", "-X", "sasl.password=bob-secret"]),
     ("SSL", ["-X", "security.protocol=SSL"]),
+    ("SASL_PLAINTEXT", ["-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=SCRAM-SHA-512",
+                        "-X", "sasl.username=kcat-scram", "-X", "sasl.password=kcat-scram-secret"]),
 ])
 def test_kcat_produce_and_consume(secure_broker, pki, listener, options):
+    upsert_scram(secure_broker.bootstrap("PLAINTEXT"), "kcat-scram", "kcat-scram-secret", "SCRAM-SHA-512")
     options = options + (["-X", f"ssl.ca.location={pki.ca_pem}"] if "SSL" in listener else [])
     topic = f"kcat-{uuid.uuid4().hex[:8]}"
     base = [shutil.which("kcat"), "-b", secure_broker.bootstrap(listener), *options]

@@ -143,7 +143,7 @@ class ScramServer:
             raise AuthenticationFailed(f"Authentication failed during authentication due to invalid credentials "
                                        f"with SASL mechanism {self.mechanism}")
         self._credential = credential
-        self._nonce = attrs["r"] + base64.b64encode(secrets.token_bytes(18)).decode()
+        self._nonce = attrs["r"] + secrets.token_hex(16)
         self._server_first = (f"r={self._nonce},s={base64.b64encode(credential.salt).decode()},"
                               f"i={credential.iterations}")
         self._state = "final"
@@ -154,8 +154,10 @@ class ScramServer:
         if not sep:
             raise AuthenticationFailed("SCRAM client-final message lacks p=")
         attrs = _attributes(without_proof)
-        if attrs.get("r") != self._nonce:
-            raise AuthenticationFailed("SCRAM nonce mismatch")
+        # Kafka checks that the nonce ends with the server's, as librdkafka before 2.1 (kcat)
+        # sends its own nonce again in front of it.
+        if not attrs.get("r", "").endswith(self._nonce):
+            raise AuthenticationFailed("Invalid client nonce in the final client message")
         if attrs.get("c") != base64.b64encode(self._gs2_header.encode()).decode():
             raise AuthenticationFailed("SCRAM channel binding mismatch")
         auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}".encode()
