@@ -55,6 +55,7 @@ CAPABILITIES = {
     "metadata": "metadata / list topics",
     "admin-topics": "admin: create and delete topics",
     "admin-configs": "admin: describe configs",
+    "admin-cluster": "admin: describe cluster (DescribeCluster)",
     "list-offsets": "list offsets: earliest, latest, by timestamp",
     "transactions": "transactions: commit/abort, read_committed, offsets in a transaction, fencing, timeout",
 }

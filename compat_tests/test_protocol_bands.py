@@ -18,6 +18,8 @@ BANDS = {
     32: (1, 4), 33: (0, 2), 37: (0, 3), 42: (0, 2), 44: (0, 1), 47: (0, 0), 61: (0, 0), 65: (0, 0), 66: (0, 2),
     # security (docs/security.md): SASL, the ACL APIs (SECURITY_DISABLED for now), SCRAM credentials
     17: (0, 1), 36: (0, 2), 29: (1, 3), 30: (1, 3), 31: (1, 3), 50: (0, 0), 51: (0, 0),
+    # Kafka 4 admin and metadata APIs (issue 13), Kafka 4.1's bands
+    60: (0, 2),
 }
 
 

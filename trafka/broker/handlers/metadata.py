@@ -6,7 +6,8 @@ Behavior:
   and the request allows it (v4+ asks explicitly; older versions always allow). Unlike Kafka,
   a freshly created topic is reported ready at once (no LEADER_NOT_AVAILABLE round).
 - Topic ids (v10+) are looked up by id when a request names topics by id.
-- Authorized operations are not computed (no ACLs): reported as "not requested".
+- Cluster authorized operations (v8-10, when asked): every cluster operation, as Kafka without
+  an authorizer answers (trafka enforces no ACLs); topic authorized operations are not computed.
 - Answers are encoded once and cached (per version and requested topics) until the topic set
   changes (LogManager.generation); a cache hit encodes nothing. Anything that makes the answer
   depend on the caller (ACL filtering) must add the caller to the cache key.
@@ -15,6 +16,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.cluster import cluster_authorized_operations
 from trafka.broker.sending import EncodedBody
 from trafka.broker.topics import get_or_create_topic
 from trafka.storage.errors import InvalidTopic, UnknownTopic
@@ -133,4 +135,6 @@ def _answer(ctx, request) -> dict:
         "cluster_id": broker.cluster_id,
         "controller_id": broker.node_id,
         "topics": topics,
+        "cluster_authorized_operations": cluster_authorized_operations(
+            request.get("include_cluster_authorized_operations", False)),
     }

@@ -1,0 +1,48 @@
+"""DescribeCluster (key 60), versions 0-2.
+
+Behavior:
+- As a one-node KRaft cluster answers on its broker listener: the cluster id, this node as the
+  only broker (the address of the listener the client came in on, never fenced) and, as Kafka's
+  brokers do, a random live broker as controller id: this node.
+- endpoint_type 2 (controllers, KIP-919) is MISMATCHED_ENDPOINT_TYPE here, as a Kafka broker
+  listener answers it; any other type is UNSUPPORTED_ENDPOINT_TYPE.
+- include_cluster_authorized_operations: every cluster operation (trafka enforces no ACLs, and
+  Kafka without an authorizer answers the same).
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.cluster import cluster_authorized_operations
+from trafka.wire.errors import ErrorCode
+
+BROKERS, CONTROLLERS = 1, 2
+
+
+def _refuse(endpoint_type: int, error: ErrorCode, message: str, cluster_id: str) -> dict:
+    return {"throttle_time_ms": 0, "error_code": error, "error_message": message, "endpoint_type": endpoint_type,
+            "cluster_id": cluster_id, "controller_id": -1, "brokers": []}
+
+
+@registry.handles(60, min_version=0, max_version=2)
+async def handle(ctx, request):
+    broker = ctx.broker
+    endpoint_type = request.get("endpoint_type", BROKERS)
+    if endpoint_type == CONTROLLERS:
+        return _refuse(endpoint_type, ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+                       "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
+                       broker.cluster_id)
+    if endpoint_type != BROKERS:
+        return _refuse(endpoint_type, ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, f"unknown endpoint type {endpoint_type}",
+                       broker.cluster_id)
+    host, port = ctx.listener.advertised
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "endpoint_type": BROKERS,
+        "cluster_id": broker.cluster_id,
+        "controller_id": broker.node_id,
+        "brokers": [{"broker_id": broker.node_id, "host": host, "port": port, "rack": None, "is_fenced": False}],
+        "cluster_authorized_operations": cluster_authorized_operations(request.include_cluster_authorized_operations),
+    }
