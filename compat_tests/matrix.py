@@ -56,6 +56,7 @@ CAPABILITIES = {
     "admin-topics": "admin: create and delete topics",
     "admin-configs": "admin: describe configs",
     "admin-cluster": "admin: describe cluster (DescribeCluster)",
+    "admin-log-dirs": "admin: describe log dirs (DescribeLogDirs)",
     "list-offsets": "list offsets: earliest, latest, by timestamp",
     "transactions": "transactions: commit/abort, read_committed, offsets in a transaction, fencing, timeout",
 }

@@ -60,3 +60,53 @@ def test_java_describe_cluster(java_client_43, bootstrap):
     assert [(n.id(), n.host(), n.port()) for n in _jiter(nodes)] == [(0, host, port)]
     assert controller.id() == 0
     assert len(cluster_id) == 22
+
+
+def _produced_topic(bootstrap: str, name: str, value: bytes) -> str:
+    from kafka import KafkaProducer
+
+    from compat_tests.conftest import make_topic
+
+    make_topic(bootstrap, name, partitions=2)
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    producer.send(name, value, partition=1).get(timeout=10)
+    producer.close()
+    return name
+
+
+@pytest.mark.compat("admin-log-dirs")
+@pytest.mark.compat_client("kafka-python")
+def test_kafka_python_describe_log_dirs(bootstrap, trafka_session_broker):
+    from kafka import KafkaAdminClient
+
+    topic = _produced_topic(bootstrap, "logdirs-kp", b"x" * 1000)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        (answer,) = admin.describe_log_dirs({topic: [0, 1, 7]})
+    finally:
+        admin.close()
+    (log_dir,) = answer["log_dirs"]
+    assert log_dir["log_dir"] == str(trafka_session_broker.data_dir.resolve())
+    (described,) = log_dir["topics"]
+    sizes = {p["partition_index"]: p["partition_size"] for p in described["partitions"]}
+    assert set(sizes) == {0, 1}  # partition 7 does not exist: left out
+    assert sizes[0] == 0 and sizes[1] > 1000
+
+
+@pytest.mark.compat("admin-log-dirs")
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_describe_log_dirs(java_client_43, bootstrap, trafka_session_broker):
+    topic = _produced_topic(bootstrap, "logdirs-java", b"y" * 1000)
+    admin = java_client_43.make_admin({"bootstrap.servers": bootstrap})
+    jvm, call = java_client_43.jvm, java_client_43.call
+    brokers = jvm.java.util.ArrayList()
+    brokers.add(0)
+    by_broker = call(call(call(admin.j.describeLogDirs, brokers).allDescriptions).get)
+    dirs = by_broker.get(0)
+    data_dir = str(trafka_session_broker.data_dir.resolve())
+    assert list(_jiter(dirs.keySet())) == [data_dir]
+    description = dirs.get(data_dir)
+    replicas = description.replicaInfos()
+    assert replicas.get(java_client_43.tp(topic, 1)).size() > 1000
+    assert replicas.get(java_client_43.tp(topic, 0)).size() == 0
+    assert description.totalBytes().getAsLong() >= description.usableBytes().getAsLong() > 0
