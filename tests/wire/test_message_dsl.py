@@ -11,7 +11,7 @@ from trafka.wire.messages.api_versions import API as API_VERSIONS
 from trafka.wire.schema import Array, Field, Message, Versions
 from trafka.wire.types import INT16, INT32, INT64, STRING, encode_uvarint
 
-from wire_samples import sample
+from wire_samples import on_the_wire, sample
 
 
 @pytest.mark.parametrize(
@@ -34,9 +34,32 @@ def test_field_exists_only_in_its_versions():
     message = Message("M", "0-3", "none", [Field("a", INT16), Field("b", INT32, "2+"), Field("c", INT16, "0-1")])
     assert message.build({"a": 1, "b": 2, "c": 3}, 1) == b"\x00\x01\x00\x03"
     assert message.build({"a": 1, "b": 2, "c": 3}, 2) == b"\x00\x01\x00\x00\x00\x02"
-    assert message.parse(b"\x00\x01\x00\x00\x00\x02", 2) == {"a": 1, "b": 2}
+    # The wire carries a and b; c, absent in v2, parses to its default so handlers never repeat it.
+    assert message.parse(b"\x00\x01\x00\x00\x00\x02", 2) == {"a": 1, "b": 2, "c": 0}
     with pytest.raises(ValueError):
         message.struct(4)
+
+
+def test_absent_fields_parse_to_their_declared_defaults():
+    message = Message("M", "0-3", "none", [
+        Field("a", INT16), Field("b", INT32, "2+", default=-1), Field("s", STRING, "3+", nullable="3+"),
+        Field("xs", Array([Field("p", INT32), Field("e", INT32, "1+", default=-1)]), "0+"),
+    ])
+    assert message.parse(b"\x00\x01\x00\x00\x00\x01\x00\x00\x00\x07", 0) == {
+        "a": 1, "b": -1, "s": None, "xs": [{"p": 7, "e": -1}]}
+
+
+def test_building_an_undeclared_name_is_an_error():
+    message = Message("M", "0-3", "none", [
+        Field("a", INT16), Field("b", INT32, "2+"),
+        Field("xs", Array([Field("high_watermark", INT64)])),
+    ])
+    # b is declared (from v2): naming it in v1 is fine and leaves it out of the bytes.
+    assert message.build({"a": 1, "b": 2, "xs": []}, 1) == b"\x00\x01\x00\x00\x00\x00"
+    with pytest.raises(c.ConstructError, match="high_watermak"):
+        message.build({"a": 1, "xs": [{"high_watermak": 5}]}, 1)
+    with pytest.raises(c.ConstructError, match="bb"):
+        message.build({"a": 1, "bb": 2}, 3)
 
 
 NULLABLE = Message("N", "0-1", "1+", [Field("s", STRING, nullable="1+"), Field("xs", Array(INT32), nullable="1+")])
@@ -139,6 +162,8 @@ def test_api_versions_still_round_trips_with_tagged_features():
     assert API_VERSIONS.response.parse(API_VERSIONS.response.build(body, 0), 0) == {
         "error_code": 0,
         "api_keys": body["api_keys"],
+        # absent in v0: their declared defaults
+        "throttle_time_ms": 0, "supported_features": [], "finalized_features_epoch": -1, "finalized_features": [],
     }
 
 
@@ -147,7 +172,7 @@ def test_truncated_request_frame_is_malformed_not_a_crash():
     body = sample(metadata.request, 12, nulls=False)
     frame = encode_request(metadata, 12, 1, "client", body)[4:]
     header = peek_header(frame)
-    assert decode_request(frame, header, metadata) == body
+    assert on_the_wire(metadata.request.fields, decode_request(frame, header, metadata), 12) == body
     for cut in range(len(frame) - len(metadata.request.build(body, 12)), len(frame)):
         with pytest.raises(MalformedRequest):
             decode_request(frame[:cut], header, metadata)

@@ -58,3 +58,23 @@ class Sampler:
 
 def sample(message: Message, version: int, nulls: bool) -> dict:
     return Sampler(version, message.is_flexible(version), nulls).struct(message.fields)
+
+
+def on_the_wire(fields: list[Field], parsed: dict, version: int) -> dict:
+    """A parsed message without the fields its version does not carry, after checking that each
+    of those holds its declared default (parsing gives every declared field)."""
+    out = {}
+    for f in fields:
+        value = parsed[f.name]
+        if not f.present_in(version):
+            assert value == f.default_for(version), f"{f.name}: absent, {value!r} is not its default"
+            continue
+        item = f.type.item if isinstance(f.type, Array) else f.type
+        if isinstance(item, list) and value is not None:
+            if isinstance(f.type, Array):
+                value = [on_the_wire(item, v, version) for v in value]
+            else:
+                value = on_the_wire(item, value, version)
+        out[f.name] = value
+    assert set(parsed) == {f.name for f in fields}, f"parsed {sorted(parsed)} is not every declared field"
+    return out

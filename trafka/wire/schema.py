@@ -81,7 +81,7 @@ class Field:
     def default_for(self, version: int):
         if self.default is not _MISSING:
             return self.default
-        if self.is_nullable_in(version):
+        if self.is_nullable_in(version) or (not self.present_in(version) and self._nullable != NO_VERSIONS):
             return None
         if isinstance(self.type, (Array,)):
             return []
@@ -104,20 +104,31 @@ class Field:
         return self.type.construct(flexible, nullable)
 
 
-_TYPE_DEFAULTS = {"string": "", "bytes": b"", "records": b"", "bool": False, "uuid": t.ZERO_UUID}
+_TYPE_DEFAULTS = {"string": "", "bytes": b"", "records": b"", "bool": False, "uuid": t.ZERO_UUID}  # noqa: E501
 
 
 class KafkaStruct(c.Construct):
     """Fields in order, then (flexible versions) the tagged-field section.
 
-    Parses to a `construct.Container`; building fills absent fields with their defaults, so
-    handlers only name what they mean. Compiles to straight-line code with `.compile()`.
+    The boundary is strict both ways. Parsing gives every declared field: those the version
+    does not carry get their declared default (`absent`), so handlers never repeat defaults.
+    Building fills fields the object leaves out with their defaults, so handlers only name what
+    they mean, but a name the message never declares (in any version) is an error: a misspelt
+    response key fails loudly instead of sending the default.
     """
 
-    def __init__(self, fields: list[tuple[str, c.Construct, object]], tagged: t.TaggedFields | None):
+    def __init__(
+        self,
+        fields: list[tuple[str, c.Construct, object]],
+        tagged: t.TaggedFields | None,
+        absent: list[tuple[str, object]] = (),
+        declared: frozenset[str] = frozenset(),
+    ):
         super().__init__()
         self.fields = fields
         self.tagged = tagged
+        self.absent = list(absent)
+        self.declared = declared
 
     def _parse(self, stream, context, path):
         result = c.Container()
@@ -125,9 +136,16 @@ class KafkaStruct(c.Construct):
             result[name] = con._parsereport(stream, context, path)
         if self.tagged is not None:
             result.update(self.tagged._parse(stream, context, path))
+        for name, default in self.absent:
+            result[name] = list(default) if type(default) is list else default
         return result
 
+    def _check_names(self, obj, path):
+        if not self.declared.issuperset(obj):
+            raise UndeclaredField(f"undeclared field(s) {sorted(set(obj) - self.declared)} at {path}")
+
     def _build(self, obj, stream, context, path):
+        self._check_names(obj, path)
         for name, con, default in self.fields:
             con._build(obj.get(name, default), stream, context, path)
         if self.tagged is not None:
@@ -136,18 +154,33 @@ class KafkaStruct(c.Construct):
 
     def _emitparse(self, code):
         fname = f"parse_kafkastruct_{code.allocateId()}"
+        code.append("from uuid import UUID\n")
         lines = [f"def {fname}(io, this):", "    result = Container()"]
         for name, con, _ in self.fields:
             lines.append(f"    result[{name!r}] = {con._compileparse(code)}")
         if self.tagged is not None:
             lines.append(f"    result.update({self.tagged._compileparse(code)})")
+        for name, default in self.absent:
+            lines.append(f"    result[{name!r}] = {default!r}")
         lines.append("    return result")
         code.append("\n".join(lines) + "\n")
         return f"{fname}(io, this)"
 
     def _emitbuild(self, code):
         fname = f"build_kafkastruct_{code.allocateId()}"
-        lines = [f"def {fname}(obj, io, this):", "    objdict = obj"]
+        check = f"check_kafkastruct_{code.allocateId()}"
+        code.append("from uuid import UUID\n")
+        code.append(f"{check} = {sorted(self.declared)!r}\n{check} = frozenset({check})\n")
+        code.append(
+            f"def raise_{check}(obj):\n"
+            f"    from trafka.wire.schema import UndeclaredField\n"
+            f"    raise UndeclaredField('undeclared field(s) %s' % sorted(set(obj) - {check}))\n"
+        )
+        lines = [
+            f"def {fname}(obj, io, this):",
+            "    objdict = obj",
+            f"    if not {check}.issuperset(obj): raise_{check}(obj)",
+        ]
         for name, con, default in self.fields:
             lines.append(f"    obj = objdict.get({name!r}, {default!r})")
             lines.append(f"    {con._compilebuild(code)}")
@@ -159,17 +192,23 @@ class KafkaStruct(c.Construct):
         return f"{fname}(obj, io, this)"
 
 
+class UndeclaredField(c.ConstructError):
+    """A response (or request) was built with a name its message does not declare."""
+
+
 def compile_struct(fields: list[Field], version: int, flexible: bool) -> KafkaStruct:
-    regular, tagged = [], {}
+    regular, tagged, absent = [], {}, []
     for f in fields:
         if not f.present_in(version):
+            absent.append((f.name, f.default_for(version)))
             continue
         con = f.construct(version, flexible)
         if f.is_tagged_in(version, flexible):
             tagged[f.tag] = (f.name, con, f.default_for(version))
         else:
             regular.append((f.name, con, f.default_for(version)))
-    return KafkaStruct(regular, t.TaggedFields(tagged) if flexible else None)
+    declared = frozenset(f.name for f in fields)
+    return KafkaStruct(regular, t.TaggedFields(tagged) if flexible else None, absent, declared)
 
 
 @dataclass

@@ -184,7 +184,7 @@ class UuidC(c.Construct):
         return uuid.UUID(bytes=_read_exact(stream, 16))
 
     def _build(self, obj, stream, context, path):
-        stream.write(obj.bytes if isinstance(obj, uuid.UUID) else bytes(obj))
+        stream.write(obj.bytes)
         return obj
 
 
@@ -231,7 +231,7 @@ def _prefixed(name, *, text, wide):
 
 
 # The null topic id: what a response carries where it names no topic id.
-ZERO_UUID = bytes(16)
+ZERO_UUID = uuid.UUID(int=0)
 
 INT8 = _fixed("int8", Int8)
 INT16 = _fixed("int16", Int16)

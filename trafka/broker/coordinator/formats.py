@@ -200,7 +200,7 @@ def parse_key(data: bytes) -> OffsetKey | GroupKey:
 def parse_offset_value(data: bytes) -> CommittedOffset:
     version, body = _split(data, OFFSET_COMMIT_VALUE)
     v = OFFSET_COMMIT_VALUE.parse(body, version)
-    return CommittedOffset(v.offset, v.get("leader_epoch", -1), v.metadata, v.commit_timestamp)
+    return CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp)
 
 
 def parse_group_value(data: bytes) -> GroupRecord:
@@ -209,18 +209,18 @@ def parse_group_value(data: bytes) -> GroupRecord:
     members = tuple(
         GroupMemberRecord(
             m.member_id,
-            m.get("group_instance_id"),
+            m.group_instance_id,
             m.client_id,
             m.client_host,
             # v0 had no rebalance timeout: the session timeout served as both.
-            m.get("rebalance_timeout", m.session_timeout),
+            m.session_timeout if version < 1 else m.rebalance_timeout,
             m.session_timeout,
             m.subscription,
             m.assignment,
         )
         for m in v.members
     )
-    return GroupRecord(v.protocol_type, v.generation, v.protocol, v.leader, v.get("current_state_timestamp", -1), members)
+    return GroupRecord(v.protocol_type, v.generation, v.protocol, v.leader, v.current_state_timestamp, members)
 
 
 def java_string_hash(text: str) -> int:

@@ -32,7 +32,7 @@ def _coordinator(ctx, key: str, key_type: int) -> dict:
 
 @registry.handles(10)
 async def handle(ctx, request):
-    key_type = request.get("key_type", GROUP_KEY_TYPE)
+    key_type = request.key_type
     if ctx.version >= 4:
         return {
             "throttle_time_ms": 0,

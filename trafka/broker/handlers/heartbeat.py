@@ -15,6 +15,6 @@ from trafka.broker import registry
 @registry.handles(12)
 async def handle(ctx, request):
     error = ctx.broker.group_coordinator.heartbeat(
-        request.group_id, request.generation_id, request.member_id, request.get("group_instance_id")
+        request.group_id, request.generation_id, request.member_id, request.group_instance_id
     )
     return {"throttle_time_ms": 0, "error_code": error}

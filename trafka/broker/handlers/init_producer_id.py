@@ -22,8 +22,8 @@ FIRST_VERSION_WITH_PRODUCER_FENCED = 4
 
 @registry.handles(22)
 async def handle(ctx, request):
-    current_id = request.get("producer_id", -1)
-    current_epoch = request.get("producer_epoch", -1)
+    current_id = request.producer_id
+    current_epoch = request.producer_epoch
     if request.transactional_id is not None:
         error, producer_id, epoch = ctx.broker.txn_coordinator.init_producer_id(
             request.transactional_id, request.transaction_timeout_ms, current_id, current_epoch

@@ -28,11 +28,11 @@ def client_host(ctx) -> str:
 
 @registry.handles(11)
 async def handle(ctx, request):
-    rebalance_timeout = request.get("rebalance_timeout_ms", -1)
+    rebalance_timeout = request.rebalance_timeout_ms
     result = await ctx.broker.group_coordinator.join_group(JoinRequest(
         group_id=request.group_id,
         member_id=request.member_id,
-        group_instance_id=request.get("group_instance_id"),
+        group_instance_id=request.group_instance_id,
         client_id=ctx.client_id or "",
         client_host=client_host(ctx),
         session_timeout_ms=request.session_timeout_ms,

@@ -17,7 +17,7 @@ from trafka.wire.errors import ErrorCode
 
 @registry.handles(16)
 async def handle(ctx, request):
-    wanted = {GroupState.parse(name) for name in request.get("states_filter") or []}
+    wanted = {GroupState.parse(name) for name in request.states_filter}
     groups = [
         {"group_id": group.group_id, "protocol_type": group.protocol_type or "", "group_state": group.state.value}
         for group in ctx.broker.group_coordinator.groups.values()

@@ -56,7 +56,7 @@ def _partition(broker, topic: str, p, read_committed: bool) -> dict:
 @registry.handles(2)
 async def handle(ctx, request):
     broker = ctx.broker
-    read_committed = request.get("isolation_level", 0) == READ_COMMITTED
+    read_committed = request.isolation_level == READ_COMMITTED
     topics = []
     for t in request.topics:
         topics.append({"name": t.name, "partitions": [_partition(broker, t.name, p, read_committed) for p in t.partitions]})

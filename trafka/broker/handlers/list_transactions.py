@@ -25,13 +25,13 @@ KNOWN_STATES = {s.kafka_name for s in TxnState}
 async def handle(ctx, request):
     states = set(request.state_filters)
     unknown = sorted(states - KNOWN_STATES)
-    pattern = request.get("transactional_id_pattern")
+    pattern = request.transactional_id_pattern
     try:
         compiled = re.compile(pattern) if pattern else None
     except re.error:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REGULAR_EXPRESSION,
                 "unknown_state_filters": unknown, "transaction_states": []}
-    duration = request.get("duration_filter", -1)
+    duration = request.duration_filter
     now = ctx.broker.clock.time_ms()
     found = ctx.broker.txn_coordinator.list(states & KNOWN_STATES if states else None, set(request.producer_id_filters))
     if states and not states & KNOWN_STATES:

@@ -51,8 +51,8 @@ def topic_error(name: str | None, error: ErrorCode, topic_id=ZERO_UUID) -> dict:
 
 
 def _requested_topic(broker, requested, allow_auto_create: bool) -> dict:
-    topic_id = requested.get("topic_id")
-    name = requested.get("name")
+    topic_id = requested.topic_id
+    name = requested.name
     if name is None and topic_id is not None and topic_id.int != 0:
         try:
             return topic_metadata(broker, broker.logs.topic_by_id(topic_id))
@@ -96,11 +96,11 @@ class MetadataCache:
 
 def _cache_key(ctx, request) -> tuple:
     topics = request.topics
-    named = None if topics is None else tuple((t.get("name"), t.get("topic_id")) for t in topics)
+    named = None if topics is None else tuple((t.name, t.topic_id) for t in topics)
     return (
-        ctx.version, named, request.get("allow_auto_topic_creation", True),
-        request.get("include_cluster_authorized_operations", False),
-        request.get("include_topic_authorized_operations", False),
+        ctx.version, named, request.allow_auto_topic_creation,
+        request.include_cluster_authorized_operations,
+        request.include_topic_authorized_operations,
         ctx.listener.name,  # each listener advertises its own address
     )
 
@@ -125,7 +125,7 @@ def _answer(ctx, request) -> dict:
     if all_topics:
         topics = [topic_metadata(broker, broker.logs.topic(name)) for name in broker.logs.list_topics()]
     else:
-        allow = request.get("allow_auto_topic_creation", True)
+        allow = request.allow_auto_topic_creation
         topics = [_requested_topic(broker, t, allow) for t in request.topics]
     return {
         "throttle_time_ms": 0,

@@ -21,7 +21,7 @@ from trafka.broker.coordinator.offsets import OffsetCommit
 @registry.handles(8)
 async def handle(ctx, request):
     commits = [
-        OffsetCommit(t.name, p.partition_index, p.committed_offset, p.get("committed_leader_epoch", -1), p.committed_metadata)
+        OffsetCommit(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
         for t in request.topics
         for p in t.partitions
     ]
@@ -29,7 +29,7 @@ async def handle(ctx, request):
         request.group_id,
         request.generation_id_or_member_epoch,
         request.member_id,
-        request.get("group_instance_id"),
+        request.group_instance_id,
         commits,
     ))
     return {

@@ -59,7 +59,7 @@ def _topics(coordinator, group_id: str, topics, require_stable: bool) -> list[di
 @registry.handles(9)
 async def handle(ctx, request):
     coordinator = ctx.broker.group_coordinator
-    require_stable = bool(request.get("require_stable", False))
+    require_stable = request.require_stable
     if ctx.version >= 8:
         return {
             "throttle_time_ms": 0,

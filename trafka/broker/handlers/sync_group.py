@@ -19,9 +19,9 @@ async def handle(ctx, request):
         request.group_id,
         request.generation_id,
         request.member_id,
-        request.get("group_instance_id"),
-        request.get("protocol_type"),
-        request.get("protocol_name"),
+        request.group_instance_id,
+        request.protocol_type,
+        request.protocol_name,
         {a.member_id: a.assignment for a in request.assignments},
     )
     return {

@@ -33,7 +33,7 @@ def _respond(request, errors) -> dict:
 @registry.handles(28, min_version=0, max_version=4)
 async def handle(ctx, request):
     commits = [
-        OffsetCommit(t.name, p.partition_index, p.committed_offset, p.get("committed_leader_epoch", -1), p.committed_metadata)
+        OffsetCommit(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
         for t in request.topics
         for p in t.partitions
     ]
@@ -47,6 +47,6 @@ async def handle(ctx, request):
     if error:
         return _respond(request, [error] * len(commits))
     return _respond(request, groups.txn_commit_offsets(
-        request.group_id, request.producer_id, request.producer_epoch, request.get("generation_id", -1),
-        request.get("member_id", ""), request.get("group_instance_id"), commits,
+        request.group_id, request.producer_id, request.producer_epoch, request.generation_id,
+        request.member_id, request.group_instance_id, commits,
     ))
