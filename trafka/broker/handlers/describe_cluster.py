@@ -27,7 +27,7 @@ def _refuse(endpoint_type: int, error: ErrorCode, message: str, cluster_id: str)
 @registry.handles(60, min_version=0, max_version=2)
 async def handle(ctx, request):
     broker = ctx.broker
-    endpoint_type = request.get("endpoint_type", BROKERS)
+    endpoint_type = request.endpoint_type
     if endpoint_type == CONTROLLERS:
         return _refuse(endpoint_type, ErrorCode.MISMATCHED_ENDPOINT_TYPE,
                        "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",

@@ -136,5 +136,5 @@ def _answer(ctx, request) -> dict:
         "controller_id": broker.node_id,
         "topics": topics,
         "cluster_authorized_operations": cluster_authorized_operations(
-            request.get("include_cluster_authorized_operations", False)),
+            request.include_cluster_authorized_operations),
     }
