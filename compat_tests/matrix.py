@@ -57,6 +57,7 @@ CAPABILITIES = {
     "admin-configs": "admin: describe configs",
     "admin-cluster": "admin: describe cluster (DescribeCluster)",
     "admin-log-dirs": "admin: describe log dirs (DescribeLogDirs)",
+    "admin-elect-leaders": "admin: elect leaders (ElectLeaders)",
     "list-offsets": "list offsets: earliest, latest, by timestamp",
     "transactions": "transactions: commit/abort, read_committed, offsets in a transaction, fencing, timeout",
 }

@@ -110,3 +110,56 @@ def test_java_describe_log_dirs(java_client_43, bootstrap, trafka_session_broker
     assert replicas.get(java_client_43.tp(topic, 1)).size() > 1000
     assert replicas.get(java_client_43.tp(topic, 0)).size() == 0
     assert description.totalBytes().getAsLong() >= description.usableBytes().getAsLong() > 0
+
+
+@pytest.mark.compat("admin-elect-leaders")
+@pytest.mark.compat_client("kafka-python")
+def test_kafka_python_elect_leaders(bootstrap):
+    from kafka import KafkaAdminClient
+
+    from compat_tests.conftest import make_topic
+
+    topic = make_topic(bootstrap, "elect-kp", partitions=2)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        response = admin.elect_leaders(0, {topic: [0, 1, 9]}, raise_errors=False)
+        everything = admin.elect_leaders(0, None)
+    finally:
+        admin.close()
+    (result,) = response.replica_election_results
+    assert {p.partition_id: p.error_code for p in result.partition_result} == {0: 84, 1: 84, 9: 3}
+    # kafka-python names every partition of every topic for None: none needs an election.
+    assert {p.error_code for r in everything.replica_election_results for p in r.partition_result} == {84}
+
+
+@pytest.mark.compat("admin-elect-leaders")
+@pytest.mark.compat_client("confluent-kafka")
+def test_confluent_elect_leaders(bootstrap):
+    from confluent_kafka import ElectionType, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    from compat_tests.conftest import make_topic
+
+    topic = make_topic(bootstrap, "elect-ck", partitions=1)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    result = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, 0)]).result(timeout=30)
+    ((tp, error),) = result.items()
+    assert (tp.topic, tp.partition) == (topic, 0)
+    assert error.name() == "ELECTION_NOT_NEEDED"
+
+
+@pytest.mark.compat("admin-elect-leaders")
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_elect_leaders(java_client_43, bootstrap):
+    from compat_tests.conftest import make_topic
+
+    topic = make_topic(bootstrap, "elect-java", partitions=1)
+    admin = java_client_43.make_admin({"bootstrap.servers": bootstrap})
+    jvm, call = java_client_43.jvm, java_client_43.call
+    partitions = jvm.java.util.HashSet()
+    partitions.add(java_client_43.tp(topic, 0))
+    election = jvm.org.apache.kafka.common.ElectionType.PREFERRED
+    outcome = call(call(call(admin.j.electLeaders, election, partitions).partitions).get)
+    error = outcome.get(java_client_43.tp(topic, 0))
+    assert error.isPresent()
+    assert error.get().getClass().getSimpleName() == "ElectionNotNeededException"
