@@ -58,6 +58,7 @@ CAPABILITIES = {
     "admin-cluster": "admin: describe cluster (DescribeCluster)",
     "admin-log-dirs": "admin: describe log dirs (DescribeLogDirs)",
     "admin-elect-leaders": "admin: elect leaders (ElectLeaders)",
+    "admin-reassignments": "admin: alter / list partition reassignments",
     "list-offsets": "list offsets: earliest, latest, by timestamp",
     "transactions": "transactions: commit/abort, read_committed, offsets in a transaction, fencing, timeout",
 }

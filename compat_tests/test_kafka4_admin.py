@@ -163,3 +163,56 @@ def test_java_elect_leaders(java_client_43, bootstrap):
     error = outcome.get(java_client_43.tp(topic, 0))
     assert error.isPresent()
     assert error.get().getClass().getSimpleName() == "ElectionNotNeededException"
+
+
+@pytest.mark.compat("admin-reassignments")
+@pytest.mark.compat_client("kafka-python")
+def test_kafka_python_partition_reassignments(bootstrap):
+    from kafka import KafkaAdminClient, TopicPartition
+    from kafka.errors import InvalidReplicationAssignmentError, NoReassignmentInProgressError
+
+    from compat_tests.conftest import make_topic
+
+    topic = make_topic(bootstrap, "reassign-kp", partitions=3)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        outcome = admin.alter_partition_reassignments({
+            TopicPartition(topic, 0): [0],      # to the only broker: done at once
+            TopicPartition(topic, 1): [0, 1],   # broker 1 does not exist
+            TopicPartition(topic, 2): None,     # cancel: nothing in progress
+        })
+        ongoing = admin.list_partition_reassignments()
+    finally:
+        admin.close()
+    assert outcome == {
+        TopicPartition(topic, 0): None,
+        TopicPartition(topic, 1): InvalidReplicationAssignmentError,
+        TopicPartition(topic, 2): NoReassignmentInProgressError,
+    }
+    assert ongoing == {}
+
+
+@pytest.mark.compat("admin-reassignments")
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_partition_reassignments(java_client_43, bootstrap):
+    from compat_tests.conftest import make_topic
+
+    topic = make_topic(bootstrap, "reassign-java", partitions=2)
+    admin = java_client_43.make_admin({"bootstrap.servers": bootstrap})
+    jvm, call = java_client_43.jvm, java_client_43.call
+    optional = jvm.java.util.Optional
+    to_self, to_missing = jvm.java.util.ArrayList(), jvm.java.util.ArrayList()
+    to_self.add(0)
+    to_missing.add(5)
+    reassignments = jvm.java.util.HashMap()
+    reassignments.put(java_client_43.tp(topic, 0), optional.of(jvm.org.apache.kafka.clients.admin.NewPartitionReassignment(to_self)))
+    reassignments.put(java_client_43.tp(topic, 1), optional.of(jvm.org.apache.kafka.clients.admin.NewPartitionReassignment(to_missing)))
+    futures = call(call(admin.j.alterPartitionReassignments, reassignments).values)
+    assert call(futures.get(java_client_43.tp(topic, 0)).get) is None
+    try:
+        call(futures.get(java_client_43.tp(topic, 1)).get)
+        raise AssertionError("a reassignment to a broker that does not exist was accepted")
+    except Exception as exc:  # KafkaJavaError wrapping ExecutionException
+        assert "InvalidReplicaAssignmentException" in str(exc)
+    ongoing = call(call(call(admin.j.listPartitionReassignments).reassignments).get)
+    assert ongoing.isEmpty()

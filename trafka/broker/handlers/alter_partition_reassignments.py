@@ -1,0 +1,53 @@
+"""AlterPartitionReassignments (key 45), versions 0-1.
+
+Behavior:
+- One node is the only replica of every partition. Reassigning a partition to exactly this node
+  is accepted and complete at once (nothing moves); a replica list naming any other broker is
+  INVALID_REPLICA_ASSIGNMENT (no such broker is registered), as is an empty or repeated list, as
+  Kafka's controller answers. Cancelling (null replicas) is NO_REASSIGNMENT_IN_PROGRESS, a
+  partition that does not exist UNKNOWN_TOPIC_OR_PARTITION.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.storage.errors import UnknownTopic
+from trafka.wire.errors import ErrorCode
+
+
+def _partition(broker, topic: str, partition) -> dict:
+    def answer(error: ErrorCode = ErrorCode.NONE, message: str | None = None) -> dict:
+        return {"partition_index": partition.partition_index, "error_code": error, "error_message": message}
+
+    try:
+        exists = 0 <= partition.partition_index < broker.logs.topic(topic).partitions
+    except UnknownTopic:
+        exists = False
+    if not exists:
+        return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The partition {topic}-{partition.partition_index} does not exist.")
+    replicas = partition.replicas
+    if replicas is None:
+        return answer(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "No ongoing reassignment for this partition.")
+    if not replicas:
+        return answer(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list.")
+    if len(set(replicas)) != len(replicas):
+        return answer(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes duplicate replicas.")
+    others = [r for r in replicas if r != broker.node_id]
+    if others:
+        return answer(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                      f"The manual partition assignment includes broker {others[0]}, but no broker with that ID is registered.")
+    return answer()
+
+
+@registry.handles(45, min_version=0, max_version=1)
+async def handle(ctx, request):
+    return {
+        "throttle_time_ms": 0,
+        "allow_replication_factor_change": request.get("allow_replication_factor_change", True),
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "responses": [
+            {"name": t.name, "partitions": [_partition(ctx.broker, t.name, p) for p in t.partitions]}
+            for t in request.topics
+        ],
+    }
