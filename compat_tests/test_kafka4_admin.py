@@ -216,3 +216,37 @@ def test_java_partition_reassignments(java_client_43, bootstrap):
         assert "InvalidReplicaAssignmentException" in str(exc)
     ongoing = call(call(call(admin.j.listPartitionReassignments).reassignments).get)
     assert ongoing.isEmpty()
+
+
+@pytest.mark.compat("admin-quorum")
+@pytest.mark.compat_client("kafka-python")
+def test_kafka_python_describe_quorum(bootstrap):
+    from kafka import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        quorum = admin.describe_metadata_quorum()
+    finally:
+        admin.close()
+    ((topic, partitions),) = [(t["topic_name"], t["partitions"]) for t in quorum["topics"]]
+    (partition,) = partitions
+    assert (topic, partition["partition_index"], partition["error"]) == ("__cluster_metadata", 0, None)
+    assert partition["leader_id"] == 0
+    assert [v["replica_id"] for v in partition["current_voters"]] == [0]
+    assert partition["observers"] == []
+    host, port = _host_port(bootstrap)
+    assert quorum["nodes"] == [{"node_id": 0, "listeners": [{"name": "PLAINTEXT", "host": host, "port": port}]}]
+
+
+@pytest.mark.compat("admin-quorum")
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_describe_quorum(java_client_43, bootstrap):
+    admin = java_client_43.make_admin({"bootstrap.servers": bootstrap})
+    call = java_client_43.call
+    info = call(call(call(admin.j.describeMetadataQuorum).quorumInfo).get)
+    assert info.leaderId() == 0
+    assert [v.replicaId() for v in _jiter(info.voters())] == [0]
+    assert info.observers().isEmpty()
+    host, port = _host_port(bootstrap)
+    (node,) = list(info.nodes().values())
+    assert [(e.host(), e.port()) for e in _jiter(node.endpoints())] == [(host, port)]
