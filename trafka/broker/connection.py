@@ -17,7 +17,6 @@ import trio
 
 from trafka.broker.errors import answer_failed_request
 from trafka.broker.faults import ConnectionDropped
-from trafka.broker.handlers.api_versions import unsupported_version_body
 from trafka.broker.registry import ROUTES
 from trafka.broker.security.tls import looks_like_tls
 from trafka.broker.sending import EncodedBody, send_response
@@ -169,10 +168,10 @@ async def dispatch(broker, frame: bytes, peer: str, session=None) -> list | None
     if refusal:
         raise BadRequest(f"{refusal} (client {header.client_id!r})")
     api = route.api
-    if header.api_version not in api.request.version_range:
-        if header.api_key == 18 and header.api_version > route.max_version:
-            # Clients probe with their newest ApiVersions; the answer tells them ours.
-            return framing.encode_response(api, 0, header.correlation_id, unsupported_version_body())
+    if not route.serves(header.api_version):
+        if route.answer_too_new is not None and header.api_version > route.max_version:
+            version, body = route.answer_too_new()
+            return framing.encode_response(api, version, header.correlation_id, body)
         raise BadRequest(f"{api.name} v{header.api_version} is not served (client {header.client_id!r})")
     try:
         body = framing.decode_request(frame, header, api)

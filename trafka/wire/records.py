@@ -22,7 +22,9 @@ from typing import Iterable, Iterator, Sequence
 
 import cramjam
 
-from trafka.wire.types import encode_uvarint
+import construct as c
+
+from trafka.wire.types import encode_uvarint, uvarint_at
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
@@ -328,19 +330,14 @@ class Record:
 
 
 def _read_varint(buf, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        try:
-            byte = buf[pos]
-        except IndexError:
-            raise CorruptRecordError("record data ends inside a varint") from None
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-        if shift > 63:
-            raise CorruptRecordError("varint is longer than 10 bytes")
+    """A zigzag-encoded signed varint (record fields) through the one varint decoder."""
+    try:
+        n, pos = uvarint_at(buf, pos)
+    except c.StreamError:
+        raise CorruptRecordError("record data ends inside a varint") from None
+    except c.ExplicitError:
+        raise CorruptRecordError("varint is longer than 10 bytes") from None
+    return (n >> 1) ^ -(n & 1), pos
 
 
 def _read_bytes(buf, pos: int) -> tuple[bytes | None, int]:

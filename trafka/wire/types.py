@@ -37,24 +37,33 @@ Int8 = FixedField(">", "b")
 Int16 = FixedField(">", "h")
 Int32 = FixedField(">", "l")
 Int64 = FixedField(">", "q")
-UInt16 = FixedField(">", "H")
-UInt32 = FixedField(">", "L")
-Float64 = FixedField(">", "d")
 
 
-def read_uvarint(stream) -> int:
+def uvarint_at(buf, pos: int) -> tuple[int, int]:
+    """The unsigned varint at buf[pos:] and the position after it: the one varint decoder
+    (message fields read it through read_uvarint, record fields through records.py)."""
     result = shift = 0
     while True:
-        b = stream.read(1)
-        if not b:
-            raise c.StreamError("stream ended inside a varint")
-        byte = b[0]
+        try:
+            byte = buf[pos]
+        except IndexError:
+            raise c.StreamError("stream ended inside a varint") from None
+        pos += 1
         result |= (byte & 0x7F) << shift
         if not byte & 0x80:
-            return result
+            return result, pos
         shift += 7
         if shift > 63:
             raise c.ExplicitError("varint is longer than 10 bytes")
+
+
+def read_uvarint(stream) -> int:
+    """The unsigned varint at a BytesIO's position, which moves past it."""
+    pos = stream.tell()
+    with stream.getbuffer() as buf:
+        value, end = uvarint_at(buf, pos)
+    stream.seek(end)
+    return value
 
 
 def encode_uvarint(value: int) -> bytes:
@@ -73,27 +82,6 @@ def _read_exact(stream, n: int) -> bytes:
     if len(data) != n:
         raise c.StreamError(f"wanted {n} bytes, stream had {len(data)}")
     return data
-
-
-class UVarIntC(c.Construct):
-    def _parse(self, stream, context, path):
-        return read_uvarint(stream)
-
-    def _build(self, obj, stream, context, path):
-        stream.write(encode_uvarint(obj))
-        return obj
-
-
-class VarIntC(c.Construct):
-    """Zigzag-encoded signed varint (records, not message fields)."""
-
-    def _parse(self, stream, context, path):
-        n = read_uvarint(stream)
-        return (n >> 1) ^ -(n & 1)
-
-    def _build(self, obj, stream, context, path):
-        stream.write(encode_uvarint((obj << 1) ^ (obj >> 63)))
-        return obj
 
 
 class LengthPrefixed(c.Construct):
@@ -237,8 +225,6 @@ INT8 = _fixed("int8", Int8)
 INT16 = _fixed("int16", Int16)
 INT32 = _fixed("int32", Int32)
 INT64 = _fixed("int64", Int64)
-UINT16 = _fixed("uint16", UInt16)
-FLOAT64 = _fixed("float64", Float64)
 BOOL = _fixed("bool", BoolC())
 UUID = _fixed("uuid", UuidC())
 STRING = _prefixed("string", text=True, wide=False)
@@ -251,8 +237,6 @@ RECORDS = WireType(
     RecordsField(text=False, compact=True, nullable=True, wide=True),
 )
 
-UVARINT = UVarIntC()
-VARINT = VarIntC()
 
 
 class TaggedFields(c.Construct):

@@ -13,7 +13,7 @@ from trafka.broker import registry
 from trafka.broker.alter_configs import alter_resource
 
 
-@registry.handles(33)
+@registry.handles(33, min_version=0, max_version=2)
 async def handle(ctx, request):
     results = []
     for resource in request.resources:

@@ -39,6 +39,6 @@ def _create(broker, t, validate_only: bool) -> dict:
     return result(t.name)
 
 
-@registry.handles(37)
+@registry.handles(37, min_version=0, max_version=3)
 async def handle(ctx, request):
     return {"throttle_time_ms": 0, "results": [_create(ctx.broker, t, request.validate_only) for t in request.topics]}

@@ -76,7 +76,7 @@ def _create(broker, t, validate_only: bool, seen: set[str]) -> dict:
     }
 
 
-@registry.handles(19)
+@registry.handles(19, min_version=2, max_version=7)
 async def handle(ctx, request):
     seen: set[str] = set()
     topics = [_create(ctx.broker, t, request.validate_only, seen) for t in request.topics]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from trafka.broker import registry
 
 
-@registry.handles(42)
+@registry.handles(42, min_version=0, max_version=2)
 async def handle(ctx, request):
     names = list(request.groups_names)
     errors = ctx.broker.group_coordinator.delete_groups(names)

@@ -35,7 +35,7 @@ def _delete(broker, topic: str, p) -> dict:
     return {"partition_index": p.partition_index, "low_watermark": low_watermark, "error_code": ErrorCode.NONE}
 
 
-@registry.handles(21)
+@registry.handles(21, min_version=0, max_version=2)
 async def handle(ctx, request):
     return {
         "throttle_time_ms": 0,

@@ -39,7 +39,7 @@ def _delete(broker, name: str | None, topic_id, doomed: list) -> dict:
     return {"name": topic.name, "topic_id": topic.topic_id, "error_code": error, "error_message": message}
 
 
-@registry.handles(20)
+@registry.handles(20, min_version=1, max_version=6)
 async def handle(ctx, request):
     if ctx.version >= 6:
         wanted = [(t.name, t.topic_id if t.topic_id.int else None) for t in request.topics]

@@ -110,7 +110,7 @@ def _describe(broker, resource, include_synonyms: bool) -> dict:
     }
 
 
-@registry.handles(32)
+@registry.handles(32, min_version=1, max_version=4)
 async def handle(ctx, request):
     return {
         "throttle_time_ms": 0,

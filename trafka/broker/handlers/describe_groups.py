@@ -44,7 +44,7 @@ def _describe(coordinator, group_id: str) -> dict:
     }
 
 
-@registry.handles(15)
+@registry.handles(15, min_version=0, max_version=5)
 async def handle(ctx, request):
     coordinator = ctx.broker.group_coordinator
     return {"throttle_time_ms": 0, "groups": [_describe(coordinator, g) for g in request.groups]}

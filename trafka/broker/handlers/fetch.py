@@ -100,7 +100,7 @@ def _has_error(topics: list[dict]) -> bool:
     return any(p["error_code"] != ErrorCode.NONE for t in topics for p in t["partitions"])
 
 
-@registry.handles(1)
+@registry.handles(1, min_version=4, max_version=12)
 async def handle(ctx, request):
     broker = ctx.broker
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000

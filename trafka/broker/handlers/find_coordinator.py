@@ -30,7 +30,7 @@ def _coordinator(ctx, key: str, key_type: int) -> dict:
     return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": error, "error_message": message}
 
 
-@registry.handles(10)
+@registry.handles(10, min_version=0, max_version=4)
 async def handle(ctx, request):
     key_type = request.key_type
     if ctx.version >= 4:

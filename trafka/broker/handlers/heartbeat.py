@@ -12,7 +12,7 @@ from __future__ import annotations
 from trafka.broker import registry
 
 
-@registry.handles(12)
+@registry.handles(12, min_version=0, max_version=4)
 async def handle(ctx, request):
     error = ctx.broker.group_coordinator.heartbeat(
         request.group_id, request.generation_id, request.member_id, request.group_instance_id

@@ -46,7 +46,7 @@ def apply_operations(configs, current: dict) -> dict:
     return result
 
 
-@registry.handles(44)
+@registry.handles(44, min_version=0, max_version=1)
 async def handle(ctx, request):
     return {
         "throttle_time_ms": 0,

@@ -20,7 +20,7 @@ MAX_EPOCH = 32766  # Kafka keeps Short.MaxValue - 1 as the last usable epoch
 FIRST_VERSION_WITH_PRODUCER_FENCED = 4
 
 
-@registry.handles(22)
+@registry.handles(22, min_version=0, max_version=4)
 async def handle(ctx, request):
     current_id = request.producer_id
     current_epoch = request.producer_epoch

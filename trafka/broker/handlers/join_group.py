@@ -26,7 +26,7 @@ def client_host(ctx) -> str:
     return "/" + ctx.peer.rsplit(":", 1)[0]
 
 
-@registry.handles(11)
+@registry.handles(11, min_version=0, max_version=7)
 async def handle(ctx, request):
     rebalance_timeout = request.rebalance_timeout_ms
     result = await ctx.broker.group_coordinator.join_group(JoinRequest(

@@ -16,7 +16,7 @@ from trafka.wire.errors import ErrorCode
 FIRST_BATCH_VERSION = 3
 
 
-@registry.handles(13)
+@registry.handles(13, min_version=0, max_version=5)
 async def handle(ctx, request):
     coordinator = ctx.broker.group_coordinator
     if ctx.version < FIRST_BATCH_VERSION:

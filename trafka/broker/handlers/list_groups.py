@@ -15,7 +15,7 @@ from trafka.broker.coordinator.group import GroupState
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(16)
+@registry.handles(16, min_version=0, max_version=4)
 async def handle(ctx, request):
     wanted = {GroupState.parse(name) for name in request.states_filter}
     groups = [

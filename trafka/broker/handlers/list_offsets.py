@@ -53,7 +53,7 @@ def _partition(broker, topic: str, p, read_committed: bool) -> dict:
     return {"partition_index": index, "error_code": ErrorCode.NONE, "timestamp": timestamp, "offset": offset, "leader_epoch": 0}
 
 
-@registry.handles(2)
+@registry.handles(2, min_version=1, max_version=7)
 async def handle(ctx, request):
     broker = ctx.broker
     read_committed = request.isolation_level == READ_COMMITTED

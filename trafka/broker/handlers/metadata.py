@@ -105,7 +105,7 @@ def _cache_key(ctx, request) -> tuple:
     )
 
 
-@registry.handles(3)
+@registry.handles(3, min_version=0, max_version=12)
 async def handle(ctx, request):
     broker = ctx.broker
     cache = broker.metadata_cache

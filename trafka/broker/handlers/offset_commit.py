@@ -18,7 +18,7 @@ from trafka.broker import registry
 from trafka.broker.coordinator.offsets import OffsetCommit
 
 
-@registry.handles(8)
+@registry.handles(8, min_version=2, max_version=8)
 async def handle(ctx, request):
     commits = [
         OffsetCommit(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from trafka.broker import registry
 
 
-@registry.handles(47)
+@registry.handles(47, min_version=0, max_version=0)
 async def handle(ctx, request):
     partitions = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
     error, errors = ctx.broker.group_coordinator.delete_offsets(request.group_id, partitions)

@@ -56,7 +56,7 @@ def _topics(coordinator, group_id: str, topics, require_stable: bool) -> list[di
     ]
 
 
-@registry.handles(9)
+@registry.handles(9, min_version=1, max_version=8)
 async def handle(ctx, request):
     coordinator = ctx.broker.group_coordinator
     require_stable = request.require_stable

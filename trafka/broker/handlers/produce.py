@@ -108,7 +108,7 @@ def _respond(request, per_partition) -> dict:
     }
 
 
-@registry.handles(0)
+@registry.handles(0, min_version=0, max_version=9)
 async def handle(ctx, request):
     if ctx.version < FIRST_RECORD_BATCH_VERSION:
         return _respond(request, lambda _, p: partition_error(p.index, ErrorCode.UNSUPPORTED_VERSION))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from trafka.broker import registry
 
 
-@registry.handles(14)
+@registry.handles(14, min_version=0, max_version=5)
 async def handle(ctx, request):
     result = await ctx.broker.group_coordinator.sync_group(
         request.group_id,
