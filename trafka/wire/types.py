@@ -37,6 +37,7 @@ Int8 = FixedField(">", "b")
 Int16 = FixedField(">", "h")
 Int32 = FixedField(">", "l")
 Int64 = FixedField(">", "q")
+UInt16 = FixedField(">", "H")
 
 
 def uvarint_at(buf, pos: int) -> tuple[int, int]:
@@ -225,6 +226,7 @@ INT8 = _fixed("int8", Int8)
 INT16 = _fixed("int16", Int16)
 INT32 = _fixed("int32", Int32)
 INT64 = _fixed("int64", Int64)
+UINT16 = _fixed("uint16", UInt16)
 BOOL = _fixed("bool", BoolC())
 UUID = _fixed("uuid", UuidC())
 STRING = _prefixed("string", text=True, wide=False)

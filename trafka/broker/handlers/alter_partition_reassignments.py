@@ -43,7 +43,7 @@ def _partition(broker, topic: str, partition) -> dict:
 async def handle(ctx, request):
     return {
         "throttle_time_ms": 0,
-        "allow_replication_factor_change": request.get("allow_replication_factor_change", True),
+        "allow_replication_factor_change": request.allow_replication_factor_change,
         "error_code": ErrorCode.NONE,
         "error_message": None,
         "responses": [

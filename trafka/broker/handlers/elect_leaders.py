@@ -31,7 +31,7 @@ def _partition_result(broker, topic: str, partition: int) -> dict:
 
 @registry.handles(43, min_version=0, max_version=2)
 async def handle(ctx, request):
-    if request.get("election_type", PREFERRED) not in (PREFERRED, UNCLEAN):
+    if request.election_type not in (PREFERRED, UNCLEAN):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REQUEST, "replica_election_results": []}
     results = [
         {"topic": t.topic, "partition_result": [_partition_result(ctx.broker, t.topic, p) for p in t.partitions]}
