@@ -56,7 +56,7 @@ CAPABILITIES = {
     "admin-topics": "admin: create and delete topics",
     "admin-configs": "admin: describe configs",
     "admin-cluster": "admin: describe cluster (DescribeCluster)",
-    "admin-log-dirs": "admin: describe log dirs (DescribeLogDirs)",
+    "admin-log-dirs": "admin: describe log dirs, alter replica log dirs",
     "admin-elect-leaders": "admin: elect leaders (ElectLeaders)",
     "admin-reassignments": "admin: alter / list partition reassignments",
     "admin-quorum": "admin: describe metadata quorum (DescribeQuorum)",

@@ -250,3 +250,41 @@ def test_java_describe_quorum(java_client_43, bootstrap):
     host, port = _host_port(bootstrap)
     (node,) = list(info.nodes().values())
     assert [(e.host(), e.port()) for e in _jiter(node.endpoints())] == [(host, port)]
+
+
+@pytest.mark.compat("admin-log-dirs")
+@pytest.mark.compat_client("kafka-python")
+def test_kafka_python_alter_replica_log_dirs(bootstrap, trafka_session_broker):
+    from kafka import KafkaAdminClient
+    from kafka.errors import LogDirNotFoundError, NoError, ReplicaNotAvailableError
+
+    from compat_tests.conftest import make_topic
+
+    topic = make_topic(bootstrap, "logdirs-move-kp", partitions=1)
+    data_dir = str(trafka_session_broker.data_dir.resolve())
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        outcome = admin.alter_replica_log_dirs({
+            (topic, 0, 0): data_dir,            # where it already is: a no-op
+            (topic, 5, 0): data_dir,            # not hosted here
+            ("logdirs-other", 0, 0): "/nowhere",  # not a log dir of this broker
+        })
+    finally:
+        admin.close()
+    assert {(tpr.topic, tpr.partition): error for tpr, error in outcome.items()} == {
+        (topic, 0): NoError, (topic, 5): ReplicaNotAvailableError, ("logdirs-other", 0): LogDirNotFoundError,
+    }
+
+
+@pytest.mark.compat("admin-log-dirs")
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_alter_replica_log_dirs(java_client_43, bootstrap, trafka_session_broker):
+    from compat_tests.conftest import make_topic
+
+    topic = make_topic(bootstrap, "logdirs-move-java", partitions=1)
+    admin = java_client_43.make_admin({"bootstrap.servers": bootstrap})
+    jvm, call = java_client_43.jvm, java_client_43.call
+    replica = jvm.org.apache.kafka.common.TopicPartitionReplica(topic, 0, 0)
+    moves = jvm.java.util.HashMap()
+    moves.put(replica, str(trafka_session_broker.data_dir.resolve()))
+    assert call(call(call(admin.j.alterReplicaLogDirs, moves).all).get) is None
