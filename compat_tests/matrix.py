@@ -59,6 +59,7 @@ CAPABILITIES = {
     "admin-log-dirs": "admin: describe log dirs, alter replica log dirs",
     "admin-elect-leaders": "admin: elect leaders (ElectLeaders)",
     "admin-reassignments": "admin: alter / list partition reassignments",
+    "admin-describe-topics": "admin: describe topics (DescribeTopicPartitions, cursor)",
     "admin-quorum": "admin: describe metadata quorum (DescribeQuorum)",
     "list-offsets": "list offsets: earliest, latest, by timestamp",
     "transactions": "transactions: commit/abort, read_committed, offsets in a transaction, fencing, timeout",

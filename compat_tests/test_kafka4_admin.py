@@ -288,3 +288,52 @@ def test_java_alter_replica_log_dirs(java_client_43, bootstrap, trafka_session_b
     moves = jvm.java.util.HashMap()
     moves.put(replica, str(trafka_session_broker.data_dir.resolve()))
     assert call(call(call(admin.j.alterReplicaLogDirs, moves).all).get) is None
+
+
+@pytest.mark.compat("admin-describe-topics")
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_describe_topics_pages_with_the_cursor(java_client_43, bootstrap):
+    """Java 4.3's describeTopics uses DescribeTopicPartitions; a partition limit below the
+    topics' sizes makes it follow next_cursor across requests and topics."""
+    from compat_tests.conftest import make_topic
+
+    make_topic(bootstrap, "dtp-a", partitions=3)
+    make_topic(bootstrap, "dtp-b", partitions=4)
+    admin = java_client_43.make_admin({"bootstrap.servers": bootstrap})
+    jvm, call = java_client_43.jvm, java_client_43.call
+    names = jvm.java.util.ArrayList()
+    for n in ("dtp-b", "dtp-a"):
+        names.add(n)
+    options = jvm.org.apache.kafka.clients.admin.DescribeTopicsOptions().partitionSizeLimitPerResponse(2)
+    described = call(call(call(admin.j.describeTopics, names, options).allTopicNames).get)
+    assert sorted(described.keySet()) == ["dtp-a", "dtp-b"]
+    for name, count in (("dtp-a", 3), ("dtp-b", 4)):
+        parts = described.get(name).partitions()
+        assert [p.partition() for p in parts] == list(range(count))
+        assert [p.leader().id() for p in parts] == [0] * count
+    missing = jvm.java.util.ArrayList()
+    missing.add("dtp-none")
+    try:
+        call(call(call(admin.j.describeTopics, missing).allTopicNames).get)
+        raise AssertionError("an absent topic was described")
+    except Exception as exc:
+        assert "UnknownTopicOrPartitionException" in str(exc)
+
+
+def test_describe_topic_partitions_cursor_on_the_wire(bootstrap):
+    from trafka.testing.rawwire import RawClient
+
+    from compat_tests.conftest import make_topic
+
+    make_topic(bootstrap, "dtp-raw", partitions=5)
+    with RawClient(bootstrap) as raw:
+        first = raw.request(75, 0, {"topics": [{"name": "dtp-raw"}], "response_partition_limit": 3, "cursor": None})
+        rest = raw.request(75, 0, {"topics": [{"name": "dtp-raw"}], "response_partition_limit": 3,
+                                   "cursor": dict(first.next_cursor)})
+        wrong = raw.request(75, 0, {"topics": [{"name": "dtp-raw"}], "response_partition_limit": 3,
+                                    "cursor": {"topic_name": "other", "partition_index": 0}})
+    assert [p.partition_index for p in first.topics[0].partitions] == [0, 1, 2]
+    assert (first.next_cursor.topic_name, first.next_cursor.partition_index) == ("dtp-raw", 3)
+    assert [p.partition_index for p in rest.topics[0].partitions] == [3, 4]
+    assert rest.next_cursor is None
+    assert [t.error_code for t in wrong.topics] == [42]

@@ -92,7 +92,8 @@ class Field:
     def construct(self, version: int, flexible: bool) -> c.Construct:
         nullable = self.is_nullable_in(version)
         if isinstance(self.type, list):
-            return compile_struct(self.type, version, flexible)
+            struct = compile_struct(self.type, version, flexible)
+            return t.NullableStructC(struct) if nullable else struct
         if isinstance(self.type, Array):
             item = self.type.item
             item_con = (

@@ -177,6 +177,26 @@ class UuidC(c.Construct):
         return obj
 
 
+class NullableStructC(c.Construct):
+    """A nullable struct field: int8 -1 for null, else 1 and the struct (KIP-966's cursor)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def _parse(self, stream, context, path):
+        if _read_exact(stream, 1)[0] >= 0x80:
+            return None
+        return self.inner._parsereport(stream, context, path)
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            stream.write(b"\xff")
+            return obj
+        stream.write(b"\x01")
+        return self.inner._build(obj, stream, context, path)
+
+
 class BoolC(c.Construct):
     def _parse(self, stream, context, path):
         return _read_exact(stream, 1) != b"\x00"

@@ -1,0 +1,64 @@
+"""DescribeTopicPartitions (key 75), version 0.
+
+Behavior:
+- Kafka's paging (KIP-966): the topics asked for (all of them for an empty list) in name order,
+  from the cursor's topic and partition on, at most response_partition_limit partitions (capped at
+  Kafka's max.request.partition.size.limit default, 2000); next_cursor names the first partition
+  left out, null when everything was answered. A cursor naming a topic that was not asked for is
+  INVALID_REQUEST for every topic, as Kafka's error response gives.
+- One node: it leads every partition, is its only replica and ISR; no eligible leader replicas
+  (ELR is off on one node), authorized operations not computed.
+- A topic that does not exist: UNKNOWN_TOPIC_OR_PARTITION with no partitions (never auto-created).
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.storage.errors import UnknownTopic
+from trafka.wire.errors import ErrorCode
+from trafka.wire.types import ZERO_UUID
+
+MAX_PARTITIONS = 2000  # Kafka's max.request.partition.size.limit default
+
+
+def _partition(node: int, index: int) -> dict:
+    return {"error_code": ErrorCode.NONE, "partition_index": index, "leader_id": node, "leader_epoch": 0,
+            "replica_nodes": [node], "isr_nodes": [node], "eligible_leader_replicas": [], "last_known_elr": [],
+            "offline_replicas": []}
+
+
+@registry.handles(75, min_version=0, max_version=0)
+async def handle(ctx, request):
+    broker = ctx.broker
+    names = sorted({t.name for t in request.topics} if request.topics else broker.logs.list_topics())
+    cursor = request.cursor
+    if cursor is not None and request.topics and cursor.topic_name not in names:
+        # Kafka fails the whole request: its error response gives each topic asked for the error.
+        return {"throttle_time_ms": 0, "next_cursor": None, "topics": [
+            {"error_code": ErrorCode.INVALID_REQUEST, "name": name, "topic_id": ZERO_UUID, "partitions": []}
+            for name in names
+        ]}
+    budget = max(1, min(request.response_partition_limit, MAX_PARTITIONS))
+    topics, next_cursor = [], None
+    for name in names:
+        if cursor is not None and name < cursor.topic_name:
+            continue
+        first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
+        try:
+            topic = broker.logs.topic(name)
+        except UnknownTopic:
+            topics.append({"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "topic_id": ZERO_UUID,
+                           "partitions": []})
+            continue
+        if budget == 0:
+            next_cursor = {"topic_name": name, "partition_index": first}
+            break
+        last = min(topic.partitions, first + budget)
+        topics.append({"error_code": ErrorCode.NONE, "name": name, "topic_id": topic.topic_id,
+                       "is_internal": name.startswith("__"),
+                       "partitions": [_partition(broker.node_id, i) for i in range(first, last)]})
+        budget -= last - first
+        if last < topic.partitions:
+            next_cursor = {"topic_name": name, "partition_index": last}
+            break
+    return {"throttle_time_ms": 0, "topics": topics, "next_cursor": next_cursor}
