@@ -1,9 +1,11 @@
-"""Messages declared once, field by field with version ranges, compiled per version.
+"""Messages declared once, field by field with version ranges, assembled per version.
 
 A `Message` lists `Field`s. Each field says in which versions it exists, in which it may be
 null, and (for flexible versions) whether it travels as a tagged field. `Message.struct(v)`
-turns the declaration into one construct object for version v, compiled on first use and
-cached; nothing else in the codebase writes per-version encoders.
+turns the declaration into one construct object for version v, assembled on first use and
+cached; nothing else in the codebase writes per-version encoders. There is one code path:
+construct's compiler (`.compile()`) was measured slower than these objects' own
+_parse/_build for flexible messages and large answers (bench/codec.py), so it is not used.
 
 Version ranges are written the way Kafka's own schema docs write them: "3+", "0-2", "none".
 """
@@ -134,7 +136,7 @@ class KafkaStruct(c.Construct):
     def _parse(self, stream, context, path):
         result = c.Container()
         for name, con, _ in self.fields:
-            result[name] = con._parsereport(stream, context, path)
+            result[name] = con._parse(stream, context, path)
         if self.tagged is not None:
             result.update(self.tagged._parse(stream, context, path))
         for name, default in self.absent:
@@ -152,45 +154,6 @@ class KafkaStruct(c.Construct):
         if self.tagged is not None:
             self.tagged._build(obj, stream, context, path)
         return obj
-
-    def _emitparse(self, code):
-        fname = f"parse_kafkastruct_{code.allocateId()}"
-        code.append("from uuid import UUID\n")
-        lines = [f"def {fname}(io, this):", "    result = Container()"]
-        for name, con, _ in self.fields:
-            lines.append(f"    result[{name!r}] = {con._compileparse(code)}")
-        if self.tagged is not None:
-            lines.append(f"    result.update({self.tagged._compileparse(code)})")
-        for name, default in self.absent:
-            lines.append(f"    result[{name!r}] = {default!r}")
-        lines.append("    return result")
-        code.append("\n".join(lines) + "\n")
-        return f"{fname}(io, this)"
-
-    def _emitbuild(self, code):
-        fname = f"build_kafkastruct_{code.allocateId()}"
-        check = f"check_kafkastruct_{code.allocateId()}"
-        code.append("from uuid import UUID\n")
-        code.append(f"{check} = {sorted(self.declared)!r}\n{check} = frozenset({check})\n")
-        code.append(
-            f"def raise_{check}(obj):\n"
-            f"    from trafka.wire.schema import UndeclaredField\n"
-            f"    raise UndeclaredField('undeclared field(s) %s' % sorted(set(obj) - {check}))\n"
-        )
-        lines = [
-            f"def {fname}(obj, io, this):",
-            "    objdict = obj",
-            f"    if not {check}.issuperset(obj): raise_{check}(obj)",
-        ]
-        for name, con, default in self.fields:
-            lines.append(f"    obj = objdict.get({name!r}, {default!r})")
-            lines.append(f"    {con._compilebuild(code)}")
-        if self.tagged is not None:
-            lines.append("    obj = objdict")
-            lines.append(f"    {self.tagged._compilebuild(code)}")
-        lines.append("    return objdict")
-        code.append("\n".join(lines) + "\n")
-        return f"{fname}(obj, io, this)"
 
 
 class UndeclaredField(c.ConstructError):
@@ -236,7 +199,7 @@ class Message:
     def struct(self, version: int) -> c.Construct:
         if version not in self._versions:
             raise ValueError(f"{self.name} has no version {version}")
-        return compile_struct(self.fields, version, self.is_flexible(version)).compile()
+        return compile_struct(self.fields, version, self.is_flexible(version))
 
     def __hash__(self):
         return id(self)

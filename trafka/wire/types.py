@@ -13,24 +13,9 @@ import uuid
 import construct as c
 
 
-class FixedField(c.FormatField):
-    """A big-endian fixed-size number.
-
-    construct's own compiled parser unpacks whatever `read` returned, so short input raises
-    struct.error; this one raises StreamError like every other construct on truncated input.
-    """
-
-    def _emitparse(self, code):
-        fname = f"fixedfield_{code.allocateId()}"
-        code.append(
-            f"{fname} = struct.Struct({self.fmtstr!r})\n"
-            f"def parse_{fname}(io):\n"
-            f"    data = io.read({self.length})\n"
-            f"    if len(data) != {self.length}:\n"
-            f"        raise StreamError('stream ended inside a {self.length}-byte field')\n"
-            f"    return {fname}.unpack(data)[0]\n"
-        )
-        return f"parse_{fname}(io)"
+def FixedField(endian: str, fmt: str) -> c.FormatField:
+    """A big-endian fixed-size number (short input raises StreamError, as construct does)."""
+    return c.FormatField(endian, fmt)
 
 
 Int8 = FixedField(">", "b")
@@ -150,7 +135,7 @@ class KafkaArray(c.Construct):
             if not self.nullable:
                 raise c.ExplicitError(f"null array in a non-nullable field at {path}")
             return None
-        parse = self.item._parsereport
+        parse = self.item._parse
         return [parse(stream, context, path) for _ in range(n)]
 
     def _build(self, obj, stream, context, path):
@@ -280,7 +265,7 @@ class TaggedFields(c.Construct):
             data = _read_exact(stream, read_uvarint(stream))
             if tag in self.known:
                 name, con, _ = self.known[tag]
-                values[name] = con._parsereport(io.BytesIO(data), context, path)
+                values[name] = con._parse(io.BytesIO(data), context, path)
         return values
 
     def _build(self, obj, stream, context, path):
