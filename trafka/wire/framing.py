@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import construct as c
 
 from trafka.wire.api import Api
-from trafka.wire.types import EMPTY_TAGGED_FIELDS
+from trafka.wire.types import EMPTY_TAGGED_FIELDS, uvarint_at
 
 SIZE = struct.Struct(">i")
 _HEADER_FIXED = struct.Struct(">hhi")  # api_key, api_version, correlation_id
@@ -58,17 +58,27 @@ def _header_length(frame: bytes, header: RequestHeader) -> int:
 
 def decode_request(frame: bytes, header: RequestHeader, api: Api) -> c.Container:
     """Decode the body of a request whose header was peeked and whose version is served."""
-    stream = io.BytesIO(frame)
-    stream.seek(_header_length(frame, header))
+    pos = _header_length(frame, header)
     try:
         if api.request_header_version(header.api_version) >= 2:
-            EMPTY_TAGGED_FIELDS._parse(stream, None, "(header)")
-        body = api.request.struct(header.api_version).parse_stream(stream)
+            pos = _skip_tagged_fields(frame, pos)
+        body, _ = api.request.decoder(header.api_version)(frame, pos)
     except (c.ConstructError, UnicodeDecodeError, ValueError, OverflowError) as exc:
         raise MalformedRequest(f"{api.name} v{header.api_version}: {exc}") from None
     # Bytes after the body are ignored, as Kafka does: librdkafka 2.16 sends an all-topics
     # Metadata v12 request with three stray bytes after its null topic array.
     return body
+
+
+def _skip_tagged_fields(buf, pos: int) -> int:
+    count, pos = uvarint_at(buf, pos)
+    for _ in range(count):
+        _, pos = uvarint_at(buf, pos)
+        size, pos = uvarint_at(buf, pos)
+        pos += size
+    if pos > len(buf):
+        raise c.StreamError("stream ended inside the header's tagged fields")
+    return pos
 
 
 class FrameWriter:

@@ -201,11 +201,20 @@ class Message:
             raise ValueError(f"{self.name} has no version {version}")
         return compile_struct(self.fields, version, self.is_flexible(version))
 
+    @functools.cache
+    def decoder(self, version: int):
+        """The generated decoder of this version (trafka.wire.codegen): (buf, pos) -> (body, end)."""
+        if version not in self._versions:
+            raise ValueError(f"{self.name} has no version {version}")
+        from trafka.wire import codegen
+
+        return codegen.decoder(self.fields, version, self.is_flexible(version))
+
     def __hash__(self):
         return id(self)
 
     def parse(self, data, version: int) -> c.Container:
-        return self.struct(version).parse(data)
+        return self.decoder(version)(data)[0]
 
     def build(self, obj: dict, version: int) -> bytes:
         return self.struct(version).build(obj)
