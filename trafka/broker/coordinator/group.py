@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import trio
 
@@ -107,6 +108,7 @@ class Member:
 
 @dataclass
 class Group:
+    group_type: ClassVar[str] = "classic"  # ListGroups v5 type; KIP-848 groups are "consumer"
     group_id: str
     state_timestamp: int
     state: GroupState = GroupState.EMPTY

@@ -1,9 +1,12 @@
-"""DescribeGroups (key 15), versions 0-5.
+"""DescribeGroups (key 15), versions 0-6.
 
 Behavior:
 - As in Kafka: a Stable group reports its protocol and each member's metadata and
   assignment; a group in any other state reports no protocol and members without them.
-- An unknown group is reported in state Dead with no error (Kafka does the same up to v5).
+- Only classic groups are described here, as in Kafka: a group of the consumer protocol
+  (KIP-848) is described by ConsumerGroupDescribe. Such a group, and an unknown one, is
+  reported in state Dead with no error up to v5; v6 adds GROUP_ID_NOT_FOUND and Kafka's
+  message ("Group g not found.", "Group g is not a classic group.") (KIP-1043).
 - Authorized operations are not computed (no ACLs): reported as "not requested".
 """
 
@@ -14,6 +17,7 @@ from trafka.broker.coordinator.group import GroupState
 from trafka.wire.errors import ErrorCode
 
 NO_PROTOCOL = ""
+DEAD = GroupState.DEAD.value
 
 
 def _member(member, protocol: str | None) -> dict:
@@ -27,12 +31,23 @@ def _member(member, protocol: str | None) -> dict:
     }
 
 
-def _describe(coordinator, group_id: str) -> dict:
+def _not_found(group_id: str, version: int, message: str) -> dict:
+    if version < 6:
+        return {"error_code": ErrorCode.NONE, "group_id": group_id, "group_state": DEAD, "members": []}
+    return {
+        "error_code": ErrorCode.GROUP_ID_NOT_FOUND, "error_message": message,
+        "group_id": group_id, "group_state": DEAD, "members": [],
+    }
+
+
+def _describe(coordinator, group_id: str, version: int) -> dict:
     group = coordinator.groups.get(group_id)
     if not group_id:
-        return {"error_code": ErrorCode.INVALID_GROUP_ID, "group_id": group_id, "group_state": GroupState.DEAD.value}
+        return {"error_code": ErrorCode.INVALID_GROUP_ID, "group_id": group_id, "group_state": DEAD}
     if group is None:
-        return {"error_code": ErrorCode.NONE, "group_id": group_id, "group_state": GroupState.DEAD.value, "members": []}
+        return _not_found(group_id, version, f"Group {group_id} not found.")
+    if group.group_type != "classic":
+        return _not_found(group_id, version, f"Group {group_id} is not a classic group.")
     protocol = group.protocol_name if group.is_(GroupState.STABLE) else None
     return {
         "error_code": ErrorCode.NONE,
@@ -44,7 +59,7 @@ def _describe(coordinator, group_id: str) -> dict:
     }
 
 
-@registry.handles(15, min_version=0, max_version=5)
+@registry.handles(15, min_version=0, max_version=6)
 async def handle(ctx, request):
     coordinator = ctx.broker.group_coordinator
-    return {"throttle_time_ms": 0, "groups": [_describe(coordinator, g) for g in request.groups]}
+    return {"throttle_time_ms": 0, "groups": [_describe(coordinator, g, ctx.version) for g in request.groups]}

@@ -1,26 +1,38 @@
-"""ListGroups (key 16), versions 0-4.
+"""ListGroups (key 16), versions 0-5.
 
 Behavior:
 - Every group this broker knows: groups with members, empty groups that keep committed
   offsets, and groups that only ever committed offsets (manual assignment; protocol type "").
-- v4 filters by state names (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead),
-  case-insensitively as Kafka does; an empty filter lists all. An unknown state name
-  matches nothing.
+- v4 filters by state names, case-insensitively as Kafka does: a classic group's (Empty,
+  PreparingRebalance, CompletingRebalance, Stable, Dead) or a consumer group's (Empty,
+  Assigning, Reconciling, Stable). An empty filter lists all; an unknown name matches nothing.
+- v5 filters by group type ("classic", "consumer"; case-insensitive, an unknown type matches
+  nothing) and answers each group's type. A consumer-protocol group's protocol type is
+  "consumer", as in Kafka.
 """
 
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.coordinator.group import GroupState
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(16, min_version=0, max_version=4)
+def _listed(group) -> dict:
+    return {
+        "group_id": group.group_id,
+        "protocol_type": group.protocol_type or "",
+        "group_state": group.state.value,
+        "group_type": group.group_type,
+    }
+
+
+@registry.handles(16, min_version=0, max_version=5)
 async def handle(ctx, request):
-    wanted = {GroupState.parse(name) for name in request.states_filter}
+    states = {name.strip().lower() for name in request.states_filter}
+    types = {name.lower() for name in request.types_filter}
     groups = [
-        {"group_id": group.group_id, "protocol_type": group.protocol_type or "", "group_state": group.state.value}
+        _listed(group)
         for group in ctx.broker.group_coordinator.groups.values()
-        if not wanted or group.state in wanted
+        if (not states or group.state.value.lower() in states) and (not types or group.group_type in types)
     ]
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "groups": sorted(groups, key=lambda g: g["group_id"])}

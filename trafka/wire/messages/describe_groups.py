@@ -1,4 +1,5 @@
-"""DescribeGroups (key 15): state and members of groups; v0-5."""
+"""DescribeGroups (key 15): state and members of classic groups; v0-6 (v6 answers an unknown
+group, or one of the consumer protocol, with GROUP_ID_NOT_FOUND and an error message; KIP-1043)."""
 
 from trafka.wire.api import Api
 from trafka.wire.schema import Array, Field, Message
@@ -8,7 +9,7 @@ NO_AUTHORIZED_OPERATIONS = -(2**31)
 
 REQUEST = Message(
     "DescribeGroupsRequest",
-    versions="0-5",
+    versions="0-6",
     flexible="5+",
     fields=[
         Field("groups", Array(STRING)),
@@ -18,7 +19,7 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "DescribeGroupsResponse",
-    versions="0-5",
+    versions="0-6",
     flexible="5+",
     fields=[
         Field("throttle_time_ms", INT32, "1+"),
@@ -26,6 +27,7 @@ RESPONSE = Message(
             "groups",
             Array([
                 Field("error_code", INT16),
+                Field("error_message", STRING, "6+", nullable="6+", default=None),
                 Field("group_id", STRING),
                 Field("group_state", STRING),
                 Field("protocol_type", STRING),

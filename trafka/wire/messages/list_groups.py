@@ -1,4 +1,5 @@
-"""ListGroups (key 16): the groups a broker coordinates; v0-4 (v4 filters by state)."""
+"""ListGroups (key 16): the groups a broker coordinates; v0-5 (v4 filters by state, v5 by
+group type and answers each group's type: "classic" or "consumer")."""
 
 from trafka.wire.api import Api
 from trafka.wire.schema import Array, Field, Message
@@ -6,16 +7,17 @@ from trafka.wire.types import INT16, INT32, STRING
 
 REQUEST = Message(
     "ListGroupsRequest",
-    versions="0-4",
+    versions="0-5",
     flexible="3+",
     fields=[
         Field("states_filter", Array(STRING), "4+"),
+        Field("types_filter", Array(STRING), "5+"),
     ],
 )
 
 RESPONSE = Message(
     "ListGroupsResponse",
-    versions="0-4",
+    versions="0-5",
     flexible="3+",
     fields=[
         Field("throttle_time_ms", INT32, "1+"),
@@ -26,6 +28,7 @@ RESPONSE = Message(
                 Field("group_id", STRING),
                 Field("protocol_type", STRING),
                 Field("group_state", STRING, "4+"),
+                Field("group_type", STRING, "5+"),
             ]),
         ),
     ],
