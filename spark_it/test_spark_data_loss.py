@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from trafka.testing.waiting import wait_until
 from spark_it.harness import alter_topic, create_topic, delete_records, produce, run_available_now
 
 pytestmark = pytest.mark.timeout(240)
@@ -95,10 +96,7 @@ def _wait_for_log_start(bootstrap: str, topic: str, at_least: int, timeout_s: fl
     tp = TopicPartition(topic, 0)
     consumer = KafkaConsumer(bootstrap_servers=bootstrap)
     try:
-        deadline = time.monotonic() + timeout_s
-        while consumer.beginning_offsets([tp])[tp] < at_least:
-            if time.monotonic() > deadline:
-                pytest.fail(f"retention did not move the log start offset of {topic} to {at_least}")
-            time.sleep(0.2)
+        wait_until(lambda: consumer.beginning_offsets([tp])[tp] >= at_least, timeout_s,
+                   f"retention to move the log start offset of {topic} to {at_least}")
     finally:
         consumer.close()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import socket
 import struct
-import time
 
 import pytest
 from kafka import KafkaProducer
 
+from trafka.testing.waiting import wait_for_log
 from trafka.wire import framing
 from trafka.wire.messages import APIS
 
@@ -39,13 +39,6 @@ def assert_closed_by_broker(sock: socket.socket) -> None:
         assert sock.recv(1) == b""
     except ConnectionResetError:
         pass
-
-
-def wait_for_log(broker, text: str) -> None:
-    deadline = time.monotonic() + 5
-    while text not in broker.log_text():
-        assert time.monotonic() < deadline, f"no log line containing {text!r}:\n{broker.log_text()}"
-        time.sleep(0.05)
 
 
 def assert_broker_healthy(broker) -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+
+from trafka.testing.waiting import wait_until
 
 pytestmark = [pytest.mark.container, pytest.mark.timeout(1500)]
 
@@ -57,12 +57,7 @@ def test_advertised_host_comes_from_the_environment(run_image):
     container = run_image({"TRAFKA_ADVERTISED_HOST": "localhost"})
     admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{container.env['TRAFKA_PORT']}")
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            brokers = admin.describe_cluster()["brokers"]
-            if brokers or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
+        brokers = wait_until(lambda: admin.describe_cluster()["brokers"], 10, "DescribeCluster to list the broker")
     finally:
         admin.close()
     assert [(b["host"], b["port"]) for b in brokers] == [("localhost", int(container.env["TRAFKA_PORT"]))]

@@ -12,16 +12,9 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
+from trafka.testing.waiting import wait_until
+
 HOUR_MS = 3_600_000
-
-
-def wait_until(predicate, timeout: float, what: str) -> float:
-    start = time.monotonic()
-    while not predicate():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"{what} did not happen within {timeout} s")
-        time.sleep(0.05)
-    return time.monotonic() - start
 
 
 def earliest_and_latest(bootstrap: str, topic: str) -> tuple[int, int]:

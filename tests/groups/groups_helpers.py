@@ -47,16 +47,6 @@ def produce(bootstrap: str, topic: str, values: list[str], partitions: int | Non
     producer.close()
 
 
-def wait_until(predicate, timeout: float, message: str = "condition") -> float:
-    """Seconds it took for predicate() to hold; fails after `timeout`."""
-    start = time.monotonic()
-    while not predicate():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"{message} did not happen within {timeout}s")
-        time.sleep(0.05)
-    return time.monotonic() - start
-
-
 def group_consumer(bootstrap: str, topic: str | None, group: str, **config) -> KafkaConsumer:
     settings = dict(
         bootstrap_servers=bootstrap,

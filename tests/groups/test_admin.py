@@ -8,7 +8,8 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 from kafka import KafkaAdminClient, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from groups_helpers import PolledConsumer, create_topic, group_consumer, wait_until
+from trafka.testing.waiting import wait_until
+from groups_helpers import PolledConsumer, create_topic, group_consumer
 
 
 @pytest.fixture

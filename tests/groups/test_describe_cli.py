@@ -10,7 +10,8 @@ import threading
 from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from groups_helpers import create_topic, group_consumer, produce, wait_until
+from trafka.testing.waiting import wait_until
+from groups_helpers import create_topic, group_consumer, produce
 
 TOPIC = "described"
 GROUP = "inspected"

@@ -9,7 +9,8 @@ import time
 import pytest
 from kafka import KafkaAdminClient, TopicPartition
 
-from groups_helpers import CLIENTS, PolledConsumer, create_topic, open_consumer, produce, wait_until
+from trafka.testing.waiting import wait_until
+from groups_helpers import CLIENTS, PolledConsumer, create_topic, open_consumer, produce
 
 # auto.offset.reset=none: kafka-python and aiokafka raise NoOffsetForPartitionError from
 # poll; librdkafka spells it 'error' and reports a KafkaError _AUTO_OFFSET_RESET.

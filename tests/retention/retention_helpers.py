@@ -8,18 +8,6 @@ from kafka import KafkaAdminClient, KafkaConsumer
 from kafka.structs import TopicPartition
 
 
-def wait_until(predicate, timeout: float, message: str = "condition"):
-    """predicate()'s first truthy value; fails after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
-        time.sleep(0.05)
-
-
 def admin_client(bootstrap: str) -> KafkaAdminClient:
     return KafkaAdminClient(bootstrap_servers=bootstrap)
 

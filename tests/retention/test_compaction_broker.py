@@ -10,7 +10,8 @@ import pytest
 from kafka import KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 
-from retention_helpers import admin_client, read_all, wait_until
+from trafka.testing.waiting import wait_until
+from retention_helpers import admin_client, read_all
 
 CLEANER = {"log.cleaner.backoff.ms": 100}
 COMPACT = {

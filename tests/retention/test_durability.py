@@ -9,7 +9,8 @@ import pytest
 from kafka import KafkaProducer
 from kafka.admin import NewTopic
 
-from retention_helpers import admin_client, read_all, wait_until
+from trafka.testing.waiting import wait_until
+from retention_helpers import admin_client, read_all
 
 
 def test_every_acknowledged_record_survives_sigkill(trafka_broker):

@@ -12,7 +12,8 @@ from kafka.admin import NewTopic
 from kafka.errors import NoOffsetForPartitionError, OffsetOutOfRangeError
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from retention_helpers import admin_client, offsets, wait_until
+from trafka.testing.waiting import wait_until
+from retention_helpers import admin_client, offsets
 
 
 def produce(bootstrap: str, topic: str, values, partition: int = 0) -> None:

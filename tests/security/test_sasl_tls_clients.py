@@ -6,6 +6,7 @@ import struct
 import time
 
 import pytest
+from trafka.testing.waiting import wait_for_log
 from security_clients import ROUNDTRIPS, Auth, confluent_config, kafka_python_config
 
 SCRAM_USERS = {"SCRAM-SHA-256": ("sam256", "sam-secret-256"), "SCRAM-SHA-512": ("sam512", "sam-secret-512")}
@@ -61,16 +62,6 @@ def test_metadata_answers_with_the_listener_the_client_came_in_on(secure_broker)
         assert [f"{b.host}:{b.port}" for b in brokers.values()] == [secure_broker.bootstrap(listener)]
 
 
-def _wait_for_log(broker, text: str, timeout: float = 10) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        log = broker.log_text()
-        if text in log:
-            return log
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} not in the broker log:\n{broker.log_text()[-3000:]}")
-
-
 def confluent_login_errors(bootstrap: str, auth: Auth, principal_claim: str | None = None) -> list[str]:
     """The errors librdkafka reports while it tries to log in (error_cb runs inside poll).
     `principal_claim`: an OAUTHBEARER token that names its principal in this claim instead of sub."""
@@ -92,7 +83,7 @@ def confluent_login_errors(bootstrap: str, auth: Auth, principal_claim: str | No
 def test_confluent_refused_plain_login(secure_broker, user, password):
     errors = confluent_login_errors(secure_broker.bootstrap("SASL_PLAINTEXT"), Auth("SASL_PLAINTEXT", "PLAIN", user, password))
     assert any("Authentication failed: Invalid username or password" in e for e in errors), errors
-    _wait_for_log(secure_broker, f"failed authentication of User:{user} from 127.0.0.1:")
+    wait_for_log(secure_broker, f"failed authentication of User:{user} from 127.0.0.1:")
 
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
@@ -105,19 +96,19 @@ def test_kafka_python_refused_scram_login(secure_broker, scram_users, mechanism)
     with pytest.raises(KafkaError):
         KafkaAdminClient(bootstrap_servers=secure_broker.bootstrap("SASL_PLAINTEXT"), **kafka_python_config(auth),
                          bootstrap_timeout_ms=3000)
-    _wait_for_log(secure_broker, f"failed authentication of User:{user} from 127.0.0.1:")
+    wait_for_log(secure_broker, f"failed authentication of User:{user} from 127.0.0.1:")
 
 
 def test_confluent_unknown_scram_user_refused(secure_broker, scram_users):
     errors = confluent_login_errors(secure_broker.bootstrap("SASL_PLAINTEXT"), Auth("SASL_PLAINTEXT", "SCRAM-SHA-256", "nobody", "x"))
     assert any("Authentication failed" in e for e in errors), errors
-    _wait_for_log(secure_broker, "failed authentication of User:nobody from 127.0.0.1:")
+    wait_for_log(secure_broker, "failed authentication of User:nobody from 127.0.0.1:")
 
 
 def test_mtls_without_a_client_certificate_is_refused(secure_broker, pki):
     errors = confluent_login_errors(secure_broker.bootstrap("MTLS"), Auth("SSL", ca=pki.ca_pem))
     assert errors
-    _wait_for_log(secure_broker, "TLS handshake failed on listener MTLS")
+    wait_for_log(secure_broker, "TLS handshake failed on listener MTLS")
 
 
 def _frame(api_key: int, version: int, body: bytes = b"") -> bytes:
@@ -130,7 +121,7 @@ def test_no_request_but_api_versions_and_sasl_before_authentication(secure_broke
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(_frame(3, 1, struct.pack(">i", 0)))  # Metadata v1, all topics
         assert sock.recv(100) == b""  # closed without an answer
-    _wait_for_log(secure_broker, "before SASL authentication completed on listener SASL_PLAINTEXT")
+    wait_for_log(secure_broker, "before SASL authentication completed on listener SASL_PLAINTEXT")
 
 
 def test_plaintext_to_tls_and_tls_to_plaintext_are_closed_with_a_clear_line(secure_broker, pki):
@@ -140,10 +131,10 @@ def test_plaintext_to_tls_and_tls_to_plaintext_are_closed_with_a_clear_line(secu
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(_frame(18, 0))
         assert sock.recv(100) in (b"",) or True  # the broker's TLS alert, then EOF
-    _wait_for_log(secure_broker, "is the client speaking plaintext to a TLS listener?")
+    wait_for_log(secure_broker, "is the client speaking plaintext to a TLS listener?")
     host, port = secure_broker.bootstrap("PLAINTEXT").split(":")
     context = ssl.create_default_context(cafile=str(pki.ca_pem))
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         with pytest.raises((ssl.SSLError, OSError)):
             context.wrap_socket(sock, server_hostname="127.0.0.1")
-    _wait_for_log(secure_broker, "the client started a TLS handshake on a listener without TLS")
+    wait_for_log(secure_broker, "the client started a TLS handshake on a listener without TLS")

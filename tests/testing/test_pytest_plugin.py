@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
+
+from trafka.testing.waiting import wait_until
 
 pytest_plugins = ["pytester"]
 
@@ -81,11 +82,8 @@ def test_fixtures_through_the_entry_point_scopes_and_no_leftover_process(pyteste
     assert one["broker"] != two["broker"], "trafka_broker must be a new broker for each test"
     assert one["session"] == two["session"], "trafka_session_broker must be shared by the session"
     assert one["topic"] != two["topic"] and one["topic"].startswith("test_one-")
-    deadline = time.monotonic() + 5
     pids = {one["broker"], two["broker"], one["session"]}
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not [p for p in pids if alive(p)], "a broker process outlived the pytest session"
+    wait_until(lambda: not any(alive(p) for p in pids), 5, "every broker process to end with the pytest session")
 
 
 def test_trafka_config_from_command_line_ini_and_marker(pytester):
