@@ -6,7 +6,8 @@ from __future__ import annotations
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType
 from confluent_kafka.admin import AdminClient
 
-from groups_helpers import PolledConsumer, create_topic, wait_until
+from trafka.testing.waiting import wait_until
+from groups_helpers import PolledConsumer, create_topic
 from trafka.testing.rawwire import RawClient
 from trafka.wire.errors import ErrorCode
 
