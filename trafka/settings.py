@@ -266,10 +266,13 @@ _SERVER: list[Setting] = [
 ]
 
 # -- security: listeners, SASL, SSL, ACLs (engineer "security" adds here) ---------------------
-def _no_authorizer_yet(value) -> None:
-    if value:
-        raise ConfigError("trafka has no authorizer yet (ACLs are not enforced); remove the setting to run "
-                          "without ACLs, see docs/security.md")
+_AUTHORIZERS = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka.security.authorizer.AclAuthorizer")
+
+
+def _known_authorizer(value) -> None:
+    if value and value not in _AUTHORIZERS:
+        raise ConfigError(f"authorizer.class.name: trafka has one authorizer, Kafka's StandardAuthorizer "
+                          f"({_AUTHORIZERS[0]}, or the older name {_AUTHORIZERS[1]}); got {value!r}")
 
 
 _SECURITY: list[Setting] = [
@@ -296,7 +299,9 @@ _SECURITY: list[Setting] = [
     Setting("ssl.protocol", _T.STRING, "TLSv1.3", "ssl.enabled.protocols decides", effect=False),
     Setting("ssl.endpoint.identification.algorithm", _T.STRING, "https", "a broker does not verify client host names", effect=False),
     Setting("log.dirs", _T.STRING, None, "the data directory (one only) when --data-dir is not given"),
-    Setting("authorizer.class.name", _T.STRING, "", "must stay empty: trafka has no authorizer yet, and a broker asked for one refuses to start rather than run without ACLs (ACL requests answer SECURITY_DISABLED)", validator=_no_authorizer_yet),
+    Setting("authorizer.class.name", _T.STRING, "", "org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer) turns ACLs on; empty: no ACLs, and the ACL requests answer SECURITY_DISABLED", validator=_known_authorizer),
+    Setting("super.users", _T.STRING, "", "principals allowed everything when ACLs are on, separated by ';' (User:alice;User:bob)"),
+    Setting("allow.everyone.if.no.acl.found", _T.BOOLEAN, "false", "with ACLs on, allow an action on a resource no ACL covers"),
 ]
 
 # -- the HTTP side: console, JSON API, metrics (engineer "console" adds here) -----------------

@@ -19,6 +19,7 @@ from trafka.broker.log_tasks import every, storage_tasks
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.registry import load_handlers
 from trafka.broker.stats import BrokerStats
+from trafka.broker.security.authorizer import make_authorizer
 from trafka.broker.security.layer import SecurityLayer
 from trafka.broker.security.listeners import Listener, configured_listeners
 from trafka.broker.transaction import TransactionCoordinator
@@ -61,6 +62,7 @@ class Broker:
         self.faults = FaultTable()
         self.stats = BrokerStats()  # requests, bytes and connections, for the console
         self.security = SecurityLayer(config, self.data_dir)  # SCRAM credentials load here
+        self.authorizer = make_authorizer(config, self.data_dir)  # None without authorizer.class.name; ACLs load here
         self.listeners: list[Listener] = []  # bound by serve()
         load_handlers()
 

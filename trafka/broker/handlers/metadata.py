@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.cluster import cluster_authorized_operations
+from trafka.broker.security.authorizer import client_host, principal_of
 from trafka.broker.sending import EncodedBody
 from trafka.broker.topics import get_or_create_topic
 from trafka.storage.errors import InvalidTopic, UnknownTopic
@@ -102,7 +103,13 @@ def _cache_key(ctx, request) -> tuple:
         request.include_cluster_authorized_operations,
         request.include_topic_authorized_operations,
         ctx.listener.name,  # each listener advertises its own address
+        *_caller(ctx),
     )
+
+
+def _caller(ctx) -> tuple:
+    """With ACLs on, the answer depends on who asks and from where (hidden topics, auto-creation)."""
+    return () if ctx.broker.authorizer is None else (principal_of(ctx), client_host(ctx))
 
 
 @registry.handles(3, min_version=0, max_version=12)
