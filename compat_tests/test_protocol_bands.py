@@ -12,7 +12,7 @@ from trafka.testing.rawwire import RawClient
 # plus OffsetDelete (47) v0, which admin tools use, and the transaction APIs at transaction
 # version 1 (docs/transactions.md): AddPartitionsToTxn's client versions, the others below KIP-890's v5.
 BANDS = {
-    0: (0, 9), 1: (4, 12), 2: (1, 7), 3: (0, 12), 8: (2, 8), 9: (1, 8), 10: (0, 4), 11: (0, 7),
+    0: (0, 9), 1: (4, 12), 2: (1, 7), 3: (0, 12), 8: (2, 9), 9: (1, 9), 10: (0, 4), 11: (0, 7),
     12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 18: (0, 3), 19: (2, 7), 20: (1, 6),
     21: (0, 2), 22: (0, 4), 24: (0, 3), 25: (0, 4), 26: (0, 4), 27: (1, 1), 28: (0, 4),
     32: (1, 4), 33: (0, 2), 37: (0, 3), 42: (0, 2), 44: (0, 1), 47: (0, 0), 61: (0, 0), 65: (0, 0), 66: (0, 2),

@@ -47,13 +47,17 @@ class OffsetMetadataManager:
         member_id: str,
         group_instance_id: str | None,
         commits: list[OffsetCommit],
+        api_version: int,
     ) -> list[ErrorCode]:
-        """One error per commit, in order."""
+        """One error per commit, in order. From OffsetCommit v9 on, a commit with a generation
+        (or member epoch) to a group that does not exist is GROUP_ID_NOT_FOUND, as in Kafka;
+        older versions keep ILLEGAL_GENERATION."""
         now = self._now()
         group = self.groups.get(group_id)
         if group is None:
             if generation >= 0:
-                return [ErrorCode.ILLEGAL_GENERATION] * len(commits)
+                error = ErrorCode.GROUP_ID_NOT_FOUND if api_version >= 9 else ErrorCode.ILLEGAL_GENERATION
+                return [error] * len(commits)
             # A consumer without group membership (manual assignment) keeps offsets here too.
             group = Group(group_id, now)
         error = self._validate_commit(group, generation, member_id, group_instance_id)
@@ -116,6 +120,10 @@ class OffsetMetadataManager:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if commit.metadata is not None and len(commit.metadata.encode("utf-8")) > OFFSET_METADATA_MAX_BYTES:
             return ErrorCode.OFFSET_METADATA_TOO_LARGE
+        return ErrorCode.NONE
+
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
+        """Kafka's validateOffsetFetch (OffsetFetch v9): classic groups accept every fetch."""
         return ErrorCode.NONE
 
     def fetch_offsets(

@@ -1,4 +1,4 @@
-"""OffsetCommit (key 8), versions 2-8.
+"""OffsetCommit (key 8), versions 2-9.
 
 Behavior:
 - A committed offset is the next offset to read. Each commit is a record in
@@ -7,6 +7,8 @@ Behavior:
   FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS during CompletingRebalance, as in Kafka).
   Generation -1 with no member id is a consumer outside group management (manual
   assignment): accepted while the group has no members, creating the group if needed.
+- v9: a commit with a generation to a group that does not exist is GROUP_ID_NOT_FOUND (v2-8:
+  ILLEGAL_GENERATION), as in Kafka.
 - Unknown topics or partitions: UNKNOWN_TOPIC_OR_PARTITION; metadata over 4096 bytes
   (Kafka's offset.metadata.max.bytes): OFFSET_METADATA_TOO_LARGE.
 - retention_time_ms (v2-4) is ignored: offsets are kept until deleted (see docs/groups.md).
@@ -18,7 +20,7 @@ from trafka.broker import registry
 from trafka.broker.coordinator.offsets import OffsetCommit
 
 
-@registry.handles(8, min_version=2, max_version=8)
+@registry.handles(8, min_version=2, max_version=9)
 async def handle(ctx, request):
     commits = [
         OffsetCommit(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
@@ -31,6 +33,7 @@ async def handle(ctx, request):
         request.member_id,
         request.group_instance_id,
         commits,
+        ctx.version,
     ))
     return {
         "throttle_time_ms": 0,

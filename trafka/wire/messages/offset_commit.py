@@ -1,6 +1,8 @@
-"""OffsetCommit (key 8): a group's committed offsets; v2-8.
+"""OffsetCommit (key 8): a group's committed offsets; v2-9.
 
-A committed offset is the next offset to read. retention_time_ms exists only in v2-4.
+A committed offset is the next offset to read. retention_time_ms exists only in v2-4. v9 is the
+same message as v8; it is the first a member of a KIP-848 consumer group may use (the generation
+field then carries its member epoch) and may answer STALE_MEMBER_EPOCH and GROUP_ID_NOT_FOUND.
 """
 
 from trafka.wire.api import Api
@@ -9,7 +11,7 @@ from trafka.wire.types import INT16, INT32, INT64, STRING
 
 REQUEST = Message(
     "OffsetCommitRequest",
-    versions="2-8",
+    versions="2-9",
     flexible="8+",
     fields=[
         Field("group_id", STRING),
@@ -37,7 +39,7 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "OffsetCommitResponse",
-    versions="2-8",
+    versions="2-9",
     flexible="8+",
     fields=[
         Field("throttle_time_ms", INT32, "3+"),

@@ -1,7 +1,8 @@
-"""OffsetFetch (key 9): a group's committed offsets; v1-8.
+"""OffsetFetch (key 9): a group's committed offsets; v1-9.
 
 Up to v7 one group per request (a null topic list, v2+, means all topics); v8 asks for
-several groups at once and answers per group.
+several groups at once and answers per group; v9 adds each group's member id and member epoch
+(KIP-848: checked for consumer-protocol groups, STALE_MEMBER_EPOCH / UNKNOWN_MEMBER_ID).
 """
 
 from trafka.wire.api import Api
@@ -10,7 +11,7 @@ from trafka.wire.types import BOOL, INT16, INT32, INT64, STRING
 
 REQUEST = Message(
     "OffsetFetchRequest",
-    versions="1-8",
+    versions="1-9",
     flexible="6+",
     fields=[
         Field("group_id", STRING, "0-7"),
@@ -27,6 +28,8 @@ REQUEST = Message(
             "groups",
             Array([
                 Field("group_id", STRING),
+                Field("member_id", STRING, "9+", nullable="9+", default=None),
+                Field("member_epoch", INT32, "9+", default=-1),
                 Field(
                     "topics",
                     Array([
@@ -44,7 +47,7 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "OffsetFetchResponse",
-    versions="1-8",
+    versions="1-9",
     flexible="6+",
     fields=[
         Field("throttle_time_ms", INT32, "3+"),
