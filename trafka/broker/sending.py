@@ -1,9 +1,9 @@
 """Sending a response frame: small buffers joined into one send, record bytes by os.sendfile.
 
-A response is a list of buffers (see wire.framing.FrameWriter). Handlers may put a storage
-FileSlice in it for record data: on a plain TCP socket its bytes go from the segment file to the
-socket with os.sendfile, never through Python; on any other stream (TLS) they are read with
-pread and sent like the rest. Everything else is joined into as few sends as possible, so a
+A response is a list of buffers (wire.framing.encode_response: one bytes object, or runs of
+bytes around the storage FileSlices a Fetch handler puts in its records). A FileSlice's bytes
+go from the segment file to the socket with os.sendfile on a plain TCP socket, never through
+Python; on any other stream (TLS) they are read with pread and sent like the rest. Everything else is joined into as few sends as possible, so a
 small response costs one send.
 
 The segment descriptors of a response are duplicated before its first byte is sent, so a

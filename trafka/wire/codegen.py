@@ -1,4 +1,4 @@
-"""Request decoders generated as Python source from the message declarations.
+"""Decoders and encoders generated as Python source from the message declarations.
 
 `decoder(message, version)` emits one straight-line Python function per struct of that
 (message, version): fixed-size numbers by `struct.unpack_from`, strings, bytes, UUIDs, bools,
@@ -8,7 +8,11 @@ message: the same `Field` declarations that `schema.KafkaStruct` reads drive the
 the wire tests check both give the same result for every declared (API, version).
 
 Declared tagged fields (rare, small) are parsed from their bytes by the construct of that field.
-Responses are still built by `schema.KafkaStruct` (writing into `framing.FrameWriter`).
+
+`encoder(message, version)` (further down) is the other direction, used for every response the
+broker sends (framing.encode_response) and by `Message.build`. The construct objects
+(`Message.struct(v)`, schema.KafkaStruct) stay as the reference: tests/wire/test_codegen.py and
+tests/wire/test_encoders.py check both directions against them for every declared (API, version).
 """
 
 from __future__ import annotations
@@ -174,3 +178,264 @@ def decoder(fields, version: int, flexible: bool):
 
     decode.source = source
     return decode
+
+
+# ---------------------------------------------------------------------------------------------
+# Response (and request) encoders.
+#
+# `encoder(fields, version, flexible)` emits one straight-line function per (message, version):
+# consecutive fixed-size fields (numbers, bools, UUIDs) go out in one `struct.pack` call, strings,
+# bytes and arrays inline, nested structs inlined into their parent's loop, the tagged-field
+# section written from the fields whose value differs from their default (as
+# `types.TaggedFields` does). The function appends bytes to a list; record data given as a list
+# of buffers (storage FileSlices for sendfile) is appended part by part, by reference.
+
+_PACK = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "bool": "?", "uuid": "16s"}
+_UV1 = [bytes([i]) for i in range(128)]
+_SHORT = 32  # compact arrays of numbers up to this long are written by a precompiled Struct
+
+
+def _uvarint(value: int) -> bytes:
+    if value < 128:
+        if value < 0:
+            raise c.ExplicitError(f"unsigned varint cannot hold {value}")
+        return _UV1[value]
+    return t.encode_uvarint(value)
+
+
+class _EncGen:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.names = 0
+        self.env: dict = {"uv": _uvarint, "UV1": _UV1, "pack": struct.pack, "undeclared": _undeclared}
+
+    def fresh(self, prefix: str) -> str:
+        self.names += 1
+        return f"{prefix}{self.names}"
+
+    def const(self, value, prefix: str = "K") -> str:
+        name = self.fresh(prefix)
+        self.env[name] = value
+        return name
+
+    def packer(self, fmt: str) -> str:
+        name = "P_" + fmt.replace("16s", "U").replace("?", "B_")
+        if name not in self.env:
+            self.env[name] = struct.Struct(">" + fmt).pack
+        return name
+
+    # -- pending fixed-size run ---------------------------------------------------------------
+    def flush(self, out, ind, run):
+        if run:
+            fmt = "".join(f for f, _ in run)
+            if all(e.lstrip("-").isdigit() for _, e in run):  # constants: packed once, here
+                out.append(f"{ind}a({self.const(struct.pack('>' + fmt, *(int(e) for _, e in run)), 'B')})")
+            else:
+                out.append(f"{ind}a({self.packer(fmt)}({', '.join(e for _, e in run)}))")
+            run.clear()
+
+    def length(self, out, ind, run, n_expr: str, flexible: bool, wide: bool):
+        """The length (or count) prefix `n_expr` of a string/bytes/array, not null."""
+        if flexible:
+            self.flush(out, ind, run)
+            n = self.fresh("n")
+            out.append(f"{ind}{n} = {n_expr} + 1")
+            out.append(f"{ind}a(UV1[{n}] if {n} < 128 else uv({n}))")
+        else:
+            run.append(("i" if wide else "h", n_expr))
+
+    def null(self, out, ind, run, flexible: bool, wide: bool):
+        if flexible:
+            run.append(("B", "0"))
+        else:
+            run.append(("i" if wide else "h", "-1"))
+
+    def primitive(self, out, ind, run, expr: str, typ, nullable: bool, flexible: bool, what: str):
+        """Lines writing one primitive value given by the expression `expr` (evaluated once)."""
+        name = typ.name
+        if name in _PACK:
+            if name == "uuid":
+                run.append(("16s", f"{expr}.bytes"))
+            else:
+                run.append((_PACK[name], expr))
+            return
+        if name not in ("string", "bytes", "records"):
+            raise TypeError(f"no generated writer for {name}")
+        wide = name != "string"
+        v = self.fresh("s")
+        out_expr = expr
+        self.flush(out, ind, run)
+        out.append(f"{ind}{v} = {out_expr}")
+        body_ind = ind
+        if nullable:
+            out.append(f"{ind}if {v} is None:")
+            sub: list = []
+            self.null(out, ind + "    ", sub, flexible, wide)
+            self.flush(out, ind + "    ", sub)
+            out.append(f"{ind}else:")
+            body_ind = ind + "    "
+        else:
+            out.append(f"{ind}if {v} is None: raise ExplicitError('None given for a non-nullable {what}')")
+        sub = []
+        if name == "string":
+            out.append(f"{body_ind}{v} = {v}.encode('utf-8')")
+        elif name == "records":
+            out.append(f"{body_ind}if type({v}) is list or type({v}) is tuple:")
+            sub2: list = []
+            self.length(out, body_ind + "    ", sub2, f"sum(map(len, {v}))", flexible, True)
+            self.flush(out, body_ind + "    ", sub2)
+            out.append(f"{body_ind}    for p in {v}: a(p)")
+            out.append(f"{body_ind}else:")
+            body_ind += "    "
+        self.length(out, body_ind, sub, f"len({v})", flexible, wide)
+        self.flush(out, body_ind, sub)
+        out.append(f"{body_ind}a({v})")
+
+    def field(self, out, ind, run, expr: str, f, version: int, flexible: bool):
+        from trafka.wire.schema import Array
+
+        nullable = f.is_nullable_in(version)
+        if isinstance(f.type, list):
+            v = self.fresh("o")
+            self.flush(out, ind, run)
+            out.append(f"{ind}{v} = {expr}")
+            if nullable:  # an int8 marker: -1 for null, 1 before the struct (KIP-966's cursor)
+                out.append(f"{ind}if {v} is None:")
+                out.append(f"{ind}    a(b'\\xff')")
+                out.append(f"{ind}else:")
+                sub: list = [("b", "1")]
+                self.struct_body(out, ind + "    ", sub, v, f.type, version, flexible, f.name)
+                self.flush(out, ind + "    ", sub)
+            else:
+                self.struct_body(out, ind, run, v, f.type, version, flexible, f.name)
+            return
+        if isinstance(f.type, Array):
+            v = self.fresh("arr")
+            self.flush(out, ind, run)
+            out.append(f"{ind}{v} = {expr}")
+            body = ind
+            if nullable:
+                out.append(f"{ind}if {v} is None:")
+                sub = []
+                self.null(out, ind + "    ", sub, flexible, True)
+                self.flush(out, ind + "    ", sub)
+                out.append(f"{ind}else:")
+                body = ind + "    "
+            else:
+                out.append(f"{ind}if {v} is None: raise ExplicitError('None given for a non-nullable array {f.name}')")
+            item = f.type.item
+            sub = []
+            if not isinstance(item, list) and item.name in _PACK and item.name != "uuid":
+                fmt = _PACK[item.name]
+                if flexible:  # short arrays: count byte and items by one precompiled Struct
+                    table = self.const([struct.Struct(f">B{k}{fmt}").pack for k in range(_SHORT)], "PA")
+                    n = self.fresh("n")
+                    out.append(f"{body}{n} = len({v})")
+                    out.append(f"{body}a({table}[{n}]({n} + 1, *{v}) if {n} < {_SHORT} else "
+                               f"uv({n} + 1) + pack('>%d{fmt}' % {n}, *{v}))")
+                else:
+                    out.append(f"{body}a(pack('>i%d{fmt}' % len({v}), len({v}), *{v}))")
+                return
+            self.length(out, body, sub, f"len({v})", flexible, True)
+            self.flush(out, body, sub)
+            x = self.fresh("x")
+            out.append(f"{body}for {x} in {v}:")
+            if isinstance(item, list):
+                sub = []
+                self.struct_body(out, body + "    ", sub, x, item, version, flexible, f.name)
+                self.flush(out, body + "    ", sub)
+            else:
+                sub = []
+                self.primitive(out, body + "    ", sub, x, item, False, flexible, f.name)
+                self.flush(out, body + "    ", sub)
+            return
+        self.primitive(out, ind, run, expr, f.type, nullable, flexible, f.name)
+
+    def struct_body(self, out, ind, run, obj: str, fields, version: int, flexible: bool, path: str):
+        declared = self.const(frozenset(f.name for f in fields), "D")
+        self.flush(out, ind, run)
+        out.append(f"{ind}if not {declared}.issuperset({obj}): undeclared({obj}, {declared}, {path!r})")
+        g = self.fresh("g")
+        out.append(f"{ind}{g} = {obj}.get")
+        tagged = []
+        for f in fields:
+            if not f.present_in(version):
+                continue
+            if f.is_tagged_in(version, flexible):
+                tagged.append(f)
+                continue
+            default = f.default_for(version)
+            if default is None or type(default) in (int, bool, str, bytes):
+                dexpr = repr(default)
+            else:
+                dexpr = self.const(default)
+            self.field(out, ind, run, f"{g}({f.name!r}, {dexpr})", f, version, flexible)
+        if not flexible:
+            return
+        if not tagged:
+            run.append(("B", "0"))
+            return
+        self.flush(out, ind, run)
+        present = self.fresh("tags")
+        out.append(f"{ind}{present} = []")
+        for f in sorted(tagged, key=lambda f: f.tag):
+            default = self.const(f.default_for(version))
+            fn = self.tagged_encoder(f, version, flexible)
+            v = self.fresh("t")
+            out.append(f"{ind}{v} = {g}({f.name!r}, {default}) if {obj} else {default}")
+            out.append(f"{ind}if {v} != {default}:")
+            d = self.fresh("d")
+            out.append(f"{ind}    {d} = {fn}({v})")
+            out.append(f"{ind}    {present}.append(UV1[{f.tag}] if {f.tag} < 128 else uv({f.tag}))")
+            out.append(f"{ind}    {present}.append(uv(len({d})))")
+            out.append(f"{ind}    {present}.append({d})")
+        out.append(f"{ind}a(uv(len({present}) // 3))")
+        out.append(f"{ind}for p in {present}: a(p)")
+
+    def tagged_encoder(self, f, version: int, flexible: bool) -> str:
+        """A function value -> bytes of one tagged field (its own encoding, as construct's)."""
+        fn = self.fresh("enc_tagged_")
+        out = [f"def {fn}(value):", "    parts = []", "    a = parts.append"]
+        run: list = []
+        self.field(out, "    ", run, "value", f, version, flexible)
+        self.flush(out, "    ", run)
+        out.append("    return b''.join(parts)")
+        self.lines.append("\n".join(out))
+        return fn
+
+
+def _undeclared(obj, declared, path):
+    from trafka.wire.schema import UndeclaredField
+
+    if not isinstance(obj, dict):
+        raise c.ExplicitError(f"{path}: expected a dict, got {type(obj).__name__}")
+    raise UndeclaredField(f"undeclared field(s) {sorted(set(obj) - declared)} at {path}")
+
+
+def encoder(fields, version: int, flexible: bool, name: str = "body"):
+    """A function (obj, append) appending the encoding of one (message, version) to a list."""
+    gen = _EncGen()
+    gen.env["ExplicitError"] = c.ExplicitError
+    out = ["def encode_body(o, a):"]
+    run: list = []
+    gen.struct_body(out, "    ", run, "o", fields, version, flexible, name)
+    gen.flush(out, "    ", run)
+    gen.lines.append("\n".join(out))
+    source = "\n\n".join(gen.lines) + "\n"
+    namespace = dict(gen.env)
+    exec(compile(source, f"<trafka encoder {name} v{version}>", "exec"), namespace)
+    body = namespace["encode_body"]
+
+    def encode(obj, append):
+        try:
+            body(obj, append)
+        except (struct.error, TypeError, AttributeError, OverflowError, UnicodeEncodeError) as exc:
+            raise EncodingError(f"{name} v{version}: {exc}") from exc
+
+    encode.source = source
+    return encode
+
+
+class EncodingError(c.ExplicitError):
+    """A value the declaration cannot carry (a None where null is not allowed, a number out of
+    range, a wrong type)."""

@@ -19,6 +19,7 @@ from trafka.wire.types import EMPTY_TAGGED_FIELDS, uvarint_at
 SIZE = struct.Struct(">i")
 _HEADER_FIXED = struct.Struct(">hhi")  # api_key, api_version, correlation_id
 _CORRELATION = struct.Struct(">i")
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
 
 
 class MalformedRequest(Exception):
@@ -82,7 +83,9 @@ def _skip_tagged_fields(buf, pos: int) -> int:
 
 
 class FrameWriter:
-    """A write-only stream that gathers a frame as a list of buffers.
+    """A write-only stream that gathers a frame as a list of buffers, for the construct objects'
+    build_stream (the reference encoders; bench/codec.py). Responses are encoded by the generated
+    encoders (encode_response).
 
     Small writes are packed into one bytearray; a large write (record data) is kept by
     reference as its own part, so record bytes are never copied into the frame.
@@ -118,16 +121,32 @@ class FrameWriter:
 
 
 def encode_response(api: Api, version: int, correlation_id: int, body: dict) -> list:
-    """A whole response frame (size, response header, body) as a list of buffers to send."""
-    writer = FrameWriter()
-    writer.write(bytes(4))  # the size, filled in below
-    writer.write(_CORRELATION.pack(correlation_id))
-    if api.response_header_version(version) >= 1:
-        writer.write(b"\x00")  # no tagged fields
-    api.response.struct(version).build_stream(body, writer)
-    parts = writer.finish()
-    SIZE.pack_into(parts[0], 0, writer.tell() - 4)
-    return parts
+    """A whole response frame (size, response header, body) as a list of buffers to send: one
+    buffer, or (record data given as storage FileSlices) runs of bytes between the slices."""
+    parts: list = [b""]
+    api.response.encoder(version)(body, parts.append)
+    flexible_header = api.response_header_version(version) >= 1
+    size = sum(map(len, parts)) + 4 + flexible_header
+    parts[0] = _SIZE_AND_CORRELATION.pack(size, correlation_id) + (b"\x00" if flexible_header else b"")
+    try:
+        return [b"".join(parts)]
+    except TypeError:  # a FileSlice among the parts: keep it by reference for sendfile
+        return _runs(parts)
+
+
+def _runs(parts: list) -> list:
+    out, run = [], []
+    for part in parts:
+        if isinstance(part, (bytes, bytearray, memoryview)):
+            run.append(part)
+        else:
+            if run:
+                out.append(b"".join(run))
+                run = []
+            out.append(part)
+    if run:
+        out.append(b"".join(run))
+    return out
 
 
 def encode_request(api: Api, version: int, correlation_id: int, client_id: str | None, body: dict) -> bytes:

@@ -210,6 +210,16 @@ class Message:
 
         return codegen.decoder(self.fields, version, self.is_flexible(version))
 
+    @functools.cache
+    def encoder(self, version: int):
+        """The generated encoder of this version (trafka.wire.codegen): (obj, append) appends the
+        body's bytes to a list; what the broker answers with."""
+        if version not in self._versions:
+            raise ValueError(f"{self.name} has no version {version}")
+        from trafka.wire import codegen
+
+        return codegen.encoder(self.fields, version, self.is_flexible(version), self.name)
+
     def __hash__(self):
         return id(self)
 
@@ -217,4 +227,6 @@ class Message:
         return self.decoder(version)(data)[0]
 
     def build(self, obj: dict, version: int) -> bytes:
-        return self.struct(version).build(obj)
+        parts: list = []
+        self.encoder(version)(obj, parts.append)
+        return b"".join(parts)
