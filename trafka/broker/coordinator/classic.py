@@ -11,7 +11,8 @@ on the groups; `expire(now)` acts on every one that has passed and `next_deadlin
 call it again.
 
 `ClassicGroupManager` is one part of the `GroupCoordinator`; it relies on the coordinator's
-`groups`, `config`, `_now`, `_reschedule` and `_store_group`.
+`groups`, `consumer_groups` (JoinGroup meets the KIP-848 groups there), `config`, `_now`,
+`_reschedule` and `_store_group`.
 """
 
 from __future__ import annotations
@@ -105,6 +106,16 @@ class ClassicGroupManager:
             <= self.config["group.max.session.timeout.ms"]
         ):
             return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, request.member_id)
+        consumer_group = self.consumer_groups.get(request.group_id)
+        if consumer_group is not None:
+            if consumer_group.members:
+                # Kafka 4 lets classic members join a consumer group (online migration); trafka
+                # keeps the two protocols apart (docs/compatibility.md).
+                return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id)
+            # An empty consumer group becomes a classic group, keeping its committed offsets.
+            del self.consumer_groups[request.group_id]
+            self.groups[request.group_id] = Group(request.group_id, now, offsets=consumer_group.offsets)
+            log.info("group %s: empty consumer group becomes a classic group", request.group_id)
         group = self.groups.get(request.group_id)
         if group is None:
             if request.member_id:

@@ -1,7 +1,8 @@
 """The group coordinator: every group of this one broker, over one state topic.
 
-Organised as Kafka's new group coordinator is: classic groups (`classic.ClassicGroupManager`)
-and committed offsets (`offsets.OffsetMetadataManager`) are separate modules; this class holds
+Organised as Kafka's new group coordinator is: classic groups (`classic.ClassicGroupManager`),
+KIP-848 consumer groups (`consumer.ConsumerGroupManager`, model in `consumer_group.py`) and
+committed offsets (`offsets.OffsetMetadataManager`) are separate modules; this class holds
 what they share (the groups, the `__consumer_offsets` writer, the clock), writes group metadata
 records, deletes groups, and loads everything back at start.
 
@@ -20,6 +21,8 @@ import trio
 
 from trafka.broker.coordinator import formats
 from trafka.broker.coordinator.classic import ClassicGroupManager, JoinRequest, JoinResult, SyncResult
+from trafka.broker.coordinator.consumer import ConsumerGroupManager
+from trafka.broker.coordinator.consumer_group import ConsumerGroup
 from trafka.broker.coordinator.formats import CommittedOffset, GroupKey, GroupMemberRecord, GroupRecord, OffsetKey
 from trafka.broker.coordinator.group import Group, GroupState, Member
 from trafka.broker.coordinator.offsets import OffsetCommit, OffsetMetadataManager
@@ -39,12 +42,13 @@ EMPTY, STABLE, DEAD = GroupState.EMPTY, GroupState.STABLE, GroupState.DEAD
 MIN_TIMER_MS = 5
 
 
-class GroupCoordinator(ClassicGroupManager, OffsetMetadataManager):
+class GroupCoordinator(ClassicGroupManager, ConsumerGroupManager, OffsetMetadataManager):
     def __init__(self, logs, config, clock):
         self.logs = logs
         self.config = config
         self.clock = clock
-        self.groups: dict[str, Group] = {}
+        self.groups: dict[str, Group] = {}  # classic groups (and offsets-only groups)
+        self.consumer_groups: dict[str, ConsumerGroup] = {}  # KIP-848 groups; an id is in one map only
         self.offsets_topic = OffsetsTopic(logs, config["offsets.topic.num.partitions"], clock)
         self.pending_txn_offsets = PendingTxnOffsets()
         self._wakeup = trio.Event()
@@ -71,6 +75,15 @@ class GroupCoordinator(ClassicGroupManager, OffsetMetadataManager):
     def _now(self) -> int:
         return self.clock.time_ms()
 
+    def expire(self, now: int) -> None:
+        """Act on every group deadline that has passed, classic and consumer groups alike."""
+        ClassicGroupManager.expire(self, now)
+        self.expire_consumer_groups(now)
+
+    def next_deadline(self) -> int | None:
+        due = [d for d in (ClassicGroupManager.next_deadline(self), self.next_consumer_deadline()) if d is not None]
+        return min(due, default=None)
+
     # --- groups as a whole ----------------------------------------------------------------
 
     def delete_groups(self, group_ids: list[str]) -> list[ErrorCode]:
@@ -80,6 +93,8 @@ class GroupCoordinator(ClassicGroupManager, OffsetMetadataManager):
         group = self.groups.get(group_id)
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID
+        if group_id in self.consumer_groups:
+            return self._delete_consumer_group(group_id)
         if group is None or group.is_(DEAD):
             return ErrorCode.GROUP_ID_NOT_FOUND
         if not group.is_(EMPTY):
@@ -94,6 +109,21 @@ class GroupCoordinator(ClassicGroupManager, OffsetMetadataManager):
         group.transition(DEAD, self._now())
         del self.groups[group_id]
         log.info("group %s: deleted with %d committed offsets", group_id, len(group.offsets))
+        return ErrorCode.NONE
+
+    def _delete_consumer_group(self, group_id: str) -> ErrorCode:
+        group = self.consumer_groups[group_id]
+        if group.members:
+            return ErrorCode.NON_EMPTY_GROUP
+        tombstones = [(formats.offset_key(OffsetKey(group_id, t, p)), None) for t, p in group.offsets]
+        try:
+            self.offsets_topic.append(group_id, tombstones)
+        except storage_errors.StorageError as exc:
+            log.error("group %s: cannot delete: %s", group_id, exc)
+            return coordinator_write_error(exc)
+        group.dead = True
+        del self.consumer_groups[group_id]
+        log.info("consumer group %s: deleted with %d committed offsets", group_id, len(group.offsets))
         return ErrorCode.NONE
 
     def _store_group(self, group: Group, now: int) -> ErrorCode:

@@ -1,0 +1,54 @@
+"""ConsumerGroupHeartbeat (key 68), versions 0-1: the KIP-848 consumer group protocol.
+
+Behavior:
+- As in Kafka's GroupMetadataManager (see trafka/broker/coordinator/consumer.py): epoch 0
+  joins, -1 leaves, -2 leaves a static member temporarily; the broker computes the
+  assignment with a server-side assignor (uniform, range) and hands it out in steps, revoking
+  before assigning. Errors: INVALID_REQUEST (with a message) for a malformed request,
+  UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID,
+  UNSUPPORTED_ASSIGNOR, GROUP_MAX_SIZE_REACHED, INVALID_REGULAR_EXPRESSION, GROUP_ID_NOT_FOUND.
+- Regular expressions are Python's `re`, matched against the whole topic name (Kafka: RE2/J).
+- Classic members cannot join a consumer group and vice versa (docs/compatibility.md).
+- v1 (KIP-1082): the client generates its member id; an empty one is INVALID_REQUEST. v0: the
+  broker generates it on join.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.coordinator.consumer import HeartbeatRequest, owned_from_request
+from trafka.broker.handlers.join_group import client_host
+
+
+@registry.handles(68, min_version=0, max_version=1)
+async def handle(ctx, request):
+    result = ctx.broker.group_coordinator.consumer_group_heartbeat(HeartbeatRequest(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        member_epoch=request.member_epoch,
+        instance_id=request.instance_id,
+        rack_id=request.rack_id,
+        rebalance_timeout_ms=request.rebalance_timeout_ms,
+        subscribed_topic_names=request.subscribed_topic_names,
+        subscribed_topic_regex=request.subscribed_topic_regex,
+        server_assignor=request.server_assignor,
+        owned=owned_from_request(request.topic_partitions),
+        client_id=ctx.client_id or "",
+        client_host=client_host(ctx),
+        api_version=ctx.version,
+    ))
+    assignment = None
+    if result.assignment is not None:
+        assignment = {"topic_partitions": [
+            {"topic_id": topic_id, "partitions": sorted(partitions)}
+            for topic_id, partitions in sorted(result.assignment.items())
+        ]}
+    return {
+        "throttle_time_ms": 0,
+        "error_code": result.error,
+        "error_message": result.error_message,
+        "member_id": result.member_id,
+        "member_epoch": result.member_epoch,
+        "heartbeat_interval_ms": result.heartbeat_interval_ms,
+        "assignment": assignment,
+    }
