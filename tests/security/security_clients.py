@@ -18,11 +18,16 @@ class Auth:
     ca: Path | None = None
     cert: Path | None = None  # client certificate and key, for mTLS
     key: Path | None = None
+    token: object = None  # OAUTHBEARER with kafka-python/aiokafka: an oauth_tokens.TokenSource
 
 
 def kafka_python_config(auth: Auth) -> dict:
     config = {"security_protocol": auth.protocol}
-    if auth.mechanism:
+    if auth.mechanism == "OAUTHBEARER":
+        from oauth_tokens import kafka_python_provider
+
+        config.update(sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=kafka_python_provider(auth.token))
+    elif auth.mechanism:
         config.update(sasl_mechanism=auth.mechanism, sasl_plain_username=auth.user, sasl_plain_password=auth.password)
     if auth.ca:
         config.update(ssl_cafile=str(auth.ca), ssl_check_hostname=True)
@@ -51,7 +56,11 @@ def aiokafka_config(auth: Auth) -> dict:
     from aiokafka.helpers import create_ssl_context
 
     config = {"security_protocol": auth.protocol}
-    if auth.mechanism:
+    if auth.mechanism == "OAUTHBEARER":
+        from oauth_tokens import aiokafka_provider
+
+        config.update(sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=aiokafka_provider(auth.token))
+    elif auth.mechanism:
         config.update(sasl_mechanism=auth.mechanism, sasl_plain_username=auth.user, sasl_plain_password=auth.password)
     if auth.ca:
         config["ssl_context"] = create_ssl_context(

@@ -61,7 +61,7 @@ class Broker:
         self.metadata_cache = MetadataCache()
         self.faults = FaultTable()
         self.stats = BrokerStats()  # requests, bytes and connections, for the console
-        self.security = SecurityLayer(config, self.data_dir)  # SCRAM credentials load here
+        self.security = SecurityLayer(config, self.data_dir, self.clock)  # SCRAM credentials load here
         self.authorizer = make_authorizer(config, self.data_dir)  # None without authorizer.class.name; ACLs load here
         self.listeners: list[Listener] = []  # bound by serve()
         load_handlers()

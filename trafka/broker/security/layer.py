@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import ssl
-import time
 
 import trio
 
@@ -20,6 +19,7 @@ from trafka.broker.security.listeners import Listener
 from trafka.broker.security.mechanism import AuthenticationFailed, PlainServer
 from trafka.broker.security.oauthbearer import OAuthBearerServer
 from trafka.broker.security.scram import MECHANISM_IDS, ScramCredentialStore, ScramServer
+from trafka.storage.clock import SystemClock
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.broker")
@@ -32,8 +32,11 @@ _BEFORE_AUTH = frozenset({17, 18, 36})  # and ApiVersions
 
 
 class SecurityLayer:
-    def __init__(self, config, data_dir):
+    def __init__(self, config, data_dir, clock=None):
         self.config = config
+        # Session expiry and token expiry are read on the broker clock, so a test moves time
+        # (advance_clock) instead of sleeping past a session or a token's exp.
+        self.clock = clock or SystemClock()
         self.scram = ScramCredentialStore(data_dir)
         self._contexts: dict[str, ssl.SSLContext] = {}
 
@@ -66,7 +69,7 @@ class SecurityLayer:
         options: dict[str, str] = {}
         for _module, entry in self._jaas(listener, mechanism):
             options.update(entry)
-        return OAuthBearerServer(options)
+        return OAuthBearerServer(options, self.clock)
 
     async def open_connection(self, stream, listener: Listener, peer: str):
         """(stream, Session) for an accepted connection, or None when its TLS handshake failed."""
@@ -112,18 +115,28 @@ class Session:
         self.principal: str | None = None if listener.sasl else principal
         self.state = "handshake" if listener.sasl else "authenticated"
         self.raw_tokens = False  # after a v0 SaslHandshake: bare SASL frames follow
-        self.expires_at: float | None = None  # monotonic seconds; re-authenticate before it
+        self.expires_at: int | None = None  # broker-clock ms; re-authenticate before it
+        self._expiry_reason = ""
         self._server = None
         self._mechanism: str | None = None
+        self._failure_logged = False
 
     def refusal(self, api_key: int) -> str | None:
         """Why this request may not be served now (the connection is closed), or None."""
         if self.principal is None and api_key not in _BEFORE_AUTH:
+            refused = getattr(self._server, "error", None)
+            if refused:  # a client that does not answer the error challenge (aiokafka) goes on regardless
+                return (f"request (API key {api_key}) after the {self._mechanism} credentials of {self._claimed()} "
+                        f"were refused ({refused}) on listener {self.listener.name}")
             return f"request (API key {api_key}) before SASL authentication completed on listener {self.listener.name}"
-        if (self.expires_at is not None and time.monotonic() > self.expires_at and api_key not in _SASL_KEYS
+        if (self.expires_at is not None and self.layer.clock.time_ms() > self.expires_at and api_key not in _SASL_KEYS
                 and self.state == "authenticated"):
-            return f"session of {self.principal} expired (connections.max.reauth.ms) without re-authentication"
+            return f"session of {self.principal} expired ({self._expiry_reason}) without re-authentication"
         return None
+
+    def _claimed(self) -> str:
+        user = getattr(self._server, "username", None)
+        return f"User:{user}" if user else "an unnamed user"
 
     def handshake(self, mechanism: str, version: int) -> tuple[int, list[str]]:
         offered = self.layer.mechanisms(self.listener) if self.listener.sasl else []
@@ -133,6 +146,7 @@ class Session:
             return ErrorCode.UNSUPPORTED_SASL_MECHANISM, offered
         self._mechanism = mechanism
         self._server = self.layer.mechanism_server(self.listener, mechanism)
+        self._failure_logged = False
         self.state = "authenticate"
         self.raw_tokens = version == 0
         return ErrorCode.NONE, offered
@@ -146,6 +160,9 @@ class Session:
         except AuthenticationFailed as exc:
             return self._failed(str(exc))
         if not self._server.complete:
+            refused = getattr(self._server, "error", None)
+            if refused and not self._failure_logged:  # OAUTHBEARER's error challenge: logged now, the
+                self._log_failure(refused)  # client's %x01 then ends the exchange with the error code
             return ErrorCode.NONE, None, reply, 0
         principal = "User:" + self._server.username
         if self.principal is not None and principal != self.principal:
@@ -154,17 +171,23 @@ class Session:
         self.state = "authenticated"
         self.raw_tokens = False
         lifetime = tls.setting(self.layer.config, self.listener.name, "connections.max.reauth.ms", self._mechanism)
+        self._expiry_reason = "connections.max.reauth.ms"
         token_lifetime = getattr(self._server, "lifetime_ms", None)
-        if token_lifetime is not None:
-            lifetime = min(lifetime, token_lifetime) if lifetime else token_lifetime
-        self.expires_at = time.monotonic() + lifetime / 1000 if lifetime else None
+        if token_lifetime is not None and (not lifetime or token_lifetime < lifetime):
+            # As Kafka: the token's exp ends the session even when connections.max.reauth.ms is 0.
+            lifetime, self._expiry_reason = token_lifetime, f"the {self._mechanism} token's exp passed"
+        self.expires_at = self.layer.clock.time_ms() + lifetime if lifetime else None
         log.info("authenticated %s from %s with %s on listener %s", principal, self.peer, self._mechanism,
                  self.listener.name)
         return ErrorCode.NONE, None, reply, lifetime
 
-    def _failed(self, message: str) -> tuple[int, str, bytes, int]:
-        user = getattr(self._server, "username", None)
+    def _log_failure(self, message: str) -> None:
+        self._failure_logged = True
         log.warning("failed authentication of %s from %s with %s on listener %s: %s",
-                    f"User:{user}" if user else "an unnamed user", self.peer, self._mechanism, self.listener.name, message)
+                    self._claimed(), self.peer, self._mechanism, self.listener.name, message)
+
+    def _failed(self, message: str) -> tuple[int, str, bytes, int]:
+        if not self._failure_logged:
+            self._log_failure(message)
         self.state = "failed"
         return ErrorCode.SASL_AUTHENTICATION_FAILED, message, b"", 0

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import base64
 import json
-import time
+import math
 
 from trafka.broker.security.mechanism import AuthenticationFailed
+from trafka.storage.clock import SystemClock
 
 
 def _b64url_json(part: str) -> dict:
@@ -27,7 +28,8 @@ def _b64url_json(part: str) -> dict:
 
 
 class OAuthBearerServer:
-    def __init__(self, options: dict[str, str]):
+    def __init__(self, options: dict[str, str], clock=None):
+        self.clock = clock or SystemClock()  # the broker clock: exp and iat are read against it
         self.principal_claim = options.get("unsecuredValidatorPrincipalClaimName", "sub")
         self.scope_claim = options.get("unsecuredValidatorScopeClaimName", "scope")
         self.required_scope = options.get("unsecuredValidatorRequiredScope", "").split()
@@ -35,12 +37,12 @@ class OAuthBearerServer:
         self.username: str | None = None
         self.lifetime_ms: int | None = None  # the token's own expiry, caps the session
         self.complete = False
-        self._error: str | None = None
+        self.error: str | None = None  # why the token was refused (sent as an error challenge)
 
     def evaluate(self, token: bytes) -> bytes:
-        if self._error is not None:
+        if self.error is not None:
             if token == b"\x01":
-                raise AuthenticationFailed(f"Authentication failed: {self._error}")
+                raise AuthenticationFailed(f"Authentication failed: {self.error}")
             raise AuthenticationFailed("expected %x01 after the error challenge")
         try:
             message = token.decode("utf-8")
@@ -56,7 +58,7 @@ class OAuthBearerServer:
         try:
             self._validate(auth[len("Bearer "):].strip())
         except ValueError as exc:
-            self._error = str(exc)
+            self.error = str(exc)
             return json.dumps({"status": "invalid_token"}).encode()
         self.complete = True
         return b""
@@ -66,24 +68,25 @@ class OAuthBearerServer:
         if len(parts) != 3:
             raise ValueError("the token is not a JWT (header.payload.signature)")
         header, claims = _b64url_json(parts[0]), _b64url_json(parts[1])
+        principal = claims.get(self.principal_claim)
+        if isinstance(principal, str) and principal:
+            self.username = principal  # named in the log line if the token is refused below
         if header.get("alg") != "none":
-            raise ValueError("the unsecured validator accepts only alg=none tokens")
-        now_ms = time.time() * 1000
+            raise ValueError(f"the unsecured validator accepts only alg=none tokens, not alg={header.get('alg')!r}")
+        now_ms = self.clock.time_ms()
         exp = claims.get("exp")
-        if not isinstance(exp, (int, float)):
+        if not isinstance(exp, (int, float)) or isinstance(exp, bool) or not math.isfinite(exp):
             raise ValueError("the token has no numeric exp claim")
         if exp * 1000 + self.skew_ms <= now_ms:
             raise ValueError("the token has expired")
         iat = claims.get("iat")
-        if isinstance(iat, (int, float)) and iat * 1000 - self.skew_ms > now_ms:
+        if isinstance(iat, (int, float)) and math.isfinite(iat) and iat * 1000 - self.skew_ms > now_ms:
             raise ValueError("the token was issued in the future")
-        principal = claims.get(self.principal_claim)
         if not isinstance(principal, str) or not principal:
             raise ValueError(f"the token has no {self.principal_claim} claim")
         scope = claims.get(self.scope_claim, [])
-        scopes = scope.split() if isinstance(scope, str) else list(scope)
+        scopes = scope.split() if isinstance(scope, str) else scope if isinstance(scope, list) else []
         missing = [s for s in self.required_scope if s not in scopes]
         if missing:
             raise ValueError(f"the token lacks the required scope {' '.join(missing)}")
-        self.username = principal
-        self.lifetime_ms = int(exp * 1000 - now_ms)
+        self.lifetime_ms = max(1, int(exp * 1000 - now_ms))
