@@ -33,6 +33,9 @@ from compat_tests.setup_deps import CACHE, JAR_SOURCES, kafka_clients_jar
 
 # Runtime dependencies of kafka-clients, found in pyspark/jars (name prefixes).
 RUNTIME_JAR_PREFIXES = ("slf4j-api-", "lz4-java-", "snappy-java-", "zstd-jni-")
+# SASL/OAUTHBEARER in kafka-clients (its unsecured JWT login and validation) parses JSON with
+# jackson-databind, a dependency Kafka leaves to the application; also from pyspark/jars.
+OAUTHBEARER_JAR_PREFIXES = ("jackson-databind-", "jackson-core-", "jackson-annotations-")
 # slf4j -> log4j2 so the JVM's log level is ours to set.
 LOGGING_JAR_PREFIXES = ("log4j-api-", "log4j-core-", "log4j-slf4j2-impl-")
 
@@ -124,7 +127,7 @@ def classpath_for(version: str, *, logging: bool = True) -> list[Path]:
     if not jar.exists():
         raise JavaUnavailable(f"{jar} is missing: run `python -m compat_tests.setup_deps` (make test-deps)")
     jars_dir = pyspark_jars_dir()
-    prefixes = RUNTIME_JAR_PREFIXES + (LOGGING_JAR_PREFIXES if logging else ())
+    prefixes = RUNTIME_JAR_PREFIXES + OAUTHBEARER_JAR_PREFIXES + (LOGGING_JAR_PREFIXES if logging else ())
     return [jar] + [_pick(jars_dir, p) for p in prefixes]
 
 

@@ -84,11 +84,28 @@ class SecurityLayer:
                 hint = " (is the client speaking plaintext to a TLS listener?)" if _plaintext_hint(reason) else ""
                 log.warning("closing connection from %s: TLS handshake failed on listener %s: %s%s",
                             peer, listener.name, _ssl_reason(reason), hint)
+                await _send_alert(stream)
                 await trio.aclose_forcefully(stream)
                 return None
             if not listener.sasl:
                 principal = tls.certificate_principal(stream.getpeercert(binary_form=True))
         return stream, Session(self, listener, peer, principal)
+
+
+async def _send_alert(stream: trio.SSLStream) -> None:
+    """Send the TLS alert OpenSSL wrote when the handshake failed (e.g. certificate_required
+    for an mTLS client without a certificate). trio marks the stream broken and leaves the alert
+    in its outgoing buffer; without it the client sees a bare EOF, which Java's client takes for
+    a lost connection and retries until its timeout instead of failing with
+    SslAuthenticationException."""
+    outgoing = getattr(stream, "_outgoing", None)  # trio.SSLStream's MemoryBIO (private)
+    alert = outgoing.read() if outgoing is not None else b""
+    if alert:
+        with trio.move_on_after(1):
+            try:
+                await stream.transport_stream.send_all(alert)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
 
 
 def _ssl_reason(exc: BaseException) -> str:
