@@ -19,7 +19,7 @@ run: $(VENV)/.installed
 	$(VENV)/bin/trafka serve --host 127.0.0.1 --port 9092 --data-dir ./data
 
 test-deps: $(VENV)/.test-installed
-	$(PY) -m compat_tests.setup_deps
+	$(PY) -m testkit.setup_deps
 	bash tests/container/setup_podman.sh
 
 test: test-deps

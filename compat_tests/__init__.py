@@ -1,4 +1,4 @@
 """Compatibility tests that drive real Kafka clients (Java, librdkafka/kcat, aiokafka, ...) against trafka.
 
-`python -m compat_tests.setup_deps` fetches what these tests need; see docs/testing-clients.md.
+`python -m testkit.setup_deps` fetches what these tests need; see docs/testing-clients.md.
 """

@@ -1,12 +1,12 @@
 """Fixtures for driving real Kafka clients. See docs/testing-clients.md.
 
-* ``java_client_39`` / ``java_client_43``: a :class:`compat_tests.java.JavaKafka` for kafka-clients
+* ``java_client_39`` / ``java_client_43``: a :class:`testkit.java.JavaKafka` for kafka-clients
   3.9.1 / 4.3.0. The JVM is started once per session (``java_jvm_39`` / ``java_jvm_43``) and shut down
   at session end; clients made during a test are closed when the test ends.
 * ``kcat``: path of the kcat binary.
 * ``spark_kafka_jars``: jars of $SPARK_KAFKA_JARS.
 * ``bootstrap``: the session broker's address (``trafka_session_broker``, shared: use unique topics).
-* ``client``: a :mod:`compat_tests.drivers` driver, parametrized over every client of the matrix.
+* ``client``: a :mod:`testkit.drivers` driver, parametrized over every client of the matrix.
 
 Matrix markers (``compat``, ``compat_client``, ``compat_cross``) are explained in
 :mod:`compat_tests.matrix`; every compat test gets a ``timeout`` of 90 s unless it sets its own.
@@ -24,9 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from compat_tests import drivers, matrix
-from compat_tests.java import JavaKafka, JavaUnavailable
-from compat_tests.setup_deps import SetupError, spark_kafka_jars as _spark_kafka_jars
+from compat_tests import matrix
+from testkit import drivers
+from testkit.java import JavaKafka, JavaUnavailable
+from testkit.setup_deps import SetupError, spark_kafka_jars as _spark_kafka_jars
 
 _HERE = Path(__file__).resolve().parent
 DEFAULT_TIMEOUT_S = 90
@@ -115,7 +116,7 @@ def java_client_43(java_jvm_43):
 def kcat():
     path = shutil.which("kcat")
     if path is None:
-        pytest.skip("kcat is not installed (`python -m compat_tests.setup_deps` installs it via apt-get when root)")
+        pytest.skip("kcat is not installed (`python -m testkit.setup_deps` installs it via apt-get when root)")
     return path
 
 

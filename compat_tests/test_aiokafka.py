@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from compat_tests.drivers import TIMEOUT_S
+from testkit.drivers import TIMEOUT_S
 
 pytestmark = pytest.mark.compat_client("aiokafka")
 

@@ -1,4 +1,4 @@
-"""What every client of the matrix must do the same way, through compat_tests.drivers.
+"""What every client of the matrix must do the same way, through testkit.drivers.
 
 Each test runs once per client (the ``client`` fixture); its own producer writes and its own
 consumer reads. Cross-client reads are in test_cross_client.py.
@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from compat_tests.conftest import make_topic
-from compat_tests.drivers import CODECS, CREATE_TIME, LOG_APPEND_TIME, Msg
+from testkit.drivers import CODECS, CREATE_TIME, LOG_APPEND_TIME, Msg
 from trafka.testing.rawwire import RawClient
 
 # kcat writes text lines: one header set per call, no nulls, no timestamps.

@@ -8,7 +8,7 @@ import pytest
 from confluent_kafka import KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec, ResourceType
 
-from compat_tests.drivers import TIMEOUT_S
+from testkit.drivers import TIMEOUT_S
 from trafka.testing.rawwire import RawClient
 from trafka.wire.records import Compression
 

@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from compat_tests.conftest import CLIENT_NAMES, make_driver, make_topic
-from compat_tests.drivers import CODECS, CREATE_TIME, Msg
+from testkit.drivers import CODECS, CREATE_TIME, Msg
 
 PER_CODEC = 8
 STAMP = 1_700_000_000_000

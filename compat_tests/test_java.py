@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from compat_tests.java import KafkaJavaError
+from testkit.java import KafkaJavaError
 from trafka.testing.rawwire import RawClient
 
 VERSIONS = {"java-3.9.1": "java_client_39", "java-4.3.0": "java_client_43"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from compat_tests.java import _jiter
+from testkit.java import _jiter
 
 
 def _host_port(bootstrap: str) -> tuple[str, int]:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from compat_tests.drivers import Kcat, Msg
+from testkit.drivers import Kcat, Msg
 
 pytestmark = pytest.mark.compat_client("kcat")
 

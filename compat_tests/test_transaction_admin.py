@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from compat_tests.conftest import make_topic
-from compat_tests.txn_clients import producer
+from testkit.txn_clients import producer
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_kafka_python_aborts_a_hanging_transaction(request, bootstrap):
     from kafka import KafkaAdminClient, TopicPartition
     from kafka.admin import AbortTransactionSpec
 
-    from compat_tests.txn_clients import read_values
+    from testkit.txn_clients import read_values
 
     topic = make_topic(bootstrap, f"hanging-{uuid.uuid4().hex[:8]}")
     p = producer(request, "confluent-kafka", bootstrap, f"hanging-{uuid.uuid4().hex[:8]}", timeout_ms=90000)
@@ -98,7 +98,7 @@ def test_kafka_python_aborts_a_hanging_transaction(request, bootstrap):
 def test_java_admin_fences_producers(request, java_client_43, bootstrap):
     """Admin.fenceProducers (KIP-618, used by Kafka Connect's exactly-once sources): an epoch
     bump through InitProducerId that aborts the open transaction and fences its producer."""
-    from compat_tests.txn_clients import TxnFailed, read_values
+    from testkit.txn_clients import TxnFailed, read_values
 
     topic = make_topic(bootstrap, f"fence-admin-{uuid.uuid4().hex[:8]}")
     transactional_id = f"fence-admin-{uuid.uuid4().hex[:8]}"

@@ -3,7 +3,7 @@ transaction, read_committed vs read_uncommitted, consume-transform-produce, fenc
 producer re-acquiring its id, the broker aborting a transaction past its timeout, and
 cross-client reads (written transactionally by one client, read_committed by every other).
 
-Each client runs the same scenarios through compat_tests/txn_clients.py.
+Each client runs the same scenarios through testkit/txn_clients.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from compat_tests.conftest import make_driver, make_topic
-from compat_tests.txn_clients import CLIENTS, TxnFailed, producer, read_values
+from testkit.txn_clients import CLIENTS, TxnFailed, producer, read_values
 
 COMMITTED = "read_committed"
 UNCOMMITTED = "read_uncommitted"

@@ -45,7 +45,7 @@ def spark(tmp_path_factory, kafka_broker):
     if conf is None:
         pytest.skip(harness.NO_CONNECTOR)
     try:
-        from compat_tests.java import check_java
+        from testkit.java import check_java
 
         check_java()
     except Exception as exc:

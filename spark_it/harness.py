@@ -13,7 +13,7 @@ import time
 import uuid
 from pathlib import Path
 
-from compat_tests.setup_deps import CACHE, spark_kafka_jars
+from testkit.setup_deps import CACHE, spark_kafka_jars
 from trafka.wire.records import HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, parse_header
 
 CONNECTOR_JAR_PREFIX = "spark-sql-kafka-0-10_"

@@ -1,7 +1,7 @@
 """The Kafka I/O of Spark's connector, replayed with Java kafka-clients 3.9.1 (what Spark 4.0 uses).
 
 CI has no Spark connector jars, so these tests make the same client calls with the same settings
-that spark-sql-kafka-0-10 makes, and always run (they need Java 17 and `compat_tests.setup_deps`):
+that spark-sql-kafka-0-10 makes, and always run (they need Java 17 and `testkit.setup_deps`):
 
 * driver, KafkaOffsetReaderAdmin: an Admin built from the driver's consumer params; describeTopics
   (internal topics dropped), listTopics for subscribePattern, listOffsets earliest / latest /
@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from compat_tests.java import KafkaJavaError
+from testkit.java import KafkaJavaError
 from spark_it.harness import batch_headers, consume_all, create_topic, produce
 
 pytestmark = pytest.mark.timeout(120)
@@ -234,7 +234,7 @@ def test_sink_producer_is_idempotent_and_kafka_python_reads_it(java_client_39, b
 
 def _transactional_topic(request, bootstrap: str, topic: str) -> None:
     """Partition 0: c0 c1 (committed), a0 (aborted), c2 (committed), o0 (open, left open)."""
-    from compat_tests.txn_clients import producer
+    from testkit.txn_clients import producer
 
     p = producer(request, "confluent-kafka", bootstrap, f"spark-{uuid.uuid4().hex[:8]}")
     p.init()

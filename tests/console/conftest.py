@@ -1,5 +1,5 @@
 """Console tests: an in-process broker per test and a real headless Chromium (Debian's
-`chromium`, installed by compat_tests/setup_deps.py) driven by Playwright."""
+`chromium`, installed by testkit/setup_deps.py) driven by Playwright."""
 
 import os
 import shutil
@@ -22,7 +22,7 @@ def broker(tmp_path):
 @pytest.fixture(scope="module")
 def chromium():
     if CHROMIUM is None:
-        pytest.skip("no chromium on PATH (make test installs it: python -m compat_tests.setup_deps)")
+        pytest.skip("no chromium on PATH (make test installs it: python -m testkit.setup_deps)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

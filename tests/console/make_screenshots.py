@@ -74,7 +74,7 @@ def shoot(page, url, name, height=None):
 def main() -> int:
     chromium = shutil.which("chromium")
     if chromium is None:
-        print("no chromium on PATH (python -m compat_tests.setup_deps installs it)", file=sys.stderr)
+        print("no chromium on PATH (python -m testkit.setup_deps installs it)", file=sys.stderr)
         return 1
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, TrafkaBroker(data_dir=Path(tmp) / "data", in_process=True) as broker:

@@ -17,7 +17,7 @@ from trafka.broker.registry import load_handlers
 from trafka.wire import records
 from trafka.wire.messages import APIS
 from trafka.wire.schema import Array
-from tests.wire.wire_samples import Sampler
+from testkit.wire_samples import Sampler
 
 
 def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:

@@ -9,7 +9,7 @@ from kafka import KafkaAdminClient, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from trafka.testing.waiting import wait_until
-from groups_helpers import PolledConsumer, create_topic, group_consumer
+from testkit.groups import PolledConsumer, create_topic, group_consumer
 
 
 @pytest.fixture

@@ -8,9 +8,8 @@ import threading
 import pytest
 from confluent_kafka import Consumer
 
-from conftest import GROUP_BROKER_CONFIG, HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS
 from trafka.testing.waiting import wait_until
-from groups_helpers import PolledConsumer, create_topic, produce
+from testkit.groups import GROUP_BROKER_CONFIG, HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS, PolledConsumer, create_topic, produce
 from trafka.testing import TrafkaBroker
 
 TOPIC = "mixed"

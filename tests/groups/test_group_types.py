@@ -7,7 +7,7 @@ from confluent_kafka import ConsumerGroupState, ConsumerGroupType
 from confluent_kafka.admin import AdminClient
 
 from trafka.testing.waiting import wait_until
-from groups_helpers import PolledConsumer, create_topic
+from testkit.groups import PolledConsumer, create_topic
 from trafka.testing.rawwire import RawClient
 from trafka.wire.errors import ErrorCode
 

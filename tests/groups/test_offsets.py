@@ -10,7 +10,7 @@ import pytest
 from kafka import KafkaAdminClient, TopicPartition
 
 from trafka.testing.waiting import wait_until
-from groups_helpers import CLIENTS, PolledConsumer, create_topic, open_consumer, produce
+from testkit.groups import CLIENTS, PolledConsumer, create_topic, open_consumer, produce
 
 # auto.offset.reset=none: kafka-python and aiokafka raise NoOffsetForPartitionError from
 # poll; librdkafka spells it 'error' and reports a KafkaError _AUTO_OFFSET_RESET.

@@ -7,9 +7,8 @@ import time
 
 import pytest
 
-from conftest import SESSION_TIMEOUT_MS
 from trafka.testing.waiting import wait_until
-from groups_helpers import CLIENTS, ConsumerProcess, PolledConsumer, create_topic, produce
+from testkit.groups import CLIENTS, SESSION_TIMEOUT_MS, ConsumerProcess, PolledConsumer, create_topic, produce
 
 TOPIC = "six"
 

@@ -1,4 +1,4 @@
-"""Java kafka-clients 3.9.1 and 4.3.0 (py4j, compat_tests/java.py) on every kind of listener of one
+"""Java kafka-clients 3.9.1 and 4.3.0 (py4j, testkit/java.py) on every kind of listener of one
 broker: SASL_PLAINTEXT with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (Kafka's unsecured
 login callback handler), SSL, SASL_SSL with each mechanism, and mTLS with an inline PEM keystore
 and with a PKCS12 keystore made in the test. Wrong passwords, unknown users and a token without
@@ -8,9 +8,9 @@ certificate with SslAuthenticationException. One JVM per version for the whole m
 import uuid
 
 import pytest
-from test_sasl_tls_clients import upsert_scram
+from testkit.security import upsert_scram
 
-from compat_tests.java import JavaKafka, JavaUnavailable, KafkaJavaError
+from testkit.java import JavaKafka, JavaUnavailable, KafkaJavaError
 from trafka.testing.waiting import wait_for_log
 
 P12_PASSWORD = "java-keystore-secret"

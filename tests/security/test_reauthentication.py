@@ -66,7 +66,7 @@ def test_handshake_v0_then_bare_tokens(reauth_broker):
 
 
 def test_java_client_reauthenticates_and_keeps_working(reauth_broker):
-    from compat_tests.java import JavaKafka, JavaUnavailable
+    from testkit.java import JavaKafka, JavaUnavailable
 
     try:
         java = JavaKafka("4.3.0")

@@ -6,9 +6,7 @@ import subprocess
 import uuid
 
 import pytest
-from conftest import secure_config
-from security_clients import Auth, roundtrip_confluent
-from test_sasl_tls_clients import confluent_login_errors, upsert_scram
+from testkit.security import Auth, confluent_login_errors, roundtrip_confluent, secure_config, upsert_scram
 
 from trafka.testing import TrafkaBroker
 
@@ -49,7 +47,7 @@ def test_oauthbearer_invalid_token_refused(secure_broker):
     assert any("Authentication failed" in e or "invalid_token" in e for e in errors), errors
 
 
-@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (compat_tests/setup_deps.py)")
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (testkit/setup_deps.py)")
 @pytest.mark.parametrize("listener,options", [
     ("SASL_PLAINTEXT", ["-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=PLAIN",
                         "-X", "sasl.username=alice", "-X", "sasl.password=alice-secret"]),

@@ -3,24 +3,13 @@ SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), SSL, SASL_SSL and mTLS; re
 
 import socket
 import struct
-import time
 
 import pytest
+
+from testkit.security import ROUNDTRIPS, Auth, confluent_config, confluent_login_errors, kafka_python_config, upsert_scram
 from trafka.testing.waiting import wait_for_log
-from security_clients import ROUNDTRIPS, Auth, confluent_config, kafka_python_config
 
 SCRAM_USERS = {"SCRAM-SHA-256": ("sam256", "sam-secret-256"), "SCRAM-SHA-512": ("sam512", "sam-secret-512")}
-
-
-def upsert_scram(bootstrap: str, user: str, password: str, mechanism: str, **auth) -> None:
-    from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
-                                       UserScramCredentialUpsertion)
-
-    admin = AdminClient({"bootstrap.servers": bootstrap, **auth})
-    info = ScramCredentialInfo(getattr(ScramMechanism, mechanism.replace("-", "_")), 4096)
-    futures = admin.alter_user_scram_credentials([UserScramCredentialUpsertion(user, info, password.encode())])
-    for future in futures.values():
-        future.result(30)
 
 
 @pytest.fixture(scope="module")
@@ -60,23 +49,6 @@ def test_metadata_answers_with_the_listener_the_client_came_in_on(secure_broker)
             config.update({"security.protocol": "SSL", "enable.ssl.certificate.verification": False})
         brokers = AdminClient(config).list_topics(timeout=20).brokers
         assert [f"{b.host}:{b.port}" for b in brokers.values()] == [secure_broker.bootstrap(listener)]
-
-
-def confluent_login_errors(bootstrap: str, auth: Auth, principal_claim: str | None = None) -> list[str]:
-    """The errors librdkafka reports while it tries to log in (error_cb runs inside poll).
-    `principal_claim`: an OAUTHBEARER token that names its principal in this claim instead of sub."""
-    from confluent_kafka import Producer
-
-    errors: list[str] = []
-    config = confluent_config(auth)
-    if principal_claim:
-        config["sasl.oauthbearer.config"] = f"principal={auth.user} principalClaimName={principal_claim}"
-    producer = Producer({"bootstrap.servers": bootstrap, **config,
-                         "error_cb": lambda e: errors.append(str(e))})
-    deadline = time.monotonic() + 10
-    while not errors and time.monotonic() < deadline:
-        producer.poll(0.2)
-    return errors
 
 
 @pytest.mark.parametrize("user,password", [("alice", "wrong"), ("mallory", "alice-secret")])

@@ -1,7 +1,7 @@
 """LogCleaner on a ManualClock: latest record per key, offsets kept, tombstones, lags, codecs, crashes."""
 
 import pytest
-from storage_helpers import crash
+from testkit.storage import crash
 
 from trafka.storage.cleaner import LogCleaner, cleanable_range
 from trafka.wire import records as rec

@@ -6,7 +6,7 @@ import sys
 import textwrap
 
 import pytest
-from storage_helpers import batch, crash
+from testkit.storage import batch, crash
 
 from trafka.storage import (
     CorruptRecord,

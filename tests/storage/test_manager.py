@@ -1,7 +1,7 @@
 import uuid
 
 import pytest
-from storage_helpers import batch
+from testkit.storage import batch
 
 from trafka.storage import (
     InvalidConfig,

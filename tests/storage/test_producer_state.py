@@ -1,5 +1,5 @@
 import pytest
-from storage_helpers import batch, crash, idempotent
+from testkit.storage import batch, crash, idempotent
 
 from trafka.storage import InvalidProducerEpoch, OutOfOrderSequence
 from trafka.wire import records as rec

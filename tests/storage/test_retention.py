@@ -1,6 +1,6 @@
 """Retention predicates over the oldest segments, on a ManualClock."""
 
-from storage_helpers import batch
+from testkit.storage import batch
 
 from trafka.storage.retention import apply_retention
 

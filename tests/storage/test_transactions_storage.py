@@ -1,7 +1,7 @@
 """Transactional data in the segment store: markers, the last stable offset, the .txnindex,
 read_committed reads, recovery after kill -9, and compaction of aborted records."""
 
-from storage_helpers import crash
+from testkit.storage import crash
 
 from trafka.storage.cleaner import LogCleaner
 from trafka.wire import records as rec

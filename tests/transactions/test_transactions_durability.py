@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from compat_tests.txn_clients import producer, read_values
+from testkit.txn_clients import producer, read_values
 
 pytestmark = pytest.mark.trafka_config({"offsets.topic.num.partitions": 3, "transaction.state.log.num.partitions": 3})
 

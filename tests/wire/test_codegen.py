@@ -7,7 +7,7 @@ import construct as c
 import pytest
 
 from trafka.wire.messages import APIS
-from wire_samples import sample
+from testkit.wire_samples import sample
 
 CASES = [
     pytest.param(message, version, nulls, id=f"{message.name}-v{version}-{'nulls' if nulls else 'values'}")

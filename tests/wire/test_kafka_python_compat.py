@@ -24,7 +24,7 @@ from kafka.protocol.schemas.fields.codecs import BitField, Bytes
 from trafka.wire.framing import decode_request, encode_response, peek_header
 from trafka.wire.messages import APIS
 from trafka.wire.schema import Array, Field
-from wire_samples import on_the_wire, sample
+from testkit.wire_samples import on_the_wire, sample
 
 # The brief's table: the versions each API is served (Produce v0-2 are declared but answered
 # with UNSUPPORTED_VERSION, so they are not served) and Kafka's first flexible version.

@@ -11,7 +11,7 @@ from trafka.wire.messages.api_versions import API as API_VERSIONS
 from trafka.wire.schema import Array, Field, Message, Versions
 from trafka.wire.types import INT16, INT32, INT64, STRING, encode_uvarint
 
-from wire_samples import on_the_wire, sample
+from testkit.wire_samples import on_the_wire, sample
 
 
 @pytest.mark.parametrize(

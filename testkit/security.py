@@ -4,6 +4,7 @@ Python client, from one description of how to connect."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,3 +134,57 @@ def roundtrip_aiokafka(bootstrap: str, auth: Auth) -> bytes:
 
 ROUNDTRIPS = {"kafka-python": roundtrip_kafka_python, "confluent-kafka": roundtrip_confluent,
               "aiokafka": roundtrip_aiokafka}
+
+
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+              'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
+BOB_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="bob-secret";'
+KEYSTORE_PASSWORD = "keystore-secret"
+
+
+def secure_config(pki) -> dict:
+    """Every kind of listener on one broker: PLAINTEXT, SASL_PLAINTEXT, SSL (PKCS12 keystore),
+    SASL_SSL, and MTLS (an SSL listener with a PEM keystore and ssl.client.auth=required)."""
+    return {
+        "listeners": ",".join(f"{n}://127.0.0.1:0" for n in ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL", "MTLS")),
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,MTLS:SSL",
+        "ssl.keystore.type": "PKCS12",
+        "ssl.keystore.location": pki.broker["keystore.p12"],
+        "ssl.keystore.password": KEYSTORE_PASSWORD,
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": pki.ca_pem,
+        "listener.name.mtls.ssl.client.auth": "required",
+        "listener.name.mtls.ssl.keystore.type": "PEM",
+        "listener.name.mtls.ssl.keystore.location": pki.broker["bundle.pem"],
+        "listener.name.mtls.ssl.key.password": KEYSTORE_PASSWORD,
+        "sasl.jaas.config": PLAIN_JAAS,
+        "listener.name.sasl_ssl.plain.sasl.jaas.config": BOB_JAAS,
+    }
+
+
+def upsert_scram(bootstrap: str, user: str, password: str, mechanism: str, **auth) -> None:
+    from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
+                                       UserScramCredentialUpsertion)
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, **auth})
+    info = ScramCredentialInfo(getattr(ScramMechanism, mechanism.replace("-", "_")), 4096)
+    futures = admin.alter_user_scram_credentials([UserScramCredentialUpsertion(user, info, password.encode())])
+    for future in futures.values():
+        future.result(30)
+
+
+def confluent_login_errors(bootstrap: str, auth: Auth, principal_claim: str | None = None) -> list[str]:
+    """The errors librdkafka reports while it tries to log in (error_cb runs inside poll).
+    `principal_claim`: an OAUTHBEARER token that names its principal in this claim instead of sub."""
+    from confluent_kafka import Producer
+
+    errors: list[str] = []
+    config = confluent_config(auth)
+    if principal_claim:
+        config["sasl.oauthbearer.config"] = f"principal={auth.user} principalClaimName={principal_claim}"
+    producer = Producer({"bootstrap.servers": bootstrap, **config,
+                         "error_cb": lambda e: errors.append(str(e))})
+    deadline = time.monotonic() + 10
+    while not errors and time.monotonic() < deadline:
+        producer.poll(0.2)
+    return errors

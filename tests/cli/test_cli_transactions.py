@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from compat_tests.txn_clients import producer
+from testkit.txn_clients import producer
 
 pytestmark = pytest.mark.trafka_config({"offsets.topic.num.partitions": 3, "transaction.state.log.num.partitions": 3})
 

@@ -250,7 +250,7 @@ class JavaTxn:
                                       "transaction.timeout.ms": timeout_ms, "max.block.ms": TIMEOUT_S * 1000})
 
     def _call(self, fn, *args):
-        from compat_tests.java import KafkaJavaError
+        from testkit.java import KafkaJavaError
 
         try:
             return self.kafka.call(fn, *args)
