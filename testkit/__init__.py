@@ -7,6 +7,7 @@ the repository root on sys.path through `pythonpath`).
 - `groups`: consumer-group members per Python client, polled in their own threads or processes;
 - `txn_clients`: transactional producers and read_committed readers per client;
 - `security`: each client's settings for the SASL/TLS listeners; `tls`: a throw-away PKI;
+  `oauth_tokens`: unsecured JWTs for OAUTHBEARER; `acl`: brokers with an authorizer and ACL calls;
 - `java`: the py4j bridge to the Java clients; `setup_deps`: fetches jars, kcat and chromium
   (`python -m testkit.setup_deps`);
 - `retention`, `storage`, `wire_samples`: helpers of those test folders.

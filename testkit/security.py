@@ -25,7 +25,7 @@ class Auth:
 def kafka_python_config(auth: Auth) -> dict:
     config = {"security_protocol": auth.protocol}
     if auth.mechanism == "OAUTHBEARER":
-        from oauth_tokens import kafka_python_provider
+        from testkit.oauth_tokens import kafka_python_provider
 
         config.update(sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=kafka_python_provider(auth.token))
     elif auth.mechanism:
@@ -58,7 +58,7 @@ def aiokafka_config(auth: Auth) -> dict:
 
     config = {"security_protocol": auth.protocol}
     if auth.mechanism == "OAUTHBEARER":
-        from oauth_tokens import aiokafka_provider
+        from testkit.oauth_tokens import aiokafka_provider
 
         config.update(sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=aiokafka_provider(auth.token))
     elif auth.mechanism:

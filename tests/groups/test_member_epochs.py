@@ -3,7 +3,7 @@ versions, for classic groups and for consumer-protocol groups (member epochs).""
 
 from __future__ import annotations
 
-from groups_helpers import create_topic
+from testkit.groups import create_topic
 from trafka.testing.rawwire import RawClient
 from trafka.wire.errors import ErrorCode
 

@@ -4,10 +4,10 @@ Admin against a broker with StandardAuthorizer on; the ACLs survive a restart.""
 from __future__ import annotations
 
 import pytest
-from acl_helpers import CONFLUENT_NAMES, acl_broker, allow, confluent_admin, login, unique
-from security_clients import kafka_python_config
+from testkit.acl import CONFLUENT_NAMES, acl_broker, allow, confluent_admin, login, unique
+from testkit.security import kafka_python_config
 
-from compat_tests.java import JavaKafka, JavaUnavailable
+from testkit.java import JavaKafka, JavaUnavailable
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import struct
 
 import pytest
-from oauth_tokens import TokenSource, broker_clock, claims_for, oauthbearer_message, unsecured_jwt
-from security_clients import Auth, kafka_python_config, roundtrip_aiokafka, roundtrip_kafka_python
+from testkit.oauth_tokens import TokenSource, broker_clock, claims_for, oauthbearer_message, unsecured_jwt
+from testkit.security import Auth, kafka_python_config, roundtrip_aiokafka, roundtrip_kafka_python
 
 from trafka.testing import TrafkaBroker
 from trafka.testing.rawwire import RawClient
@@ -126,7 +126,7 @@ def test_aiokafka_with_a_bad_token_is_refused(oauth_broker, case):
 
     from aiokafka import AIOKafkaProducer
     from aiokafka.errors import KafkaError
-    from security_clients import aiokafka_config
+    from testkit.security import aiokafka_config
 
     token, principal, reason = _bad_tokens(oauth_broker.clock()["time_ms"])[case]
     before = oauth_broker.log_text().count(reason)
@@ -232,7 +232,7 @@ def test_a_client_whose_token_expired_logs_in_again_with_a_new_one(oauth_broker,
         import asyncio
 
         from aiokafka import AIOKafkaProducer
-        from security_clients import aiokafka_config
+        from testkit.security import aiokafka_config
 
         async def run() -> int:
             producer = AIOKafkaProducer(bootstrap_servers=bootstrap, **aiokafka_config(auth))

@@ -12,7 +12,7 @@ from trafka.wire import framing
 from trafka.wire.messages import APIS
 from trafka.wire.schema import Array, UndeclaredField
 
-from wire_samples import Sampler, sample
+from testkit.wire_samples import Sampler, sample
 
 
 class EmptyArrays(Sampler):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 
-from security_clients import Auth
+from testkit.security import Auth
 
 from trafka.testing import TrafkaBroker
 
@@ -46,7 +46,7 @@ CONFLUENT_NAMES = {"CLUSTER": "BROKER"}  # confluent-kafka's name of Kafka's CLU
 
 def confluent_admin(broker: TrafkaBroker, user: str = "admin"):
     from confluent_kafka.admin import AdminClient
-    from security_clients import confluent_config
+    from testkit.security import confluent_config
 
     return AdminClient({"bootstrap.servers": broker.bootstrap("SASL_PLAINTEXT"), **confluent_config(login(user))})
 
