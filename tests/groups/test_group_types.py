@@ -71,3 +71,26 @@ def test_confluent_admin_lists_classic_groups_by_type(broker):
         assert described.type == ConsumerGroupType.CLASSIC
     finally:
         active.close()
+
+
+def test_consumer_protocol_groups_are_listed_as_consumer_and_not_described_as_classic(broker):
+    create_topic(broker.bootstrap_servers, "t", 1)
+    with RawClient(broker.bootstrap_servers) as raw:
+        joined = raw.request(68, 1, {
+            "group_id": "modern", "member_id": "m1", "member_epoch": 0, "instance_id": None, "rack_id": None,
+            "rebalance_timeout_ms": 60000, "subscribed_topic_names": ["t"], "subscribed_topic_regex": None,
+            "server_assignor": None, "topic_partitions": [],
+        })
+        assert joined.error_code == ErrorCode.NONE
+        _commit_without_membership(raw, "simple", "t")
+        listed = _listed(raw)
+        assert (listed["modern"].group_type, listed["modern"].protocol_type) == ("consumer", "consumer")
+        assert listed["modern"].group_state in ("Assigning", "Reconciling", "Stable")
+        assert set(_listed(raw, types=["Consumer"])) == {"modern"}
+        assert set(_listed(raw, types=["classic"])) == {"simple"}
+        assert set(_listed(raw, states=[listed["modern"].group_state], types=["consumer"])) == {"modern"}
+        [v6] = raw.request(15, 6, {"groups": ["modern"], "include_authorized_operations": False}).groups
+        assert (v6.error_code, v6.error_message, v6.group_state) == (
+            ErrorCode.GROUP_ID_NOT_FOUND, "Group modern is not a classic group.", "Dead")
+        [v5] = raw.request(15, 5, {"groups": ["modern"], "include_authorized_operations": False}).groups
+        assert (v5.error_code, v5.group_state, v5.members) == (ErrorCode.NONE, "Dead", [])

@@ -128,6 +128,7 @@ class ConsumerGroup:
     dead: bool = False
 
     protocol_type = "consumer"  # as ListGroups/DescribeGroups report a consumer group's protocol type
+    group_type = "consumer"  # ListGroups v5
 
     @property
     def state(self) -> ConsumerGroupState:

@@ -5,8 +5,14 @@ every change is first written to `__consumer_offsets` as Kafka's OffsetCommit ke
 Offsets committed inside transactions are held apart in `txn_offsets` until their transaction
 ends. Which member may commit is asked of the group (`validate_member`, its generation and state).
 
+A KIP-848 consumer group (`ConsumerGroup.offsets`) keeps its offsets the same way, in the same
+records; its members commit with their member epoch in the generation field (OffsetCommit v9+)
+and are checked as Kafka's ConsumerGroup does: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH, and
+UNSUPPORTED_VERSION for a member committing with v8 or older.
+
 `OffsetMetadataManager` is one part of the `GroupCoordinator`; it relies on the coordinator's
-`groups`, `logs`, `config`, `offsets_topic`, `pending_txn_offsets`, `_now` and `_delete_group`.
+`groups`, `consumer_groups`, `logs`, `config`, `offsets_topic`, `pending_txn_offsets`, `_now`
+and `_delete_group`.
 """
 
 from __future__ import annotations
@@ -53,14 +59,18 @@ class OffsetMetadataManager:
         (or member epoch) to a group that does not exist is GROUP_ID_NOT_FOUND, as in Kafka;
         older versions keep ILLEGAL_GENERATION."""
         now = self._now()
-        group = self.groups.get(group_id)
+        consumer_group = self.consumer_groups.get(group_id)
+        group = consumer_group if consumer_group is not None else self.groups.get(group_id)
         if group is None:
             if generation >= 0:
                 error = ErrorCode.GROUP_ID_NOT_FOUND if api_version >= 9 else ErrorCode.ILLEGAL_GENERATION
                 return [error] * len(commits)
             # A consumer without group membership (manual assignment) keeps offsets here too.
             group = Group(group_id, now)
-        error = self._validate_commit(group, generation, member_id, group_instance_id)
+        if consumer_group is not None:
+            error = self._validate_consumer_commit(consumer_group, generation, member_id, api_version)
+        else:
+            error = self._validate_commit(group, generation, member_id, group_instance_id)
         if error:
             return [error] * len(commits)
         errors = [self._check_commit(c) for c in commits]
@@ -79,12 +89,26 @@ class OffsetMetadataManager:
             log.error("group %s: cannot write committed offsets: %s", group_id, exc)
             failed = coordinator_write_error(exc, offsets=True)
             return [failed if e == ErrorCode.NONE else e for e in errors]
-        self.groups.setdefault(group_id, group)
         group.offsets.update(values)
-        member = group.members.get(member_id)
-        if member is not None:
-            member.heartbeat_deadline = now + member.session_timeout_ms
+        if consumer_group is None:
+            self.groups.setdefault(group_id, group)
+            member = group.members.get(member_id)
+            if member is not None:
+                member.heartbeat_deadline = now + member.session_timeout_ms
         return errors
+
+    @staticmethod
+    def _validate_consumer_commit(group, member_epoch: int, member_id: str, api_version: int) -> ErrorCode:
+        """Kafka's ConsumerGroup.validateOffsetCommit: a commit without an epoch is accepted
+        while the group has no members; an unknown member is UNKNOWN_MEMBER_ID; a member must
+        commit with OffsetCommit v9+ (UNSUPPORTED_VERSION) and its current epoch
+        (STALE_MEMBER_EPOCH)."""
+        error = group.validate_offset_commit(member_id, member_epoch)
+        if error == ErrorCode.UNKNOWN_MEMBER_ID or (member_epoch < 0 and not group.members):
+            return error
+        if api_version < 9:
+            return ErrorCode.UNSUPPORTED_VERSION
+        return error
 
     @staticmethod
     def _validate_commit(group: Group, generation: int, member_id: str, group_instance_id: str | None) -> ErrorCode:
@@ -123,14 +147,30 @@ class OffsetMetadataManager:
         return ErrorCode.NONE
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
-        """Kafka's validateOffsetFetch (OffsetFetch v9): classic groups accept every fetch."""
+        """Kafka's validateOffsetFetch (OffsetFetch v9): classic groups accept every fetch; a
+        consumer group accepts one without member id and epoch (admin clients), else only from
+        a member (UNKNOWN_MEMBER_ID) at its current epoch (STALE_MEMBER_EPOCH)."""
+        group = self.consumer_groups.get(group_id)
+        if group is None or (member_id is None and member_epoch < 0):
+            return ErrorCode.NONE
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if member.member_epoch != member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
         return ErrorCode.NONE
+
+    def offsets_group(self, group_id: str):
+        """The group that keeps `group_id`'s committed offsets: its consumer group (KIP-848),
+        else its classic group; None when there is neither."""
+        group = self.consumer_groups.get(group_id)
+        return group if group is not None else self.groups.get(group_id)
 
     def fetch_offsets(
         self, group_id: str, wanted: list[tuple[str, list[int]]] | None
     ) -> list[tuple[str, list[tuple[int, CommittedOffset | None]]]]:
         """Committed offsets per topic; None for a partition with none. wanted=None: all."""
-        group = self.groups.get(group_id)
+        group = self.offsets_group(group_id)
         offsets = group.offsets if group is not None else {}
         if wanted is None:
             by_topic: dict[str, list[tuple[int, CommittedOffset | None]]] = {}
@@ -140,14 +180,18 @@ class OffsetMetadataManager:
         return [(topic, [(p, offsets.get((topic, p))) for p in partitions]) for topic, partitions in wanted]
 
     def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]]) -> tuple[ErrorCode, list[ErrorCode]]:
-        """OffsetDelete: the group error, then one error per partition."""
+        """OffsetDelete: the group error, then one error per partition. A consumer group
+        (KIP-848) refuses the topics its members subscribe to, whatever its state, as Kafka's."""
         group = self.groups.get(group_id)
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, []
-        if group is None or group.is_(DEAD):
+        if group_id in self.consumer_groups:
+            group = self.consumer_groups[group_id]
+            subscribed: set[str] | None = set(group.subscription_metadata)
+        elif group is None or group.is_(DEAD):
             return ErrorCode.GROUP_ID_NOT_FOUND, []
-        if group.is_(EMPTY):
-            subscribed: set[str] | None = set()
+        elif group.is_(EMPTY):
+            subscribed = set()
         elif group.protocol_type == "consumer":
             subscribed = group.subscribed_topics()
         else:
@@ -176,6 +220,8 @@ class OffsetMetadataManager:
         without membership (no protocol type) each expire that long after their commit. An
         empty group left without offsets goes too."""
         retention = self.config["offsets.retention.minutes"] * 60_000
+        for group_id, group in list(self.consumer_groups.items()):
+            self._expire_consumer_group_offsets(group_id, group, now, retention)
         for group_id, group in list(self.groups.items()):
             if group.protocol_type is None:
                 doomed = [tp for tp, c in group.offsets.items() if now - c.commit_timestamp >= retention]
@@ -188,7 +234,19 @@ class OffsetMetadataManager:
             if group.is_(EMPTY) and not group.offsets:
                 self._delete_group(group_id)
 
-    def _drop_offsets(self, group_id: str, group: Group, doomed: list[tuple[str, int]], why: str) -> None:
+    def _expire_consumer_group_offsets(self, group_id: str, group, now: int, retention: int) -> None:
+        """Kafka's cleanupExpiredOffsets for a consumer group: an offset of a topic no member
+        subscribes to expires `retention` after its commit; a group left Empty with every
+        offset expired (or none) is deleted."""
+        subscribed = set(group.subscription_metadata)
+        kept = [tp for tp in group.offsets if tp[0] in subscribed or self.has_pending_txn_offset(group_id, *tp)]
+        doomed = [tp for tp, c in group.offsets.items() if tp not in kept and now - c.commit_timestamp >= retention]
+        if doomed:
+            self._drop_offsets(group_id, group, doomed, "expired")
+        if not group.offsets and not group.members:
+            self._delete_group(group_id)
+
+    def _drop_offsets(self, group_id: str, group, doomed: list[tuple[str, int]], why: str) -> None:
         try:
             self.offsets_topic.append(group_id, [(formats.offset_key(OffsetKey(group_id, *tp)), None) for tp in doomed])
         except storage_errors.StorageError as exc:
@@ -202,6 +260,12 @@ class OffsetMetadataManager:
         """Drop every group's committed offsets for a deleted topic, as Kafka's coordinator does,
         so a topic created again under the same name starts without stale positions. An empty
         group left with no offsets goes too."""
+        for group_id, group in list(self.consumer_groups.items()):
+            doomed = [tp for tp in group.offsets if tp[0] == topic]
+            if doomed:
+                self._drop_offsets(group_id, group, doomed, f"deleted topic {topic}'s")
+                if not group.offsets and not group.members:
+                    self._delete_group(group_id)
         for group_id, group in list(self.groups.items()):
             doomed = [tp for tp in group.offsets if tp[0] == topic]
             if not doomed:

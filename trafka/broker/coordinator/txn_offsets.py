@@ -66,7 +66,13 @@ def txn_commit_offsets(
     OffsetFetch once the transaction commits (see txn_offsets)."""
     now = coordinator._now()
     group = coordinator.groups.get(group_id)
-    if group is not None and (generation >= 0 or member_id or group_instance_id is not None):
+    consumer_group = coordinator.consumer_groups.get(group_id)
+    if consumer_group is not None:
+        # Kafka's validateTransactionalOffsetCommit: a stale member epoch is ILLEGAL_GENERATION here.
+        error = consumer_group.validate_offset_commit(member_id, generation)
+        if error:
+            return [ErrorCode.ILLEGAL_GENERATION if error == ErrorCode.STALE_MEMBER_EPOCH else error] * len(commits)
+    elif group is not None and (generation >= 0 or member_id or group_instance_id is not None):
         error = coordinator._validate_commit(group, generation, member_id, group_instance_id)
         if error and error != ErrorCode.REBALANCE_IN_PROGRESS:
             return [error] * len(commits)
@@ -101,4 +107,7 @@ def complete_txn(coordinator, partition: int, producer_id: int, producer_epoch: 
     if commit:
         now = coordinator._now()
         for group_id, offsets in taken.items():
-            coordinator.groups.setdefault(group_id, Group(group_id, now)).offsets.update(offsets)
+            group = coordinator.offsets_group(group_id)
+            if group is None:
+                group = coordinator.groups[group_id] = Group(group_id, now)
+            group.offsets.update(offsets)

@@ -13,6 +13,8 @@ Behavior:
 
 from __future__ import annotations
 
+import itertools
+
 from trafka.broker import registry
 from trafka.wire.errors import ErrorCode
 
@@ -30,9 +32,10 @@ def _listed(group) -> dict:
 async def handle(ctx, request):
     states = {name.strip().lower() for name in request.states_filter}
     types = {name.lower() for name in request.types_filter}
+    coordinator = ctx.broker.group_coordinator
     groups = [
         _listed(group)
-        for group in ctx.broker.group_coordinator.groups.values()
+        for group in itertools.chain(coordinator.groups.values(), coordinator.consumer_groups.values())
         if (not states or group.state.value.lower() in states) and (not types or group.group_type in types)
     ]
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "groups": sorted(groups, key=lambda g: g["group_id"])}
