@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from trafka.broker.topic_configs import ResourceType
+from trafka.broker.security.authorizer import CLUSTER, TOPIC, authorize
 from trafka.storage.config import validate_topic_config
 from trafka.broker.errors import error_code, error_message
 from trafka.storage.errors import StorageError, UnknownTopic
@@ -17,6 +18,16 @@ def response(resource, error: ErrorCode = ErrorCode.NONE, message: str | None = 
         "resource_type": resource.resource_type,
         "resource_name": resource.resource_name,
     }
+
+
+def config_authorization_error(ctx, resource, operation) -> ErrorCode | None:
+    """DESCRIBE_CONFIGS/ALTER_CONFIGS on the topic, or on the cluster for broker resources (Kafka's rule)."""
+    if resource.resource_type == ResourceType.TOPIC:
+        if not authorize(ctx, operation, TOPIC, resource.resource_name):
+            return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    elif not authorize(ctx, operation, CLUSTER):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None
 
 
 def alter_resource(broker, resource, validate_only: bool, new_overrides: Callable[[dict], dict]) -> dict:

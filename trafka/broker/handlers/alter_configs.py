@@ -10,7 +10,8 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.alter_configs import alter_resource
+from trafka.broker.security.authorizer import Op
+from trafka.broker.alter_configs import alter_resource, config_authorization_error, response
 
 
 @registry.handles(33, min_version=0, max_version=2)
@@ -18,5 +19,7 @@ async def handle(ctx, request):
     results = []
     for resource in request.resources:
         wanted = {c.name: c.value for c in resource.configs if c.value is not None}
-        results.append(alter_resource(ctx.broker, resource, request.validate_only, lambda _current, w=wanted: w))
+        refused = config_authorization_error(ctx, resource, Op.ALTER_CONFIGS)
+        results.append(response(resource, refused) if refused else
+                       alter_resource(ctx.broker, resource, request.validate_only, lambda _current, w=wanted: w))
     return {"throttle_time_ms": 0, "responses": results}

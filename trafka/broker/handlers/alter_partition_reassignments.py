@@ -11,6 +11,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
 
@@ -41,6 +42,8 @@ def _partition(broker, topic: str, partition) -> dict:
 
 @registry.handles(45, min_version=0, max_version=1)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.ALTER, CLUSTER):
+        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     return {
         "throttle_time_ms": 0,
         "allow_replication_factor_change": request.allow_replication_factor_change,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
 
@@ -28,6 +29,8 @@ def _error(broker, path: str, topic: str, partition: int) -> ErrorCode:
 
 @registry.handles(34, min_version=1, max_version=2)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.ALTER, CLUSTER):
+        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     by_topic: dict[str, list[dict]] = {}
     for d in request.dirs:
         for t in d.topics:

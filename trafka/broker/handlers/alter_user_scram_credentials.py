@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.broker.security.scram import MAX_ITERATIONS, MECHANISMS, MIN_ITERATIONS, ScramCredential
 from trafka.wire.errors import ErrorCode
 
@@ -38,6 +39,8 @@ def _check(store, change, deleting: bool, seen: Counter) -> tuple[int, str] | No
 
 @registry.handles(51, min_version=0, max_version=0)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.ALTER, CLUSTER):
+        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     store = ctx.broker.security.scram
     seen = Counter((c.name, c.mechanism) for c in [*request.deletions, *request.upsertions])
     errors: dict[str, tuple[int, str]] = {}

@@ -9,6 +9,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.errors import error_code, error_message
 from trafka.storage.errors import StorageError, UnknownTopic
 from trafka.wire.errors import ErrorCode
@@ -41,4 +42,6 @@ def _create(broker, t, validate_only: bool) -> dict:
 
 @registry.handles(37, min_version=0, max_version=3)
 async def handle(ctx, request):
-    return {"throttle_time_ms": 0, "results": [_create(ctx.broker, t, request.validate_only) for t in request.topics]}
+    return {"throttle_time_ms": 0, "results": [
+        _create(ctx.broker, t, request.validate_only) if authorize(ctx, Op.ALTER, TOPIC, t.name)
+        else result(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for t in request.topics]}

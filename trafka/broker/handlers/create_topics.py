@@ -13,6 +13,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize
 from trafka.broker.topic_configs import topic_config_entries
 from trafka.broker.errors import error_code
 from trafka.storage import errors as storage_errors
@@ -79,7 +80,10 @@ def _create(broker, t, validate_only: bool, seen: set[str]) -> dict:
 @registry.handles(19, min_version=2, max_version=7)
 async def handle(ctx, request):
     seen: set[str] = set()
-    topics = [_create(ctx.broker, t, request.validate_only, seen) for t in request.topics]
+    anywhere = authorize(ctx, Op.CREATE, CLUSTER, log_denied=False)  # else CREATE on each topic
+    topics = [_create(ctx.broker, t, request.validate_only, seen) if anywhere or authorize(ctx, Op.CREATE, TOPIC, t.name)
+              else topic_error(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+              for t in request.topics]
     try:
         # One durable write for every topic of the request, before the answer.
         ctx.broker.logs.sync_metadata()

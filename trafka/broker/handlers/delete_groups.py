@@ -9,12 +9,16 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import GROUP, Op, authorize
+from trafka.wire.errors import ErrorCode
 
 
 @registry.handles(42, min_version=0, max_version=2)
 async def handle(ctx, request):
     names = list(request.groups_names)
-    errors = ctx.broker.group_coordinator.delete_groups(names)
+    allowed = [name for name in names if authorize(ctx, Op.DELETE, GROUP, name)]
+    deleted = dict(zip(allowed, ctx.broker.group_coordinator.delete_groups(allowed)))
+    errors = [deleted.get(name, ErrorCode.GROUP_AUTHORIZATION_FAILED) for name in names]
     return {
         "throttle_time_ms": 0,
         "results": [{"group_id": name, "error_code": error} for name, error in zip(names, errors)],

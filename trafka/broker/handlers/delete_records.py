@@ -10,6 +10,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.topics import find_log
 from trafka.storage.errors import OffsetOutOfRange
 from trafka.wire.errors import ErrorCode
@@ -41,6 +42,9 @@ async def handle(ctx, request):
         "throttle_time_ms": 0,
         "topics": [
             {"name": t.name, "partitions": [_delete(ctx.broker, t.name, p) for p in t.partitions]}
+            if authorize(ctx, Op.DELETE, TOPIC, t.name) else
+            {"name": t.name, "partitions": [partition_error(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                                            for p in t.partitions]}
             for t in request.topics
         ],
     }

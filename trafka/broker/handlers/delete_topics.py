@@ -13,12 +13,14 @@ from __future__ import annotations
 import trio
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.storage.errors import UnknownTopic
 from trafka.storage.log import remove_dirs
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
 
-def _delete(broker, name: str | None, topic_id, doomed: list) -> dict:
+def _delete(ctx, name: str | None, topic_id, doomed: list) -> dict:
+    broker = ctx.broker
     try:
         if name is None and topic_id is not None:
             missing = ErrorCode.UNKNOWN_TOPIC_ID
@@ -28,7 +30,9 @@ def _delete(broker, name: str | None, topic_id, doomed: list) -> dict:
             topic = broker.logs.topic(name)
     except UnknownTopic:
         return {"name": name, "topic_id": topic_id or ZERO_UUID, "error_code": missing, "error_message": None}
-    if not broker.config["delete.topic.enable"]:
+    if not authorize(ctx, Op.DELETE, TOPIC, topic.name):
+        error, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, None
+    elif not broker.config["delete.topic.enable"]:
         error, message = ErrorCode.TOPIC_DELETION_DISABLED, "delete.topic.enable is false"
     elif topic.name.startswith("__"):
         error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, f"internal topic {topic.name} cannot be deleted"
@@ -46,7 +50,7 @@ async def handle(ctx, request):
     else:
         wanted = [(name, None) for name in request.topic_names]
     doomed: list = []
-    responses = [_delete(ctx.broker, n, i, doomed) for n, i in wanted]
+    responses = [_delete(ctx, n, i, doomed) for n, i in wanted]
     if doomed:
         await trio.to_thread.run_sync(remove_dirs, doomed)
     return {"throttle_time_ms": 0, "responses": responses}

@@ -6,8 +6,8 @@ Behavior:
   brokers do, a random live broker as controller id: this node.
 - endpoint_type 2 (controllers, KIP-919) is MISMATCHED_ENDPOINT_TYPE here, as a Kafka broker
   listener answers it; any other type is UNSUPPORTED_ENDPOINT_TYPE.
-- include_cluster_authorized_operations: every cluster operation (trafka enforces no ACLs, and
-  Kafka without an authorizer answers the same).
+- include_cluster_authorized_operations: the cluster operations the caller's ACLs allow (every
+  one without an authorizer, as Kafka answers).
 """
 
 from __future__ import annotations
@@ -44,5 +44,5 @@ async def handle(ctx, request):
         "cluster_id": broker.cluster_id,
         "controller_id": broker.node_id,
         "brokers": [{"broker_id": broker.node_id, "host": host, "port": port, "rack": None, "is_fenced": False}],
-        "cluster_authorized_operations": cluster_authorized_operations(request.include_cluster_authorized_operations),
+        "cluster_authorized_operations": cluster_authorized_operations(ctx, request.include_cluster_authorized_operations),
     }

@@ -14,6 +14,8 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.alter_configs import config_authorization_error
+from trafka.broker.security.authorizer import Op
 from trafka.broker.config import SETTINGS
 from trafka.broker.topic_configs import ConfigSource, ResourceType, topic_config_entries
 from trafka.storage.errors import UnknownTopic
@@ -114,5 +116,9 @@ def _describe(broker, resource, include_synonyms: bool) -> dict:
 async def handle(ctx, request):
     return {
         "throttle_time_ms": 0,
-        "results": [_describe(ctx.broker, r, request.include_synonyms) for r in request.resources],
+        "results": [
+            resource_error(r, refused, None) if (refused := config_authorization_error(ctx, r, Op.DESCRIBE_CONFIGS)) else
+            _describe(ctx.broker, r, request.include_synonyms)
+            for r in request.resources
+        ],
     }

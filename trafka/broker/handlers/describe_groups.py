@@ -13,6 +13,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import GROUP, Op, authorize, authorized_operations
 from trafka.broker.coordinator.group import GroupState
 from trafka.wire.errors import ErrorCode
 
@@ -62,4 +63,13 @@ def _describe(coordinator, group_id: str, version: int) -> dict:
 @registry.handles(15, min_version=0, max_version=6)
 async def handle(ctx, request):
     coordinator = ctx.broker.group_coordinator
-    return {"throttle_time_ms": 0, "groups": [_describe(coordinator, g, ctx.version) for g in request.groups]}
+    groups = []
+    for group_id in request.groups:
+        if not authorize(ctx, Op.DESCRIBE, GROUP, group_id):
+            groups.append({"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "group_id": group_id, "group_state": ""})
+            continue
+        described = _describe(coordinator, group_id, ctx.version)
+        if request.include_authorized_operations:
+            described["authorized_operations"] = authorized_operations(ctx, GROUP, group_id)
+        groups.append(described)
+    return {"throttle_time_ms": 0, "groups": groups}

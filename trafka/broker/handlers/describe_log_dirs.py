@@ -14,6 +14,7 @@ from __future__ import annotations
 import shutil
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.wire.errors import ErrorCode
 
 
@@ -25,6 +26,8 @@ def _wanted(request) -> set[tuple[str, int]] | None:
 
 @registry.handles(35, min_version=1, max_version=4)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.DESCRIBE, CLUSTER):
+        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     broker = ctx.broker
     wanted = _wanted(request)
     by_topic: dict[str, list[dict]] = {}

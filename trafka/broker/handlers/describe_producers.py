@@ -11,6 +11,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.topics import find_log
 from trafka.wire.errors import ErrorCode
 
@@ -40,6 +41,9 @@ async def handle(ctx, request):
         "throttle_time_ms": 0,
         "topics": [
             {"name": t.name, "partitions": [_partition(ctx.broker, t.name, i) for i in t.partition_indexes]}
+            if authorize(ctx, Op.READ, TOPIC, t.name) else
+            {"name": t.name, "partitions": [{"partition_index": i, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                             "error_message": None, "active_producers": []} for i in t.partition_indexes]}
             for t in request.topics
         ],
     }

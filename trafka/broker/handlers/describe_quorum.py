@@ -13,6 +13,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
 
@@ -34,6 +35,8 @@ def _partition(broker, topic: str, partition: int, now: int) -> dict:
 
 @registry.handles(55, min_version=0, max_version=2)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.DESCRIBE, CLUSTER):
+        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     broker = ctx.broker
     now = broker.clock.time_ms()
     return {

@@ -14,6 +14,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
@@ -44,6 +45,11 @@ async def handle(ctx, request):
         if cursor is not None and name < cursor.topic_name:
             continue
         first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
+        if not authorize(ctx, Op.DESCRIBE, TOPIC, name, log_denied=bool(request.topics)):
+            if request.topics:  # named topics are refused; the rest are left out of a listing
+                topics.append({"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name, "topic_id": ZERO_UUID,
+                               "partitions": []})
+            continue
         try:
             topic = broker.logs.topic(name)
         except UnknownTopic:

@@ -9,6 +9,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import TRANSACTIONAL_ID, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 
@@ -39,5 +40,10 @@ def _state(txn_coordinator, transactional_id: str) -> dict:
 async def handle(ctx, request):
     return {
         "throttle_time_ms": 0,
-        "transaction_states": [_state(ctx.broker.txn_coordinator, t) for t in request.transactional_ids],
+        "transaction_states": [
+            _state(ctx.broker.txn_coordinator, t) if authorize(ctx, Op.DESCRIBE, TRANSACTIONAL_ID, t) else
+            {"error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional_id": t, "transaction_state": "",
+             "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": -1, "producer_epoch": -1,
+             "topics": []}
+            for t in request.transactional_ids],
     }

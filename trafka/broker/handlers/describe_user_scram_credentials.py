@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.broker.security.scram import MECHANISM_IDS
 from trafka.wire.errors import ErrorCode
 
@@ -21,6 +22,8 @@ def _result(user: str, error=ErrorCode.NONE, message=None, infos=()) -> dict:
 
 @registry.handles(50, min_version=0, max_version=0)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.DESCRIBE, CLUSTER):
+        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     store = ctx.broker.security.scram
     names = [u.name for u in request.users or []]
     if not names:

@@ -11,6 +11,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
 
@@ -31,6 +32,8 @@ def _partition_result(broker, topic: str, partition: int) -> dict:
 
 @registry.handles(43, min_version=0, max_version=2)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.ALTER, CLUSTER):
+        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     if request.election_type not in (PREFERRED, UNCLEAN):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REQUEST, "replica_election_results": []}
     results = [

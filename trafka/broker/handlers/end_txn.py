@@ -13,12 +13,16 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import TRANSACTIONAL_ID, Op, authorize
+from trafka.wire.errors import ErrorCode
 
 FIRST_VERSION_WITH_PRODUCER_FENCED = 2
 
 
 @registry.handles(26, min_version=0, max_version=4)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.WRITE, TRANSACTIONAL_ID, request.transactional_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
     error = ctx.broker.txn_coordinator.end_transaction(
         request.transactional_id, request.producer_id, request.producer_epoch, request.committed,
         version_fenced=ctx.version >= FIRST_VERSION_WITH_PRODUCER_FENCED,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import trio
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.topics import find_log
 from trafka.storage.errors import OffsetOutOfRange
 from trafka.wire.errors import ErrorCode
@@ -48,13 +49,18 @@ def partition_error(index: int, error: ErrorCode, log_=None) -> dict:
     }
 
 
-def _read_all(broker, request) -> tuple[list[dict], int]:
-    """One pass over the requested partitions: the response topics and the bytes gathered."""
+def _read_all(broker, request, refused=frozenset()) -> tuple[list[dict], int]:
+    """One pass over the requested partitions: the response topics and the bytes gathered.
+    Topics in `refused` (no READ) are TOPIC_AUTHORIZATION_FAILED."""
     budget = request.max_bytes
     read_committed = request.isolation_level == READ_COMMITTED
     total = 0
     topics = []
     for wanted in request.topics:
+        if wanted.topic in refused:
+            topics.append({"topic": wanted.topic, "partitions": [
+                partition_error(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in wanted.partitions]})
+            continue
         partitions = []
         for p in wanted.partitions:
             index = p.partition
@@ -104,8 +110,9 @@ def _has_error(topics: list[dict]) -> bool:
 async def handle(ctx, request):
     broker = ctx.broker
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
+    refused = {t.topic for t in request.topics if not authorize(ctx, Op.READ, TOPIC, t.topic)}
     while True:
-        topics, total = _read_all(broker, request)
+        topics, total = _read_all(broker, request, refused)
         if total >= request.min_bytes or _has_error(topics) or trio.current_time() >= deadline:
             break
         with trio.move_on_at(deadline):

@@ -9,6 +9,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import GROUP, TRANSACTIONAL_ID, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 GROUP_KEY_TYPE = 0
@@ -16,6 +17,10 @@ TRANSACTION_KEY_TYPE = 1
 
 
 def _coordinator(ctx, key: str, key_type: int) -> dict:
+    resource = {GROUP_KEY_TYPE: GROUP, TRANSACTION_KEY_TYPE: TRANSACTIONAL_ID}.get(key_type)
+    if resource is not None and not authorize(ctx, Op.DESCRIBE, resource, key):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED if resource == GROUP else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": error, "error_message": None}
     if key_type in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
         host, port = ctx.listener.advertised  # the address of the listener the client came in on
         return {

@@ -10,10 +10,14 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import GROUP, Op, authorize, denied
+from trafka.wire.errors import ErrorCode
 
 
 @registry.handles(12, min_version=0, max_version=4)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.READ, GROUP, request.group_id):
+        return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     error = ctx.broker.group_coordinator.heartbeat(
         request.group_id, request.generation_id, request.member_id, request.group_instance_id
     )

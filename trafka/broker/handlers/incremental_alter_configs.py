@@ -10,7 +10,8 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.alter_configs import alter_resource
+from trafka.broker.security.authorizer import Op
+from trafka.broker.alter_configs import alter_resource, config_authorization_error, response
 from trafka.settings import TOPIC_CONFIGS, ConfigType
 from trafka.storage.config import KAFKA_DEFAULTS
 from trafka.storage.errors import InvalidConfig
@@ -51,6 +52,7 @@ async def handle(ctx, request):
     return {
         "throttle_time_ms": 0,
         "responses": [
+            response(r, refused) if (refused := config_authorization_error(ctx, r, Op.ALTER_CONFIGS)) else
             alter_resource(ctx.broker, r, request.validate_only, lambda current, r=r: apply_operations(r.configs, current))
             for r in request.resources
         ],

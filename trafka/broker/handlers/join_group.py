@@ -16,6 +16,8 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import GROUP, Op, authorize, denied
+from trafka.wire.errors import ErrorCode
 from trafka.broker.coordinator.classic import JoinRequest
 
 FIRST_VERSION_REQUIRING_MEMBER_ID = 4
@@ -28,6 +30,8 @@ def client_host(ctx) -> str:
 
 @registry.handles(11, min_version=0, max_version=7)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.READ, GROUP, request.group_id):
+        return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     rebalance_timeout = request.rebalance_timeout_ms
     result = await ctx.broker.group_coordinator.join_group(JoinRequest(
         group_id=request.group_id,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, GROUP, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 
@@ -33,9 +34,11 @@ async def handle(ctx, request):
     states = {name.strip().lower() for name in request.states_filter}
     types = {name.lower() for name in request.types_filter}
     coordinator = ctx.broker.group_coordinator
+    everything = authorize(ctx, Op.DESCRIBE, CLUSTER, log_denied=False)  # else the groups it may describe
     groups = [
         _listed(group)
         for group in itertools.chain(coordinator.groups.values(), coordinator.consumer_groups.values())
         if (not states or group.state.value.lower() in states) and (not types or group.group_type in types)
+        and (everything or authorize(ctx, Op.DESCRIBE, GROUP, group.group_id, log_denied=False))
     ]
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "groups": sorted(groups, key=lambda g: g["group_id"])}

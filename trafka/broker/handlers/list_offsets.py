@@ -13,6 +13,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.topics import find_log
 from trafka.wire.errors import ErrorCode
 
@@ -59,5 +60,9 @@ async def handle(ctx, request):
     read_committed = request.isolation_level == READ_COMMITTED
     topics = []
     for t in request.topics:
+        if not authorize(ctx, Op.DESCRIBE, TOPIC, t.name):
+            topics.append({"name": t.name, "partitions": [
+                partition_error(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in t.partitions]})
+            continue
         topics.append({"name": t.name, "partitions": [_partition(broker, t.name, p, read_committed) for p in t.partitions]})
     return {"throttle_time_ms": 0, "topics": topics}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import TRANSACTIONAL_ID, Op, authorize
 from trafka.broker.transaction.formats import TxnState
 from trafka.wire.errors import ErrorCode
 
@@ -41,5 +42,6 @@ async def handle(ctx, request):
         for t in sorted(found, key=lambda t: t.transactional_id)
         if (compiled is None or compiled.fullmatch(t.transactional_id))
         and (duration < 0 or (t.start_ms >= 0 and now - t.start_ms > duration))
+        and authorize(ctx, Op.DESCRIBE, TRANSACTIONAL_ID, t.transactional_id, log_denied=False)
     ]
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "unknown_state_filters": unknown, "transaction_states": listed}

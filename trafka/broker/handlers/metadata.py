@@ -6,8 +6,10 @@ Behavior:
   and the request allows it (v4+ asks explicitly; older versions always allow). Unlike Kafka,
   a freshly created topic is reported ready at once (no LEADER_NOT_AVAILABLE round).
 - Topic ids (v10+) are looked up by id when a request names topics by id.
-- Cluster authorized operations (v8-10, when asked): every cluster operation, as Kafka without
-  an authorizer answers (trafka enforces no ACLs); topic authorized operations are not computed.
+- ACLs (docs/security.md): a topic the caller may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED when
+  named and left out of an all-topics answer; auto-creation needs CREATE on the cluster or the
+  topic. Cluster (v8-10) and topic (v8+) authorized operations are filled when asked (every
+  operation without an authorizer, as Kafka).
 - Answers are encoded once and cached (per version and requested topics) until the topic set
   changes (LogManager.generation); a cache hit encodes nothing. Anything that makes the answer
   depend on the caller (ACL filtering) must add the caller to the cache key.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.cluster import cluster_authorized_operations
-from trafka.broker.security.authorizer import client_host, principal_of
+from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize, authorized_operations, client_host, principal_of
 from trafka.broker.sending import EncodedBody
 from trafka.broker.topics import get_or_create_topic
 from trafka.storage.errors import InvalidTopic, UnknownTopic
@@ -51,18 +53,27 @@ def topic_error(name: str | None, error: ErrorCode, topic_id=ZERO_UUID) -> dict:
     return {"error_code": error, "name": name, "topic_id": topic_id, "partitions": []}
 
 
-def _requested_topic(broker, requested, allow_auto_create: bool) -> dict:
+def _requested_topic(ctx, requested, allow_auto_create: bool) -> dict:
+    broker = ctx.broker
     topic_id = requested.topic_id
     name = requested.name
     if name is None and topic_id is not None and topic_id.int != 0:
         try:
-            return topic_metadata(broker, broker.logs.topic_by_id(topic_id))
+            topic = broker.logs.topic_by_id(topic_id)
         except UnknownTopic:
             return topic_error(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
+        if not authorize(ctx, Op.DESCRIBE, TOPIC, topic.name):
+            return topic_error(None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, topic_id)
+        return topic_metadata(broker, topic)
     try:
         validate_topic_name(name or "")
     except InvalidTopic:
         return topic_error(name, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    if not authorize(ctx, Op.DESCRIBE, TOPIC, name):
+        return topic_error(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    if allow_auto_create and name not in broker.logs.topics and not (
+            authorize(ctx, Op.CREATE, CLUSTER, log_denied=False) or authorize(ctx, Op.CREATE, TOPIC, name)):
+        return topic_error(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     topic = get_or_create_topic(broker, name, allow_auto_create=allow_auto_create)
     if topic is None:
         return topic_error(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -129,11 +140,16 @@ def _answer(ctx, request) -> dict:
     broker = ctx.broker
     host, port = ctx.listener.advertised
     all_topics = request.topics is None or (ctx.version == 0 and not request.topics)
-    if all_topics:
-        topics = [topic_metadata(broker, broker.logs.topic(name)) for name in broker.logs.list_topics()]
+    if all_topics:  # only the topics the caller may describe, without a word about the others
+        topics = [topic_metadata(broker, broker.logs.topic(name)) for name in broker.logs.list_topics()
+                  if authorize(ctx, Op.DESCRIBE, TOPIC, name, log_denied=False)]
     else:
         allow = request.allow_auto_topic_creation
-        topics = [_requested_topic(broker, t, allow) for t in request.topics]
+        topics = [_requested_topic(ctx, t, allow) for t in request.topics]
+    if request.include_topic_authorized_operations:
+        for topic in topics:
+            if topic["error_code"] == ErrorCode.NONE:
+                topic["topic_authorized_operations"] = authorized_operations(ctx, TOPIC, topic["name"])
     return {
         "throttle_time_ms": 0,
         "brokers": [
@@ -143,5 +159,5 @@ def _answer(ctx, request) -> dict:
         "controller_id": broker.node_id,
         "topics": topics,
         "cluster_authorized_operations": cluster_authorized_operations(
-            request.include_cluster_authorized_operations),
+            ctx, request.include_cluster_authorized_operations),
     }

@@ -17,17 +17,22 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize, denied
+from trafka.wire.errors import ErrorCode
 from trafka.broker.coordinator.offsets import OffsetCommit
 
 
 @registry.handles(8, min_version=2, max_version=9)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.READ, GROUP, request.group_id):
+        return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    readable = {t.name for t in request.topics if authorize(ctx, Op.READ, TOPIC, t.name)}
     commits = [
         OffsetCommit(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
-        for t in request.topics
+        for t in request.topics if t.name in readable
         for p in t.partitions
     ]
-    errors = iter(ctx.broker.group_coordinator.commit_offsets(
+    committed = iter(ctx.broker.group_coordinator.commit_offsets(
         request.group_id,
         request.generation_id_or_member_epoch,
         request.member_id,
@@ -35,6 +40,8 @@ async def handle(ctx, request):
         commits,
         ctx.version,
     ))
+    errors = (next(committed) if t.name in readable else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+              for t in request.topics for p in t.partitions)
     return {
         "throttle_time_ms": 0,
         "topics": [

@@ -12,13 +12,20 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize, denied
+from trafka.wire.errors import ErrorCode
 
 
 @registry.handles(47, min_version=0, max_version=0)
 async def handle(ctx, request):
-    partitions = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
-    error, errors = ctx.broker.group_coordinator.delete_offsets(request.group_id, partitions)
-    errors = iter(errors)
+    if not authorize(ctx, Op.DELETE, GROUP, request.group_id):
+        return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    readable = {t.name for t in request.topics if authorize(ctx, Op.READ, TOPIC, t.name)}
+    partitions = [(t.name, p.partition_index) for t in request.topics if t.name in readable for p in t.partitions]
+    error, deleted = ctx.broker.group_coordinator.delete_offsets(request.group_id, partitions)
+    deleted = iter(deleted)
+    errors = (next(deleted) if t.name in readable else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+              for t in request.topics for p in t.partitions)
     return {
         "error_code": error,
         "throttle_time_ms": 0,

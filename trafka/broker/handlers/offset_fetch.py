@@ -17,6 +17,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 NO_OFFSET = -1
@@ -60,21 +61,34 @@ def _topics(coordinator, group_id: str, topics, require_stable: bool) -> list[di
     ]
 
 
-def _group(coordinator, group, require_stable: bool) -> dict:
-    error = coordinator.validate_offset_fetch(group.group_id, group.member_id, group.member_epoch)
-    if error:
+def _group(ctx, group_id: str, topics, require_stable: bool) -> tuple[ErrorCode, list[dict]]:
+    """GROUP DESCRIBE, then TOPIC DESCRIBE per topic: named topics the principal may not describe
+    are TOPIC_AUTHORIZATION_FAILED, and left out of an all-topics answer (as Kafka does)."""
+    if not authorize(ctx, Op.DESCRIBE, GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
+    coordinator = ctx.broker.group_coordinator
+    if topics is None:
+        every = _topics(coordinator, group_id, None, require_stable)
+        return ErrorCode.NONE, [t for t in every if authorize(ctx, Op.DESCRIBE, TOPIC, t["name"], log_denied=False)]
+    allowed = [t for t in topics if authorize(ctx, Op.DESCRIBE, TOPIC, t.name)]
+    refused = [{"name": t.name, "partitions": [{**_partition(index, None), "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+                                              for index in t.partition_indexes]}
+               for t in topics if t not in allowed]
+    return ErrorCode.NONE, _topics(coordinator, group_id, allowed, require_stable) + refused
+
+
+def _member_group(ctx, group, require_stable: bool) -> dict:
+    error = ctx.broker.group_coordinator.validate_offset_fetch(group.group_id, group.member_id, group.member_epoch)
+    if error and authorize(ctx, Op.DESCRIBE, GROUP, group.group_id, log_denied=False):
         return {"group_id": group.group_id, "topics": [], "error_code": error}
-    return {"group_id": group.group_id, "topics": _topics(coordinator, group.group_id, group.topics, require_stable), "error_code": ErrorCode.NONE}
+    error, topics = _group(ctx, group.group_id, group.topics, require_stable)
+    return {"group_id": group.group_id, "topics": topics, "error_code": error}
 
 
 @registry.handles(9, min_version=1, max_version=9)
 async def handle(ctx, request):
-    coordinator = ctx.broker.group_coordinator
     require_stable = request.require_stable
     if ctx.version >= 8:
-        return {"throttle_time_ms": 0, "groups": [_group(coordinator, g, require_stable) for g in request.groups]}
-    return {
-        "throttle_time_ms": 0,
-        "topics": _topics(coordinator, request.group_id, request.topics, require_stable),
-        "error_code": ErrorCode.NONE,
-    }
+        return {"throttle_time_ms": 0, "groups": [_member_group(ctx, g, require_stable) for g in request.groups]}
+    error, topics = _group(ctx, request.group_id, request.topics, require_stable)
+    return {"throttle_time_ms": 0, "topics": topics, "error_code": error}

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import TOPIC, TRANSACTIONAL_ID, Op, authorize
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.errors import error_code
 from trafka.broker.topics import find_log
@@ -114,6 +115,12 @@ async def handle(ctx, request):
         return _respond(request, lambda _, p: partition_error(p.index, ErrorCode.UNSUPPORTED_VERSION))
     if request.acks not in (-1, 0, 1):
         return _respond(request, lambda _, p: partition_error(p.index, ErrorCode.INVALID_REQUIRED_ACKS))
-    response = _respond(request, lambda name, p: _append(ctx.broker, name, p, request.transactional_id))
+    txn_id = request.transactional_id
+    if txn_id is not None and not authorize(ctx, Op.WRITE, TRANSACTIONAL_ID, txn_id):
+        response = _respond(request, lambda _, p: partition_error(p.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+        return None if request.acks == 0 else response
+    refused = {t.name for t in request.topic_data if not authorize(ctx, Op.WRITE, TOPIC, t.name)}
+    response = _respond(request, lambda name, p: partition_error(p.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                        if name in refused else _append(ctx.broker, name, p, txn_id))
     ctx.broker.notify_data_arrived()
     return None if request.acks == 0 else response

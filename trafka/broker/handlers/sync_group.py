@@ -11,10 +11,14 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import GROUP, Op, authorize, denied
+from trafka.wire.errors import ErrorCode
 
 
 @registry.handles(14, min_version=0, max_version=5)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.READ, GROUP, request.group_id):
+        return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     result = await ctx.broker.group_coordinator.sync_group(
         request.group_id,
         request.generation_id,

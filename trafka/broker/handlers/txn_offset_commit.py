@@ -14,6 +14,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import GROUP, TOPIC, TRANSACTIONAL_ID, Op, authorize, denied
 from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.wire.errors import ErrorCode
@@ -32,6 +33,14 @@ def _respond(request, errors) -> dict:
 
 @registry.handles(28, min_version=0, max_version=4)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.WRITE, TRANSACTIONAL_ID, request.transactional_id):
+        return denied(ctx, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not authorize(ctx, Op.READ, GROUP, request.group_id):
+        return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    refused = {t.name for t in request.topics if not authorize(ctx, Op.READ, TOPIC, t.name)}
+    if refused:
+        return _respond(request, (ErrorCode.TOPIC_AUTHORIZATION_FAILED if t.name in refused else ErrorCode.OPERATION_NOT_ATTEMPTED
+                                  for t in request.topics for p in t.partitions))
     commits = [
         OffsetCommit(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
         for t in request.topics

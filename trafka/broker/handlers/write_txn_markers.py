@@ -14,6 +14,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.errors import error_code
 from trafka.broker.topics import find_log
@@ -39,6 +40,8 @@ def _write(broker, marker, topic: str, partition: int) -> ErrorCode:
 
 @registry.handles(27, min_version=1, max_version=1)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.CLUSTER_ACTION, CLUSTER):
+        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     broker = ctx.broker
     results = [
         {
