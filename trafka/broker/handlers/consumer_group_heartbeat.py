@@ -18,10 +18,16 @@ from __future__ import annotations
 from trafka.broker import registry
 from trafka.broker.coordinator.consumer import HeartbeatRequest, owned_from_request
 from trafka.broker.handlers.join_group import client_host
+from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize, denied
+from trafka.wire.errors import ErrorCode
 
 
 @registry.handles(68, min_version=0, max_version=1)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.READ, GROUP, request.group_id):
+        return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if any(not authorize(ctx, Op.DESCRIBE, TOPIC, name) for name in request.subscribed_topic_names or ()):
+        return denied(ctx, request, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     result = ctx.broker.group_coordinator.consumer_group_heartbeat(HeartbeatRequest(
         group_id=request.group_id,
         member_id=request.member_id,
