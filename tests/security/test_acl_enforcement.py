@@ -5,9 +5,9 @@ transactional-id ACLs, allow.everyone.if.no.acl.found."""
 from __future__ import annotations
 
 import pytest
-from acl_clients import CONSUMERS, PRODUCERS, consume_confluent, produce_confluent, produce_kafka_python
-from acl_helpers import acl_broker, allow, confluent_admin, login, unique
-from security_clients import Auth, confluent_config
+from testkit.acl_clients import CONSUMERS, PRODUCERS, consume_confluent, produce_confluent, produce_kafka_python
+from testkit.acl import acl_broker, allow, confluent_admin, login, unique
+from testkit.security import Auth, confluent_config
 
 
 @pytest.fixture(scope="module")

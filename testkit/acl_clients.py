@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from security_clients import Auth, aiokafka_config, confluent_config, kafka_python_config
+from testkit.security import Auth, aiokafka_config, confluent_config, kafka_python_config
 
 
 def _kafka_error_name(exc: Exception) -> str:
