@@ -1,9 +1,8 @@
-"""SCRAM credentials survive a restart; OAUTHBEARER with unsecured JWTs; kcat over SASL_SSL."""
+"""SCRAM credentials survive a restart; OAUTHBEARER with unsecured JWTs (confluent-kafka). kcat on every
+listener: test_kcat_security.py."""
 
-import shutil
 import sys
 import subprocess
-import uuid
 
 import pytest
 from testkit.security import Auth, confluent_login_errors, roundtrip_confluent, secure_config, upsert_scram
@@ -45,27 +44,6 @@ def test_oauthbearer_invalid_token_refused(secure_broker):
     auth = Auth("SASL_PLAINTEXT", "OAUTHBEARER", "nobody")
     errors = confluent_login_errors(secure_broker.bootstrap("SASL_PLAINTEXT"), auth, principal_claim="user")
     assert any("Authentication failed" in e or "invalid_token" in e for e in errors), errors
-
-
-@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (testkit/setup_deps.py)")
-@pytest.mark.parametrize("listener,options", [
-    ("SASL_PLAINTEXT", ["-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=PLAIN",
-                        "-X", "sasl.username=alice", "-X", "sasl.password=alice-secret"]),
-    ("SASL_SSL", ["-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanisms=PLAIN",
-                  "-X", "sasl.username=bob", "-X", "sasl.password=bob-secret"]),
-    ("SSL", ["-X", "security.protocol=SSL"]),
-    ("SASL_PLAINTEXT", ["-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=SCRAM-SHA-512",
-                        "-X", "sasl.username=kcat-scram", "-X", "sasl.password=kcat-scram-secret"]),
-])
-def test_kcat_produce_and_consume(secure_broker, pki, listener, options):
-    upsert_scram(secure_broker.bootstrap("PLAINTEXT"), "kcat-scram", "kcat-scram-secret", "SCRAM-SHA-512")
-    options = options + (["-X", f"ssl.ca.location={pki.ca_pem}"] if "SSL" in listener else [])
-    topic = f"kcat-{uuid.uuid4().hex[:8]}"
-    base = [shutil.which("kcat"), "-b", secure_broker.bootstrap(listener), *options]
-    subprocess.run([*base, "-P", "-t", topic], input=b"hello-kcat\n", check=True, timeout=30)
-    out = subprocess.run([*base, "-C", "-t", topic, "-o", "beginning", "-c", "1", "-e"], capture_output=True,
-                         check=True, timeout=30)
-    assert out.stdout.strip() == b"hello-kcat"
 
 
 def test_acl_requests_answer_security_disabled(secure_broker):

@@ -1,0 +1,130 @@
+"""kcat (Debian's, librdkafka 2.0.2) on every kind of listener of one broker: SASL_PLAINTEXT and
+SASL_SSL with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (librdkafka's unsecured JWT
+handler), SSL, and mTLS with the client certificate; wrong passwords, unknown users, a token without
+sub and an mTLS login without a certificate are refused."""
+
+import shutil
+import subprocess
+import uuid
+
+import pytest
+from testkit.security import upsert_scram
+
+from trafka.testing.waiting import wait_for_log
+
+pytestmark = pytest.mark.skipif(shutil.which("kcat") is None,
+                                reason="kcat is not installed (compat_tests/setup_deps.py)")
+
+SCRAM = {"SCRAM-SHA-256": ("kcat256", "kcat-secret-256"), "SCRAM-SHA-512": ("kcat512", "kcat-secret-512")}
+
+
+@pytest.fixture(scope="module")
+def kcat_users(secure_broker):
+    for mechanism, (user, password) in SCRAM.items():
+        upsert_scram(secure_broker.bootstrap("PLAINTEXT"), user, password, mechanism)
+    return SCRAM
+
+
+def _x(**settings: str) -> list[str]:
+    out = []
+    for name, value in settings.items():
+        out += ["-X", f"{name.replace('_', '.')}={value}"]
+    return out
+
+
+def _sasl(protocol: str, mechanism: str, user: str, password: str) -> list[str]:
+    return _x(security_protocol=protocol, sasl_mechanisms=mechanism, sasl_username=user, sasl_password=password)
+
+
+def _oauth(protocol: str, config: str) -> list[str]:
+    return _x(security_protocol=protocol, sasl_mechanisms="OAUTHBEARER") + [
+        "-X", "enable.sasl.oauthbearer.unsecure.jwt=true", "-X", f"sasl.oauthbearer.config={config}"]
+
+
+def _options(pki, case: str) -> tuple[str, list[str]]:
+    """case -> (listener, kcat options)."""
+    s256, s512 = SCRAM["SCRAM-SHA-256"], SCRAM["SCRAM-SHA-512"]
+    tls = _x(ssl_ca_location=str(pki.ca_pem))
+    cases = {
+        "SASL_PLAINTEXT-PLAIN": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret")),
+        "SASL_PLAINTEXT-SCRAM-SHA-256": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-256", *s256)),
+        "SASL_PLAINTEXT-SCRAM-SHA-512": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-512", *s512)),
+        "SASL_PLAINTEXT-OAUTHBEARER": ("SASL_PLAINTEXT", _oauth("SASL_PLAINTEXT", "principal=kcat-oauth")),
+        "SSL": ("SSL", _x(security_protocol="SSL") + tls),
+        "SASL_SSL-PLAIN": ("SASL_SSL", _sasl("SASL_SSL", "PLAIN", "bob", "bob-secret") + tls),
+        "SASL_SSL-SCRAM-SHA-256": ("SASL_SSL", _sasl("SASL_SSL", "SCRAM-SHA-256", *s256) + tls),
+        "SASL_SSL-SCRAM-SHA-512": ("SASL_SSL", _sasl("SASL_SSL", "SCRAM-SHA-512", *s512) + tls),
+        "SASL_SSL-OAUTHBEARER": ("SASL_SSL", _oauth("SASL_SSL", "principal=kcat-oauth") + tls),
+        "MTLS": ("MTLS", _x(security_protocol="SSL", ssl_certificate_location=str(pki.client["cert.pem"]),
+                            ssl_key_location=str(pki.client["key.pem"])) + tls),
+        # refused
+        "PLAIN-wrong-password": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "PLAIN", "alice", "wrong")),
+        "PLAIN-unknown-user": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "PLAIN", "mallory", "alice-secret")),
+        "SCRAM-SHA-256-wrong-password": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-256", "kcat256", "wrong")),
+        "SCRAM-SHA-256-unknown-user": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-256", "nokcat", "x")),
+        "SCRAM-SHA-512-wrong-password": ("SASL_SSL", _sasl("SASL_SSL", "SCRAM-SHA-512", "kcat512", "wrong") + tls),
+        "OAUTHBEARER-no-sub": ("SASL_PLAINTEXT", _oauth("SASL_PLAINTEXT", "principalClaimName=user principal=kcat-nosub")),
+        "MTLS-no-certificate": ("MTLS", _x(security_protocol="SSL") + tls),
+    }
+    return cases[case]
+
+
+def _kcat_errors_until(bootstrap: str, options: list[str], text: bytes) -> bytes:
+    """Run `kcat -L` until its stderr shows `text` (or it gives up, 15 s at most); its stderr.
+    kcat would otherwise keep retrying for the whole metadata timeout."""
+    process = subprocess.Popen([shutil.which("kcat"), "-b", bootstrap, *options, "-L", "-m", "15"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seen = b""
+    try:
+        for line in process.stderr:
+            seen += line
+            if text in line:
+                break
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+        process.stderr.close()
+    return seen
+
+
+def _kcat(bootstrap: str, options: list[str], *args: str, input: bytes | None = None):
+    return subprocess.run([shutil.which("kcat"), "-b", bootstrap, *options, *args], input=input,
+                          capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize("case", ["SASL_PLAINTEXT-PLAIN", "SASL_PLAINTEXT-SCRAM-SHA-256", "SASL_PLAINTEXT-SCRAM-SHA-512",
+                                  "SASL_PLAINTEXT-OAUTHBEARER", "SSL", "SASL_SSL-PLAIN", "SASL_SSL-SCRAM-SHA-256",
+                                  "SASL_SSL-SCRAM-SHA-512", "SASL_SSL-OAUTHBEARER", "MTLS"])
+def test_kcat_produce_and_consume(secure_broker, kcat_users, pki, case):
+    listener, options = _options(pki, case)
+    bootstrap = secure_broker.bootstrap(listener)
+    topic = f"kcat-{uuid.uuid4().hex[:8]}"
+    produced = _kcat(bootstrap, options, "-P", "-t", topic, input=b"hello-kcat\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = _kcat(bootstrap, options, "-C", "-t", topic, "-o", "beginning", "-c", "1", "-e")
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stdout.strip() == b"hello-kcat"
+    if "OAUTHBEARER" in case:
+        assert "authenticated User:kcat-oauth from 127.0.0.1:" in secure_broker.log_text()
+
+
+@pytest.mark.parametrize("case,client_says,broker_says", [
+    ("PLAIN-wrong-password", "Authentication failed: Invalid username or password", "User:alice"),
+    ("PLAIN-unknown-user", "Authentication failed: Invalid username or password", "User:mallory"),
+    ("SCRAM-SHA-256-wrong-password", "invalid credentials with SASL mechanism SCRAM-SHA-256", "User:kcat256"),
+    ("SCRAM-SHA-256-unknown-user", "invalid credentials with SASL mechanism SCRAM-SHA-256", "User:nokcat"),
+    ("SCRAM-SHA-512-wrong-password", "invalid credentials with SASL mechanism SCRAM-SHA-512", "User:kcat512"),
+    ("OAUTHBEARER-no-sub", "the token has no sub claim", "an unnamed user"),
+])
+def test_kcat_refused_login(secure_broker, kcat_users, pki, case, client_says, broker_says):
+    listener, options = _options(pki, case)
+    errors = _kcat_errors_until(secure_broker.bootstrap(listener), options, client_says.encode())
+    assert client_says.encode() in errors, errors
+    wait_for_log(secure_broker, f"failed authentication of {broker_says} from 127.0.0.1:")
+
+
+def test_kcat_mtls_without_a_certificate_is_refused(secure_broker, pki):
+    listener, options = _options(pki, "MTLS-no-certificate")
+    errors = _kcat_errors_until(secure_broker.bootstrap(listener), options, b"certificate required")
+    assert b"certificate required" in errors, errors
+    wait_for_log(secure_broker, "TLS handshake failed on listener MTLS")
