@@ -19,7 +19,7 @@ BANDS = {
     # security (docs/security.md): SASL, the ACL APIs (SECURITY_DISABLED for now), SCRAM credentials
     17: (0, 1), 36: (0, 2), 29: (1, 3), 30: (1, 3), 31: (1, 3), 50: (0, 0), 51: (0, 0),
     # Kafka 4 admin and metadata APIs (issue 13), Kafka 4.1's bands
-    34: (1, 2), 35: (1, 4), 43: (0, 2), 45: (0, 1), 46: (0, 0), 55: (0, 2), 60: (0, 2), 75: (0, 0),
+    34: (1, 2), 35: (1, 4), 43: (0, 2), 45: (0, 1), 46: (0, 0), 55: (0, 2), 60: (0, 2), 75: (0, 0), 68: (0, 1), 69: (0, 1),
 }
 
 

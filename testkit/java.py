@@ -621,6 +621,51 @@ class JavaAdmin(_Client):
                         timeout_s)
         return {(tp.topic(), tp.partition()): om.offset() for tp, om in res.items() if om is not None}
 
+    def describeConsumerGroups(self, groups: Sequence[str], timeout_s: float = 30) -> dict[str, dict]:
+        """Admin.describeConsumerGroups (ConsumerGroupDescribe, DescribeGroups for classic
+        groups): per group its type, state, assignor, epochs and members, each member with
+        its assignment and (consumer protocol) target assignment and member epoch."""
+        lst = self.kafka.jvm.java.util.ArrayList()
+        for g in groups:
+            lst.add(g)
+        described = self._get(self.kafka.call(self.j.describeConsumerGroups, lst).all(), timeout_s)
+
+        def partitions(assignment) -> set[TopicPartitionT]:
+            return {(tp.topic(), tp.partition()) for tp in _jiter(assignment.topicPartitions())}
+
+        def optional(value):
+            return value.get() if value.isPresent() else None
+
+        out = {}
+        for group_id, d in described.items():
+            members = []
+            for m in _jiter(d.members()):
+                target = optional(m.targetAssignment())
+                members.append({
+                    "member_id": m.consumerId(), "client_id": m.clientId(), "host": m.host(),
+                    "assignment": partitions(m.assignment()),
+                    "target_assignment": None if target is None else partitions(target),
+                    "member_epoch": optional(m.memberEpoch()),
+                })
+            out[group_id] = {
+                "type": d.type().toString(), "state": d.groupState().toString(), "assignor": d.partitionAssignor(),
+                "group_epoch": optional(d.groupEpoch()), "assignment_epoch": optional(d.targetAssignmentEpoch()),
+                "members": members,
+            }
+        return out
+
+    def listGroups(self, timeout_s: float = 30) -> dict[str, dict]:
+        """Admin.listGroups (ListGroups v5): group id -> its type, protocol and state."""
+        listed = self._get(self.kafka.call(self.j.listGroups).all(), timeout_s)
+        return {
+            g.groupId(): {
+                "type": g.type().get().toString() if g.type().isPresent() else None,
+                "protocol": g.protocol(),
+                "state": g.groupState().get().toString() if g.groupState().isPresent() else None,
+            }
+            for g in _jiter(listed)
+        }
+
     create_topics = createTopics
     delete_topics = deleteTopics
     list_topics = listTopics
