@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -13,8 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trafka.wire import framing
-from trafka.wire.messages import APIS
+from trafka.testing.rawwire import RawClient
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -27,10 +25,9 @@ def free_port() -> int:
 
 def api_versions_answered(port: int) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
-            s.sendall(framing.encode_request(APIS[18], 0, 1, "bench", {}))
-            size = struct.unpack(">i", s.recv(4))[0]
-            return size > 0
+        with RawClient(f"127.0.0.1:{port}", "bench", timeout=0.2) as client:
+            client.send(client.frame(18, 0, {}))
+            return len(client.read_frame()) > 0
     except OSError:
         return False
 

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import selectors
 import socket
-import struct
 import time
 import uuid
 
+from trafka.testing.rawwire import RawClient
 from trafka.wire import framing
 from trafka.wire import records as rec
 from trafka.wire.messages import APIS
 
-_SIZE = struct.Struct(">i")
 DEADLINE_SECONDS = 60
 
 PRODUCE_VERSION = 7  # no tagged fields; served by every broker compared
@@ -35,43 +34,19 @@ def _name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-class Connection:
-    """A blocking socket that sends frames and reads whole response frames."""
+def _connect(port: int) -> RawClient:
+    return RawClient(f"127.0.0.1:{port}", "bench", timeout=30)
 
-    def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buffer = bytearray()
-        self.correlation = 0
 
-    def request(self, key: int, version: int, body: dict) -> bytes:
-        self.correlation += 1
-        self.sock.sendall(framing.encode_request(APIS[key], version, self.correlation, "bench", body))
-        return self.read_frame()
-
-    def decoded(self, key: int, version: int, body: dict):
-        return framing.decode_response(APIS[key], version, self.request(key, version, body))[1]
-
-    def read_frame(self) -> bytes:
-        while True:
-            if len(self.buffer) >= 4:
-                (size,) = _SIZE.unpack_from(self.buffer)
-                if len(self.buffer) >= 4 + size:
-                    frame = bytes(self.buffer[4 : 4 + size])
-                    del self.buffer[: 4 + size]
-                    return frame
-            data = self.sock.recv(1 << 20)
-            if not data:
-                raise ConnectionError("broker closed the connection")
-            self.buffer += data
-
-    def close(self) -> None:
-        self.sock.close()
+def _answer(conn: RawClient, key: int, version: int, body: dict) -> bytes:
+    """The response frame, undecoded: what a timing should include is the broker's work."""
+    conn.send(conn.frame(key, version, body))
+    return conn.read_frame()
 
 
 def create_topics(port: int, names: list[str], partitions: int) -> float:
     """CreateTopics in one request; returns the seconds the broker took to answer."""
-    conn = Connection(port)
+    conn = _connect(port)
     try:
         body = {
             "topics": [
@@ -82,7 +57,7 @@ def create_topics(port: int, names: list[str], partitions: int) -> float:
             "validate_only": False,
         }
         started = time.perf_counter()
-        answer = conn.decoded(19, CREATE_TOPICS_VERSION, body)
+        answer = conn.request(19, CREATE_TOPICS_VERSION, body)
         took = time.perf_counter() - started
         bad = [t for t in answer.topics if t.error_code not in (0, 36)]
         if bad:
@@ -91,7 +66,7 @@ def create_topics(port: int, names: list[str], partitions: int) -> float:
         deadline = time.monotonic() + DEADLINE_SECONDS
         wanted = set(names)
         while time.monotonic() < deadline:
-            meta = conn.decoded(3, METADATA_VERSION, {"topics": None, "allow_auto_topic_creation": False,
+            meta = conn.request(3, METADATA_VERSION, {"topics": None, "allow_auto_topic_creation": False,
                                                        "include_cluster_authorized_operations": False,
                                                        "include_topic_authorized_operations": False})
             seen = {t.name for t in meta.topics if t.error_code == 0 and len(t.partitions) == partitions}
@@ -155,7 +130,7 @@ def _pipelined(port: int, frame: bytes, connections: int, depth: int, seconds: f
                 answered = 0
                 pos = 0
                 while len(buf) - pos >= 4:
-                    (size,) = _SIZE.unpack_from(buf, pos)
+                    (size,) = framing.SIZE.unpack_from(buf, pos)
                     if len(buf) - pos < 4 + size:
                         break
                     pos += 4 + size
@@ -193,7 +168,7 @@ def small_requests(broker, seconds: float = 5.0, connections: int = 16, depth: i
     }
 
 
-def _fetch_ms(conn: Connection, topic: str, max_bytes: int, rounds: int) -> tuple[float, int]:
+def _fetch_ms(conn: RawClient, topic: str, max_bytes: int, rounds: int) -> tuple[float, int]:
     body = {
         "replica_id": -1, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": max_bytes, "isolation_level": 0,
         "session_id": 0, "session_epoch": -1,
@@ -206,7 +181,7 @@ def _fetch_ms(conn: Connection, topic: str, max_bytes: int, rounds: int) -> tupl
     best = []
     for _ in range(rounds):
         started = time.perf_counter()
-        conn.sock.sendall(frame)
+        conn.send(frame)
         size = len(conn.read_frame())
         best.append(time.perf_counter() - started)
     best.sort()
@@ -217,15 +192,15 @@ def fetch_tiny_batches(broker, rounds: int = 200, total: int = 64 * 1024) -> dic
     """A 64 KB fetch of a log of ~100 B batches against a 64 KB fetch of one batch."""
     tiny, big = _name("tiny"), _name("big")
     create_topics(broker.port, [tiny, big], 1)
-    conn = Connection(broker.port)
+    conn = _connect(broker.port)
     try:
         batch = _one_record_batch(100)
         for i in range(total // len(batch) + 20):
-            conn.sock.sendall(_produce_frame(tiny, batch, i))
+            conn.send(_produce_frame(tiny, batch, i))
         for _ in range(total // len(batch) + 20):
             conn.read_frame()
         records = [rec.Record(None, b"y" * 100, timestamp=int(time.time() * 1000)) for _ in range(total // 110)]
-        conn.sock.sendall(_produce_frame(big, rec.encode_batch(records), 1))
+        conn.send(_produce_frame(big, rec.encode_batch(records), 1))
         conn.read_frame()
         tiny_ms, tiny_size = _fetch_ms(conn, tiny, total, rounds)
         big_ms, big_size = _fetch_ms(conn, big, total, rounds)
@@ -242,20 +217,20 @@ def fetch_tiny_batches(broker, rounds: int = 200, total: int = 64 * 1024) -> dic
 def many_partitions(broker, topics: int = 500, partitions: int = 10) -> dict:
     names = [_name(f"p{i}") for i in range(topics)]
     created = create_topics(broker.port, names, partitions)
-    conn = Connection(broker.port)
+    conn = _connect(broker.port)
     body = {"topics": None, "allow_auto_topic_creation": False,
             "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False}
     try:
         # A topic created now invalidates whatever the broker cached; time the first answer.
-        conn.decoded(19, CREATE_TOPICS_VERSION, {"topics": [{"name": _name("p-last"), "num_partitions": 1,
+        conn.request(19, CREATE_TOPICS_VERSION, {"topics": [{"name": _name("p-last"), "num_partitions": 1,
             "replication_factor": 1, "assignments": [], "configs": []}], "timeout_ms": 60_000, "validate_only": False})
         started = time.perf_counter()
-        conn.request(3, METADATA_VERSION, body)
+        _answer(conn, 3, METADATA_VERSION, body)
         first = time.perf_counter() - started
         timings = []
         for _ in range(20):
             started = time.perf_counter()
-            conn.request(3, METADATA_VERSION, body)
+            _answer(conn, 3, METADATA_VERSION, body)
             timings.append(time.perf_counter() - started)
     finally:
         conn.close()
@@ -276,22 +251,19 @@ def many_partitions(broker, topics: int = 500, partitions: int = 10) -> dict:
 
 def idle_connections(broker, count: int = 1000, seconds: float = 5.0) -> dict:
     """Open `count` connections, send one ApiVersions on each, then leave them silent."""
-    socks = []
+    clients = []
     try:
-        frame = framing.encode_request(APIS[18], 0, 1, "bench", {})
         for _ in range(count):
-            s = socket.create_connection(("127.0.0.1", broker.port), timeout=10)
-            s.sendall(frame)
-            socks.append(s)
-        for s in socks:
-            head = s.recv(4, socket.MSG_WAITALL)
-            (size,) = _SIZE.unpack(head)
-            s.recv(size, socket.MSG_WAITALL)
+            client = RawClient(f"127.0.0.1:{broker.port}", "bench", timeout=10)
+            client.send(client.frame(18, 0, {}))
+            clients.append(client)
+        for client in clients:
+            client.read_frame()
         time.sleep(0.5)
         cpu = broker.cpu_seconds()
         time.sleep(seconds)
         used = broker.cpu_seconds() - cpu
         return {"idle_cpu_percent": used / seconds * 100, "rss_with_1000_connections_mb": broker.rss_mb()}
     finally:
-        for s in socks:
-            s.close()
+        for client in clients:
+            client.close()

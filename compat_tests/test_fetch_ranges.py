@@ -32,10 +32,9 @@ def test_consumes_a_log_of_small_batches_with_partial_tails(client, bootstrap):
             raw.produce_frame(topic, 0, records.encode_batch([records.Record(b"k%d" % i, _value(i), (), 1_700_000_000_000 + i)]))
             for i in range(BATCHES)
         )
-        raw.sock.sendall(frames)
+        raw.send(frames)
         for _ in range(BATCHES):
-            size = int.from_bytes(raw._read(4), "big")
-            raw._read(size)
+            raw.read_frame()
         assert len(raw.fetch_batches(topic)) == BATCHES
     got = client.consume(topic, BATCHES)
     assert [g.offset for g in got] == list(range(BATCHES))

@@ -3,7 +3,6 @@ in the matrix picks its versions from it (kafka-python reads it as Kafka 3.0).""
 
 from __future__ import annotations
 
-import socket
 import struct
 
 from trafka.testing.rawwire import RawClient
@@ -32,15 +31,11 @@ def test_advertised_bands(bootstrap):
 
 def test_newer_api_versions_request_gets_35_and_a_v0_body(bootstrap):
     """Clients send ApiVersions v4 first and retry lower on UNSUPPORTED_VERSION (35)."""
-    host, port = bootstrap.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
+    with RawClient(bootstrap) as raw:
         header = struct.pack(">hhih", 18, 4, 99, 6) + b"compat" + b"\x00"
         body = b"\x07compat\x021\x00"  # compact strings, no tagged fields
-        sock.sendall(struct.pack(">i", len(header + body)) + header + body)
-        size = struct.unpack(">i", sock.recv(4))[0]
-        data = b""
-        while len(data) < size:
-            data += sock.recv(size - len(data))
+        raw.send(struct.pack(">i", len(header + body)) + header + body)
+        data = raw.read_frame()
     correlation_id, error_code, count = struct.unpack(">ihi", data[:10])
     assert (correlation_id, error_code) == (99, 35)
     keys = {struct.unpack(">hhh", data[10 + 6 * i:16 + 6 * i])[0] for i in range(count)}

@@ -7,33 +7,17 @@ Used by the container image's HEALTHCHECK; works against any Kafka-compatible br
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 
-from trafka.wire.framing import SIZE, decode_response, encode_request
-from trafka.wire.messages.api_versions import API
+from trafka.testing.rawwire import RawClient
 
 _VERSION = 0  # every broker answers v0, and its response header is v0
 
 
-def _read_exactly(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("broker closed the connection")
-        buf += chunk
-    return bytes(buf)
-
-
 def api_versions(host: str, port: int, timeout: float = 5.0) -> list[tuple[int, int, int]]:
     """The (api_key, min_version, max_version) a broker serves; raises on any failure."""
-    with socket.create_connection((host, port), timeout=timeout) as sock:
-        sock.sendall(encode_request(API, _VERSION, 1, "trafka-healthcheck", {}))
-        (size,) = SIZE.unpack(_read_exactly(sock, SIZE.size))
-        correlation_id, body = decode_response(API, _VERSION, _read_exactly(sock, size))
-    if correlation_id != 1:
-        raise ValueError(f"answer has correlation id {correlation_id}, expected 1")
+    with RawClient(f"{host}:{port}", "trafka-healthcheck", timeout=timeout) as client:
+        body = client.request(18, _VERSION, {})
     if body.error_code != 0:
         raise ValueError(f"ApiVersions answered error code {body.error_code}")
     return [(k.api_key, k.min_version, k.max_version) for k in body.api_keys]

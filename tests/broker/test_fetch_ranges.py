@@ -19,9 +19,9 @@ def client(trafka_broker):
 def _fill(client, topic: str, count: int, value: bytes) -> bytes:
     """Produce `count` one-record batches; returns the log's bytes as whole batches."""
     frames = b"".join(client.frame(0, 8, produce_body(topic, batch(value))) for _ in range(count))
-    client.sock.sendall(frames)
+    client.send(frames)
     for _ in range(count):
-        client._read(int.from_bytes(client._read(4), "big"))
+        client.read_frame()
     whole = partition_of(client.request(1, FETCH_V, fetch_body(topic, 0))).records
     assert len(list(records.iter_batches(whole))) == count
     return whole

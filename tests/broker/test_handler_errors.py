@@ -62,7 +62,7 @@ def test_an_io_error_is_a_storage_error_on_every_partition(trafka_inprocess_brok
 def test_acks_0_has_no_answer_so_the_connection_closes(trafka_inprocess_broker, failing):
     failing(PRODUCE, RuntimeError("a bug"))
     with RawClient(trafka_inprocess_broker.bootstrap_servers) as client:
-        client.sock.sendall(client.frame(PRODUCE, 7, {
+        client.send(client.frame(PRODUCE, 7, {
             "transactional_id": None, "acks": 0, "timeout_ms": 5000,
             "topic_data": [{"name": "orders", "partition_data": [
                 {"index": 0, "records": records.encode_batch([records.Record(b"k", b"v", (), 1)])}]}],

@@ -8,37 +8,10 @@ import struct
 import pytest
 from kafka import KafkaProducer
 
+from trafka.testing.rawwire import RawClient
 from trafka.testing.waiting import wait_for_log
 from trafka.wire import framing
 from trafka.wire.messages import APIS
-
-
-def connect(broker) -> socket.socket:
-    sock = socket.create_connection((broker.host, broker.port), timeout=5)
-    return sock
-
-
-def read_frame(sock: socket.socket) -> bytes:
-    size = struct.unpack(">i", recv_exact(sock, 4))[0]
-    return recv_exact(sock, size)
-
-
-def recv_exact(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
-
-
-def assert_closed_by_broker(sock: socket.socket) -> None:
-    sock.settimeout(5)
-    try:
-        assert sock.recv(1) == b""
-    except ConnectionResetError:
-        pass
 
 
 def assert_broker_healthy(broker) -> None:
@@ -56,32 +29,32 @@ def broker():
 
 
 def test_garbage_bytes(broker):
-    sock = connect(broker)
-    sock.sendall(struct.pack(">i", 12) + b"\xde\xad\xbe\xef" * 3)
-    assert_closed_by_broker(sock)
+    client = RawClient(broker.bootstrap_servers)
+    client.send(struct.pack(">i", 12) + b"\xde\xad\xbe\xef" * 3)
+    assert client.closed_by_broker()
     assert_broker_healthy(broker)
 
 
 def test_huge_declared_frame_size(broker):
-    sock = connect(broker)
-    sock.sendall(struct.pack(">i", 0x7FFFFFF0))
-    assert_closed_by_broker(sock)
+    client = RawClient(broker.bootstrap_servers)
+    client.send(struct.pack(">i", 0x7FFFFFF0))
+    assert client.closed_by_broker()
     wait_for_log(broker, "declared frame size 2147483632")
     assert_broker_healthy(broker)
 
 
 def test_negative_frame_size(broker):
-    sock = connect(broker)
-    sock.sendall(struct.pack(">i", -5))
-    assert_closed_by_broker(sock)
+    client = RawClient(broker.bootstrap_servers)
+    client.send(struct.pack(">i", -5))
+    assert client.closed_by_broker()
     assert_broker_healthy(broker)
 
 
 def test_truncated_frame(broker):
-    sock = connect(broker)
-    sock.sendall(struct.pack(">i", 100) + b"\x00\x12\x00\x00")
-    sock.shutdown(socket.SHUT_WR)
-    assert_closed_by_broker(sock)
+    client = RawClient(broker.bootstrap_servers)
+    client.send(struct.pack(">i", 100) + b"\x00\x12\x00\x00")
+    client.sock.shutdown(socket.SHUT_WR)
+    assert client.closed_by_broker()
     wait_for_log(broker, "connection closed inside a frame")
     assert_broker_healthy(broker)
 
@@ -90,9 +63,9 @@ def test_truncated_body(broker):
     frame = framing.encode_request(APIS[3], 4, 7, "truncator", {"topics": [{"name": "abc"}], "allow_auto_topic_creation": False})
     # Keep the header, cut the body short, and fix the size so the frame itself is whole.
     cut = frame[4:-6]
-    sock = connect(broker)
-    sock.sendall(struct.pack(">i", len(cut)) + cut)
-    assert_closed_by_broker(sock)
+    client = RawClient(broker.bootstrap_servers)
+    client.send(struct.pack(">i", len(cut)) + cut)
+    assert client.closed_by_broker()
     wait_for_log(broker, "truncator")
     assert_broker_healthy(broker)
 
@@ -103,40 +76,40 @@ def test_truncated_body(broker):
     ids=["unknown-api-key", "unknown-version"],
 )
 def test_unknown_api_key_or_version(broker, api_key, version, logged):
-    sock = connect(broker)
+    client = RawClient(broker.bootstrap_servers)
     header = struct.pack(">hhih", api_key, version, 1, 4) + b"oops"
-    sock.sendall(struct.pack(">i", len(header)) + header)
-    assert_closed_by_broker(sock)
+    client.send(struct.pack(">i", len(header)) + header)
+    assert client.closed_by_broker()
     wait_for_log(broker, logged)
     assert_broker_healthy(broker)
 
 
 def test_too_new_api_versions_gets_error_35_and_v0_body(broker):
-    sock = connect(broker)
+    client = RawClient(broker.bootstrap_servers)
     header = struct.pack(">hhih", 18, 4, 42, 3) + b"new" + b"\x00"
     body = b"\x05trafk\x02x\x00"
-    sock.sendall(struct.pack(">i", len(header + body)) + header + body)
-    correlation_id, response = framing.decode_response(APIS[18], 0, read_frame(sock))
+    client.send(struct.pack(">i", len(header + body)) + header + body)
+    correlation_id, response = client.receive(18, 0)
     assert correlation_id == 42
     assert response.error_code == 35
     keys = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
     assert keys[18] == (0, 3)
     assert keys[0][0] == 0
     # The connection stays usable: ask again at v3.
-    sock.sendall(framing.encode_request(APIS[18], 3, 43, "probe", {"client_software_name": "t", "client_software_version": "1"}))
-    correlation_id, response = framing.decode_response(APIS[18], 3, read_frame(sock))
+    client.send(framing.encode_request(APIS[18], 3, 43, "probe", {"client_software_name": "t", "client_software_version": "1"}))
+    correlation_id, response = client.receive(18, 3)
     assert (correlation_id, response.error_code) == (43, 0)
-    sock.close()
+    client.close()
 
 
 def test_pipelined_requests_are_answered_in_order(broker):
-    sock = connect(broker)
+    client = RawClient(broker.bootstrap_servers)
     frames = b"".join(
         framing.encode_request(APIS[18], v % 4, 100 + v, "pipeline", {"client_software_name": "t", "client_software_version": "1"})
         for v in range(20)
     )
-    sock.sendall(frames)
+    client.send(frames)
     for v in range(20):
-        correlation_id, response = framing.decode_response(APIS[18], v % 4, read_frame(sock))
+        correlation_id, response = client.receive(18, v % 4)
         assert correlation_id == 100 + v
-    sock.close()
+    client.close()

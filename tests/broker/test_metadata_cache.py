@@ -48,6 +48,6 @@ def test_each_cached_answer_carries_its_own_correlation_id(client):
             "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False}
     for _ in range(3):
         frame = client.frame(3, 12, body)
-        client.sock.sendall(frame)
-        data = client._read(int.from_bytes(client._read(4), "big"))
+        client.send(frame)
+        data = client.read_frame()
         assert int.from_bytes(data[:4], "big") == client.correlation_id

@@ -23,10 +23,10 @@ def test_pipelined_answers_come_in_order_and_survive_a_bad_frame_after_them(traf
                 frames.append(client.frame(0, 8, produce_body("piped", batch(b"p%d" % i))))
             ids.append(client.correlation_id)
         bad = struct.pack(">ihhi", 8, 9999, 0, 77)  # an unknown API key: the connection closes
-        client.sock.sendall(b"".join(frames) + bad)
+        client.send(b"".join(frames) + bad)
         got = []
         for _ in ids:
-            data = client._read(int.from_bytes(client._read(4), "big"))
+            data = client.read_frame()
             got.append(int.from_bytes(data[:4], "big"))
         assert got == ids
         assert client.sock.recv(1) == b""  # then closed

@@ -70,7 +70,7 @@ def client(trafka_broker):
 
 def test_acks_0_gets_no_response_but_is_stored(client):
     assert create(client, "quiet").error_code == 0
-    client.sock.sendall(client.frame(0, PRODUCE_V, produce_body("quiet", batch(b"fire", b"forget"), acks=0)))
+    client.send(client.frame(0, PRODUCE_V, produce_body("quiet", batch(b"fire", b"forget"), acks=0)))
     # The next answer on this connection belongs to the next request: nothing came for acks=0.
     metadata_frame = client.frame(3, METADATA_V, {"topics": None, "allow_auto_topic_creation": False})
     body = client.send_frame(3, METADATA_V, metadata_frame)

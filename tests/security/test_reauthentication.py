@@ -60,8 +60,8 @@ def test_handshake_v0_then_bare_tokens(reauth_broker):
     with RawClient(reauth_broker.bootstrap("SASL_PLAINTEXT")) as raw:
         assert raw.request(17, 0, {"mechanism": "PLAIN"}).error_code == 0
         token = b"\0alice\0alice-secret"
-        raw.sock.sendall(struct.pack(">i", len(token)) + token)
-        assert raw._read(4) == b"\0\0\0\0"  # an empty bare reply: authenticated
+        raw.send(struct.pack(">i", len(token)) + token)
+        assert raw.read_exactly(4) == b"\0\0\0\0"  # an empty bare reply: authenticated
         assert raw.request(3, 1, {"topics": []}).brokers
 
 
