@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections import Counter
 
 from trafka.broker import registry
-from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
+from trafka.broker.handlers.describe_acls import NOT_AUTHORIZED
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.broker.security.scram import MAX_ITERATIONS, MECHANISMS, MIN_ITERATIONS, ScramCredential
 from trafka.wire.errors import ErrorCode
 
@@ -39,8 +40,11 @@ def _check(store, change, deleting: bool, seen: Counter) -> tuple[int, str] | No
 
 @registry.handles(51, min_version=0, max_version=0)
 async def handle(ctx, request):
-    if not authorize(ctx, Op.ALTER, CLUSTER):
-        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    if not authorize(ctx, Op.ALTER, CLUSTER):  # every user named gets the error, as in Kafka
+        users = dict.fromkeys(c.name for c in [*request.deletions, *request.upsertions])
+        return {"throttle_time_ms": 0, "results": [
+            {"user_name": name, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": NOT_AUTHORIZED}
+            for name in users]}
     store = ctx.broker.security.scram
     seen = Counter((c.name, c.mechanism) for c in [*request.deletions, *request.upsertions])
     errors: dict[str, tuple[int, str]] = {}

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import Counter
 
 from trafka.broker import registry
-from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
+from trafka.broker.handlers.describe_acls import NOT_AUTHORIZED
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.broker.security.scram import MECHANISM_IDS
 from trafka.wire.errors import ErrorCode
 
@@ -23,7 +24,12 @@ def _result(user: str, error=ErrorCode.NONE, message=None, infos=()) -> dict:
 @registry.handles(50, min_version=0, max_version=0)
 async def handle(ctx, request):
     if not authorize(ctx, Op.DESCRIBE, CLUSTER):
-        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        # Named users each get the error, the top level only when all users were asked for:
+        # librdkafka 2.16 crashes on a top-level error when it named users (docs/compatibility.md).
+        refused = [_result(u.name, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, NOT_AUTHORIZED) for u in request.users or []]
+        top = ErrorCode.NONE if refused else ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return {"throttle_time_ms": 0, "error_code": top, "error_message": None if refused else NOT_AUTHORIZED,
+                "results": refused}
     store = ctx.broker.security.scram
     names = [u.name for u in request.users or []]
     if not names:
