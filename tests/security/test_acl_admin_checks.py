@@ -46,6 +46,8 @@ def test_create_and_delete_topics_need_create_and_delete(broker):
     assert _error_name(_create_topic(alice, prefix + "-a")) is None
     [future] = alice.delete_topics([prefix + "-a"]).values()
     assert _error_name(future) == "TOPIC_AUTHORIZATION_FAILED"
+    [future] = alice.delete_topics([unique("no-such-topic")]).values()  # existence is not told either
+    assert _error_name(future) == "TOPIC_AUTHORIZATION_FAILED"
     allow(admin, "User:alice", "TOPIC", prefix, "DELETE", pattern="PREFIXED")
     [future] = alice.delete_topics([prefix + "-a"]).values()
     assert _error_name(future) is None

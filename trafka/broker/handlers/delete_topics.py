@@ -21,6 +21,9 @@ from trafka.wire.types import ZERO_UUID
 
 def _delete(ctx, name: str | None, topic_id, doomed: list) -> dict:
     broker = ctx.broker
+    if name is not None and not authorize(ctx, Op.DELETE, TOPIC, name):  # before existence: nothing leaks
+        return {"name": name, "topic_id": topic_id or ZERO_UUID, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                "error_message": None}
     try:
         if name is None and topic_id is not None:
             missing = ErrorCode.UNKNOWN_TOPIC_ID
