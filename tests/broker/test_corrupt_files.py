@@ -77,6 +77,7 @@ def test_torn_tail_and_garbage_checkpoints_are_recovered_with_a_log_line(stopped
     partition = broker.data_dir / "kept-0"
     with open(partition / "00000000000000000000.log", "ab") as log_file:
         log_file.write(b"\x00\x00\x00\x00\x00\x00\x00\x14\x00\x00\x01\x00half a batch")
+    (broker.data_dir / ".kafka_cleanshutdown").unlink(missing_ok=True)  # as after a crash
     (partition / ".kafka_cleanshutdown").unlink(missing_ok=True)
     for name in ("recovery-point", "log-start-offset"):
         (partition / name).write_text("not a number")

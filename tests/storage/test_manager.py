@@ -138,3 +138,86 @@ def test_a_bad_value_in_a_topic_metadata_file_stops_start_up_with_its_name(manag
     with pytest.raises(StorageError, match="retention.ms.*fix the file") as raised:
         manager()
     assert str(path) in str(raised.value)
+
+
+def _partition_files(data_dir, name):
+    return sorted(p.name for p in (data_dir / name).iterdir())
+
+
+def test_a_clean_close_checkpoints_the_whole_directory_once(manager, tmp_path, caplog):
+    data_dir = tmp_path / "data"
+    m = manager()
+    m.create_topic("orders", 3)
+    for partition in (0, 1):
+        m.log("orders", partition).append(batch(4))
+    m.log("orders", 1).delete_records_before(2)
+    m.close()
+    # One marker and one checkpoint of each kind for the directory, as Kafka writes them; the
+    # partitions get their fsynced segments and a producer-state snapshot, no marker of their own.
+    assert (data_dir / ".kafka_cleanshutdown").exists()
+    assert (data_dir / "recovery-point-offset-checkpoint").read_text().splitlines() == [
+        "0", "2", "orders 0 4", "orders 1 4"]
+    assert (data_dir / "log-start-offset-checkpoint").read_text().splitlines() == [
+        "0", "2", "orders 0 0", "orders 1 2"]
+    assert ".kafka_cleanshutdown" not in _partition_files(data_dir, "orders-0")
+    assert "recovery-point" not in _partition_files(data_dir, "orders-0")
+    assert not (data_dir / "orders-2").exists()  # never written: nothing to flush or record
+
+    with caplog.at_level("INFO", logger="trafka.storage"):
+        again = manager()
+    assert "recovering" not in caplog.text  # opened as after a clean shutdown
+    assert not (data_dir / ".kafka_cleanshutdown").exists()  # a crash from now on is unclean
+    assert [again.log("orders", p).log_end_offset for p in range(3)] == [4, 4, 0]
+    assert again.log("orders", 1).log_start_offset == 2
+    again.log("orders", 0).append(batch(1))
+    again.close(clean=False)  # a crash: the checkpoints on disk are old, and no marker
+
+    caplog.clear()
+    with caplog.at_level("INFO", logger="trafka.storage"):
+        third = manager()
+    assert "no clean shutdown marker, recovering" in caplog.text
+    assert [third.log("orders", p).log_end_offset for p in range(3)] == [5, 4, 0]
+    assert third.log("orders", 1).log_start_offset == 2  # from the partition's own checkpoint
+
+
+def test_a_partition_left_out_of_the_checkpoint_is_recovered(manager, tmp_path, caplog):
+    data_dir = tmp_path / "data"
+    m = manager()
+    m.create_topic("orders", 2)
+    for partition in (0, 1):
+        m.log("orders", partition).append(batch(3))
+    m.close()
+    checkpoint = data_dir / "recovery-point-offset-checkpoint"
+    checkpoint.write_text("0\n1\norders 0 3\n")  # as if orders-1 had failed to close
+    with open(data_dir / "orders-1" / "00000000000000000000.log", "ab") as torn:
+        torn.write(b"\x00\x00\x00\x00\x00\x00\x00\x03half")
+    with caplog.at_level("INFO", logger="trafka.storage"):
+        again = manager()
+    assert "orders-1: no clean shutdown marker" in caplog.text
+    assert "orders-0: no clean shutdown marker" not in caplog.text
+    assert [again.log("orders", p).log_end_offset for p in range(2)] == [3, 3]
+
+
+def test_an_unreadable_checkpoint_makes_every_partition_recover(manager, tmp_path, caplog):
+    data_dir = tmp_path / "data"
+    m = manager()
+    m.create_topic("orders", 2)
+    for partition in (0, 1):
+        m.log("orders", partition).append(batch(3))
+    m.close()
+    (data_dir / "log-start-offset-checkpoint").write_text("garbage")
+    with caplog.at_level("INFO", logger="trafka.storage"):
+        again = manager()
+    assert "unreadable checkpoint" in caplog.text
+    assert caplog.text.count("no clean shutdown marker") == 2
+    assert [again.log("orders", p).log_end_offset for p in range(2)] == [3, 3]
+
+
+def test_closing_twice_keeps_the_first_checkpoints(manager, tmp_path):
+    data_dir = tmp_path / "data"
+    m = manager()
+    m.create_topic("orders", 1)
+    m.log("orders", 0).append(batch(2))
+    m.close()
+    m.close()
+    assert (data_dir / "recovery-point-offset-checkpoint").read_text().splitlines() == ["0", "1", "orders 0 2"]

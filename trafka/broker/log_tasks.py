@@ -112,6 +112,8 @@ class RollFlusher:
             for partition_log in logs:
                 try:
                     await trio.to_thread.run_sync(partition_log.flush_rolled)
+                except OSError as exc:  # a full or failing disk: the next roll or close retries
+                    log.error("flushing rolled segments of %s failed: %s", partition_log.directory, exc.strerror or exc)
                 except Exception:
                     log.exception("flushing rolled segments of %s failed", partition_log.directory)
 

@@ -81,6 +81,15 @@ class ReadInfo:
 
 
 @dataclass(frozen=True)
+class CleanState:
+    """What a clean close leaves for the next open: everything below recovery_point is
+    fsynced, and the log start offset."""
+
+    recovery_point: int
+    log_start_offset: int
+
+
+@dataclass(frozen=True)
 class TimestampAndOffset:
     timestamp: int
     offset: int
@@ -128,9 +137,14 @@ class PartitionLog:
         clock: Clock | None = None,
         lazy: bool = False,
         on_roll: Callable[["PartitionLog"], None] | None = None,
+        clean_state: "CleanState | None" = None,
     ):
         """With lazy, a partition whose directory does not exist yet stays without one until
         its first write (the LogManager's new and never-written partitions).
+
+        With clean_state, the log directory's checkpoints (LogManager) say this partition was
+        closed cleanly and give its log start offset: it opens as after a clean shutdown
+        without a marker file of its own.
 
         With on_roll, a roll leaves the rolled segment's fsync (and the producer-state snapshot
         and recovery point) to `flush_rolled`, which the caller runs in a worker thread after
@@ -146,6 +160,7 @@ class PartitionLog:
         self._closed = False
         self._unflushed_messages = 0
         self._last_flush_ms = self.clock.time_ms()
+        self._clean_state = clean_state
         if not lazy:
             self.directory.mkdir(parents=True, exist_ok=True)
         self._load()
@@ -190,7 +205,7 @@ class PartitionLog:
             self._bases = [0]
             self.log_start_offset = 0
             return
-        clean = CLEAN_SHUTDOWN_FILE in names
+        clean = CLEAN_SHUTDOWN_FILE in names or self._clean_state is not None
         if any(n.endswith((CLEANED_SUFFIX, DELETED_SUFFIX, ".tmp")) for n in names):
             self._remove_temporary_files()
             names = os.listdir(self.directory)
@@ -220,11 +235,15 @@ class PartitionLog:
             base = _read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
             self.segments.append(self._new_segment(base, now))
         self._bases = [s.base_offset for s in self.segments]
-        checkpoint = _read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
+        if self._clean_state is not None:
+            checkpoint = self._clean_state.log_start_offset
+        else:
+            checkpoint = _read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
         self.log_start_offset = min(max(checkpoint, self.segments[0].base_offset), self.log_end_offset)
         self._load_producer_state(names)
-        if clean:
+        if CLEAN_SHUTDOWN_FILE in names:
             (self.directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
+        self._clean_state = None  # a crash from now on counts as unclean
 
     def _new_segment(self, base_offset: int, now: int, suffix: str = "", *, lazy: bool = False) -> LogSegment:
         return LogSegment(
@@ -488,13 +507,16 @@ class PartitionLog:
         self._check_open()
         if self.untouched:
             return
+        self._flush_segments()
+        self._write_recovery_point(self.log_end_offset)
+        self._unflushed_messages = 0
+        self._last_flush_ms = self.clock.time_ms()
+
+    def _flush_segments(self) -> None:
         recovery_point = _read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0
         for segment in self.segments:
             if segment.next_offset > recovery_point or segment is self.active_segment:
                 segment.flush()
-        self._write_recovery_point(self.log_end_offset)
-        self._unflushed_messages = 0
-        self._last_flush_ms = self.clock.time_ms()
 
     def _write_recovery_point(self, offset: int) -> None:
         _write_checkpoint(self.directory / RECOVERY_POINT_FILE, offset)
@@ -703,32 +725,46 @@ class PartitionLog:
     def close(self) -> None:
         """Flush everything, snapshot producer state, and leave the clean-shutdown marker so
         the next open trusts the indexes instead of rescanning."""
-        if self._closed:
+        state = self.close_for_checkpoint()
+        if state is None:
             return
+        try:
+            _write_checkpoint(self.directory / LOG_START_OFFSET_FILE, state.log_start_offset)
+            _write_checkpoint(self.directory / RECOVERY_POINT_FILE, state.recovery_point)
+            (self.directory / CLEAN_SHUTDOWN_FILE).touch()
+        except OSError as exc:
+            log.error("%s: cannot mark a clean shutdown (%s)", self.directory, exc.strerror or exc)
+
+    def close_for_checkpoint(self) -> "CleanState | None":
+        """Close cleanly, leaving the checkpoints to the caller (the LogManager writes one
+        recovery-point and one log-start-offset checkpoint for the whole log directory, and
+        one clean-shutdown marker, as Kafka does): every segment fsynced and the producer
+        state snapshotted. Returns the state to checkpoint, or None when there is nothing to
+        record (a never-written partition) or the close failed (the next start recovers it)."""
+        if self._closed:
+            return None
         if self.untouched and self.log_start_offset == 0:
             # Nothing to flush or checkpoint: the empty directory reopens as a fresh partition.
             self.active_segment.close()
             self._closed = True
-            return
+            return None
         try:
-            self.active_segment.on_become_inactive()
-            self.flush()
-            self.producer_state.take_snapshot(self.log_end_offset)
-            _write_checkpoint(self.directory / LOG_START_OFFSET_FILE, self.log_start_offset)
-            clean = True
+            active = self.active_segment
+            active.record_max_timestamp()
+            self._flush_segments()
+            active.on_become_inactive()
+            if self.producer_state.latest_snapshot_offset != self.log_end_offset:
+                self.producer_state.take_snapshot(self.log_end_offset)
+            state = CleanState(self.log_end_offset, self.log_start_offset)
         except OSError as exc:
             # A full, failed or read-only disk: no clean-shutdown marker, so the next start
             # recovers this partition from its files (which hold every acknowledged batch).
             log.error("%s: cannot close cleanly (%s); the next start recovers it", self.directory, exc.strerror or exc)
-            clean = False
+            state = None
         for segment in self.segments:
             segment.close()
         self._closed = True
-        if clean:
-            try:
-                (self.directory / CLEAN_SHUTDOWN_FILE).touch()
-            except OSError as exc:
-                log.error("%s: cannot mark a clean shutdown (%s)", self.directory, exc.strerror or exc)
+        return state
 
     def abandon(self) -> None:
         """Close the files as a killed process would: no flush, no checkpoints, no clean-shutdown

@@ -30,8 +30,8 @@ from trafka.storage.errors import (
     TopicAlreadyExists,
     UnknownTopic,
 )
-from trafka.storage.files import fsync_dir, fsync_file, replace_with, write_temporary
-from trafka.storage.log import DELETE_DIR_SUFFIX, PartitionLog, remove_dir
+from trafka.storage.files import atomic_write, fsync_dir, fsync_file, replace_with, write_temporary
+from trafka.storage.log import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX, CleanState, PartitionLog, remove_dir
 
 log = logging.getLogger("trafka.storage")
 
@@ -40,6 +40,34 @@ LOCK_FILE = ".lock"
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 _PARTITION_DIR = re.compile(r"(.+)-(\d+)")
+# Written by a clean close for the whole data directory (Kafka's per-log-dir files), then the
+# clean-shutdown marker beside them; read at the next open only if that marker is there.
+RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+_CHECKPOINT_VERSION = 0
+# Partitions are flushed on close by this many threads: fsync releases the GIL, and the file
+# system folds concurrent fsyncs into few journal commits (Kafka: num.recovery.threads.per.data.dir).
+_CLOSE_THREADS = 16
+
+
+def write_offsets_checkpoint(path: Path, offsets: Mapping[tuple[str, int], int]) -> None:
+    """A per-directory offsets checkpoint: a version line, a count line, then one
+    `topic partition offset` line per partition (Kafka's format), replaced atomically."""
+    lines = [str(_CHECKPOINT_VERSION), str(len(offsets))]
+    lines += [f"{topic} {partition} {offset}" for (topic, partition), offset in offsets.items()]
+    atomic_write(path, "\n".join(lines) + "\n")
+
+
+def read_offsets_checkpoint(path: Path) -> dict[tuple[str, int], int]:
+    """Raises OSError or ValueError for a missing or malformed file."""
+    lines = path.read_text().splitlines()
+    if len(lines) < 2 or int(lines[0]) != _CHECKPOINT_VERSION or int(lines[1]) != len(lines) - 2:
+        raise ValueError(f"{path}: not a version {_CHECKPOINT_VERSION} checkpoint of {len(lines) - 2} entries")
+    offsets = {}
+    for line in lines[2:]:
+        topic, partition, offset = line.split(" ")
+        offsets[(topic, int(partition))] = int(offset)
+    return offsets
 
 
 def validate_topic_name(name: str) -> None:
@@ -143,6 +171,7 @@ class LogManager:
             if path.is_dir() and path.name.endswith(DELETE_DIR_SUFFIX):
                 log.info("removing %s, left by an interrupted topic deletion", path)
                 shutil.rmtree(path, ignore_errors=True)
+        clean = self._read_clean_shutdown()
         for path in sorted((self.data_dir / TOPICS_DIR).glob("*.json")):
             metadata = _read_topic_metadata(path)
             self.topics[metadata.name] = metadata
@@ -153,13 +182,31 @@ class LogManager:
             for partition in range(metadata.partitions):
                 self._logs[(metadata.name, partition)] = PartitionLog(
                     self._partition_dir(metadata.name, partition), config, clock=self.clock, lazy=True,
-                    on_roll=self._rolled,
+                    on_roll=self._rolled, clean_state=clean.get((metadata.name, partition)),
                 )
+        if (self.data_dir / CLEAN_SHUTDOWN_FILE).exists():
+            # From now on a crash is unclean: the marker goes, durably, before anything is written.
+            (self.data_dir / CLEAN_SHUTDOWN_FILE).unlink()
+            fsync_dir(self.data_dir)
         for path in self.data_dir.iterdir():
             match = _PARTITION_DIR.fullmatch(path.name)
             if path.is_dir() and match and (match[1], int(match[2])) not in self._logs:
                 log.warning("ignoring %s: no topic %s with that partition", path, match[1])
         log.info("loaded %d topics, %d partitions from %s", len(self.topics), len(self._logs), self.data_dir)
+
+    def _read_clean_shutdown(self) -> dict[tuple[str, int], CleanState]:
+        """The partitions the last close left cleanly (empty without the clean-shutdown marker:
+        every partition then recovers from its own recovery-point file)."""
+        if not (self.data_dir / CLEAN_SHUTDOWN_FILE).exists():
+            return {}
+        try:
+            recovery = read_offsets_checkpoint(self.data_dir / RECOVERY_POINT_CHECKPOINT)
+            starts = read_offsets_checkpoint(self.data_dir / LOG_START_OFFSET_CHECKPOINT)
+        except (OSError, ValueError) as exc:
+            log.warning("%s: unreadable checkpoint after a clean shutdown (%s); recovering every partition",
+                        self.data_dir, exc)
+            return {}
+        return {key: CleanState(point, starts[key]) for key, point in recovery.items() if key in starts}
 
     def _write_metadata(self, metadata: TopicMetadata, *, sync: bool = True) -> None:
         path = self._metadata_path(metadata)
@@ -330,13 +377,41 @@ class LogManager:
             partition_log.flush()
 
     def close(self, clean: bool = True) -> None:
-        """Close every log; `clean=False` leaves them as a killed process would (see abandon)."""
-        for _, _, partition_log in self.logs():
-            if clean:
-                partition_log.close()
-            else:
+        """Close every log; `clean=False` leaves them as a killed process would (see abandon).
+
+        A clean close, as Kafka's: each written partition is fsynced and its producer state
+        snapshotted (by _CLOSE_THREADS threads), then one recovery-point and one
+        log-start-offset checkpoint are written for the whole directory, then the
+        clean-shutdown marker. A partition whose close failed is left out of the checkpoints,
+        so the next start recovers it; without the marker it recovers every partition."""
+        if self._lock_fd is None:
+            return  # closed already
+        logs = list(self._logs.items())
+        if clean:
+            written = [(key, log_) for key, log_ in logs if not log_.untouched or log_.log_start_offset]
+            for _, log_ in logs:
+                if log_.untouched and not log_.log_start_offset:
+                    log_.close()
+            with ThreadPoolExecutor(max_workers=max(1, min(_CLOSE_THREADS, len(written))),
+                                    thread_name_prefix="trafka-close") as pool:
+                states = list(pool.map(lambda item: item[1].close_for_checkpoint(), written))
+            self._write_clean_shutdown({key: state for (key, _), state in zip(written, states) if state is not None})
+        else:
+            for _, partition_log in logs:
                 partition_log.abandon()
         self._logs.clear()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+    def _write_clean_shutdown(self, states: Mapping[tuple[str, int], CleanState]) -> None:
+        try:
+            write_offsets_checkpoint(self.data_dir / RECOVERY_POINT_CHECKPOINT,
+                                     {key: s.recovery_point for key, s in states.items()})
+            write_offsets_checkpoint(self.data_dir / LOG_START_OFFSET_CHECKPOINT,
+                                     {key: s.log_start_offset for key, s in states.items()})
+            (self.data_dir / CLEAN_SHUTDOWN_FILE).touch()
+            fsync_dir(self.data_dir)
+        except OSError as exc:
+            log.error("%s: cannot mark a clean shutdown (%s); the next start recovers every partition",
+                      self.data_dir, exc.strerror or exc)

@@ -162,6 +162,9 @@ class ProducerStateManager:
         # producer id -> first offset of its open transaction: the few producers that matter
         # for the last stable offset, kept apart so a Fetch never walks every producer.
         self.open_txns: dict[int, int] = {}
+        # The offset of the newest snapshot loaded or written by this manager: a clean close
+        # at that same log end offset has nothing new to snapshot.
+        self.latest_snapshot_offset: int | None = None
 
     def first_unstable_offset(self) -> int | None:
         """The first offset of the oldest open transaction, None when none is open."""
@@ -266,6 +269,8 @@ class ProducerStateManager:
 
     def write_snapshot(self, path: Path, text: str) -> None:
         atomic_write(path, text)
+        offset = int(path.name[: -len(SNAPSHOT_SUFFIX)])
+        self.latest_snapshot_offset = max(offset, self.latest_snapshot_offset or -1)
         for old in self.snapshot_offsets()[:-SNAPSHOTS_TO_KEEP]:
             self._snapshot_path(old).unlink(missing_ok=True)
 
@@ -300,6 +305,7 @@ class ProducerStateManager:
             self.open_txns = {}
             for entry in producers.values():
                 self._track_txn(entry)
+            self.latest_snapshot_offset = offset
             return offset
         return None
 

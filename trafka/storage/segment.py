@@ -317,11 +317,15 @@ class LogSegment:
             raise StorageWriteFailed(f"cannot repair {self.log_path}: {exc.strerror or exc}", exc.errno) from None
         self._torn = False
 
-    def on_become_inactive(self) -> None:
+    def record_max_timestamp(self) -> None:
         """Record the segment's max timestamp in the time index so a reload (and retention)
-        sees it without scanning, then release the index descriptors."""
+        sees it without scanning (a clean close does this before its flush)."""
         if self.offset_of_max_timestamp_so_far >= 0:
             self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
+
+    def on_become_inactive(self) -> None:
+        """record_max_timestamp, then release the index descriptors."""
+        self.record_max_timestamp()
         self.offset_index.close()
         self.time_index.close()
 
