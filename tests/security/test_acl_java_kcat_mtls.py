@@ -57,6 +57,15 @@ def test_java_producer_and_consumer_group_denied_then_allowed(broker):
         allow(admin, "User:alice", "TOPIC", prefix, "WRITE", pattern="PREFIXED")
         allow(admin, "User:alice", "TOPIC", prefix, "READ", pattern="PREFIXED")
         java.make_producer(props).send(topic, value=b"allowed")
+        # describeTopics (DescribeTopicPartitions in 4.3) reports what alice may do with the topic.
+        jvm = java.jvm
+        names = jvm.java.util.ArrayList()
+        names.add(topic)
+        options = jvm.org.apache.kafka.clients.admin.DescribeTopicsOptions().includeAuthorizedOperations(True)
+        java_admin = java.make_admin(props)
+        described = java_admin._get(java.call(java_admin.j.describeTopics, names, options).allTopicNames())
+        operations = {op.name() for op in described.get(topic).authorizedOperations().toArray()}
+        assert operations == {"READ", "WRITE", "DESCRIBE"}
 
         consumer = java.make_consumer({**props, "group.id": group, "auto.offset.reset": "earliest"})
         consumer.subscribe([topic])

@@ -7,14 +7,16 @@ Behavior:
   left out, null when everything was answered. A cursor naming a topic that was not asked for is
   INVALID_REQUEST for every topic, as Kafka's error response gives.
 - One node: it leads every partition, is its only replica and ISR; no eligible leader replicas
-  (ELR is off on one node), authorized operations not computed.
+  (ELR is off on one node).
+- ACLs: a named topic the caller may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED, left out of a
+  listing; each topic answers its authorized operations, as Kafka does.
 - A topic that does not exist: UNKNOWN_TOPIC_OR_PARTITION with no partitions (never auto-created).
 """
 
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.security.authorizer import TOPIC, Op, authorize
+from trafka.broker.security.authorizer import TOPIC, Op, authorize, authorized_operations
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
@@ -62,6 +64,7 @@ async def handle(ctx, request):
         last = min(topic.partitions, first + budget)
         topics.append({"error_code": ErrorCode.NONE, "name": name, "topic_id": topic.topic_id,
                        "is_internal": name.startswith("__"),
+                       "topic_authorized_operations": authorized_operations(ctx, TOPIC, name),
                        "partitions": [_partition(broker.node_id, i) for i in range(first, last)]})
         budget -= last - first
         if last < topic.partitions:
