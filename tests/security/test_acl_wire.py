@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from testkit.acl import acl_broker, unique
+from testkit.acl import acl_broker, allow, confluent_admin, unique
 
 from trafka.testing.rawwire import RawClient
 
@@ -121,3 +121,23 @@ def test_an_unreadable_acl_file_stops_the_start_with_one_line(tmp_path):
     assert result.returncode != 0
     assert "unreadable ACL file" in result.stderr and "acls.json" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_idempotent_init_producer_id_needs_write_on_some_topic(tmp_path):
+    """Kafka's authorizeByResourceType: an undominated ALLOW WRITE anywhere is enough; a DENY of a
+    prefix of it, or of the literal `*`, takes it away; IDEMPOTENT_WRITE on the cluster also does."""
+    broker = acl_broker(tmp_path / "data")
+    broker.start()
+    init = {"transactional_id": None, "transaction_timeout_ms": 60000}
+    try:
+        admin = confluent_admin(broker)
+        with RawClient(broker.bootstrap("PLAINTEXT")) as raw:
+            assert raw.request(22, 1, init).error_code == CLUSTER_AUTHORIZATION_FAILED
+            allow(admin, "User:ANONYMOUS", "TOPIC", "orders-eu", "WRITE", pattern="PREFIXED")
+            assert raw.request(22, 1, init).error_code == 0
+            allow(admin, "User:ANONYMOUS", "TOPIC", "orders", "WRITE", pattern="PREFIXED", permission="DENY")
+            assert raw.request(22, 1, init).error_code == CLUSTER_AUTHORIZATION_FAILED
+            allow(admin, "User:ANONYMOUS", "CLUSTER", "kafka-cluster", "IDEMPOTENT_WRITE")
+            assert raw.request(22, 1, init).error_code == 0
+    finally:
+        broker.stop()

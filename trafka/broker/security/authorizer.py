@@ -255,21 +255,32 @@ class Authorizer:
         return allowed or (not covered and self.allow_if_no_acl)
 
     def authorize_any(self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType) -> bool:
-        """Whether `operation` is allowed on at least one resource of the type (Kafka's
-        authorizeByResourceType, used for idempotent producers): some ALLOW for the principal
-        exists, and no DENY of the whole type (literal `*` or the empty prefix) covers it."""
-        if principal in self.super_users:
+        """Whether `operation` is allowed on some resource of the type (Kafka's
+        authorizeByResourceType, which idempotent producers' InitProducerId asks for TOPIC WRITE):
+        allowed for a name no ACL names (super users, `*`, allow.everyone.if.no.acl.found), or
+        some ALLOW pattern of the caller's that no DENY of the same literal name or of a prefix of
+        it dominates; a DENY of the literal `*` denies outright."""
+        if self.authorize(principal, host, operation, resource_type, "hardcode"):
             return True
-        mine = [acl for acl in self.acls if acl.resource_type == resource_type and acl.grants(operation)
-                and acl.principal in (principal, WILDCARD_PRINCIPAL) and acl.host in (host, WILDCARD)]
-        for acl in mine:
-            if acl.permission_type == PermissionType.DENY and (
-                    acl.resource_name == WILDCARD and acl.pattern_type == PatternType.LITERAL
-                    or acl.resource_name == "" and acl.pattern_type == PatternType.PREFIXED):
-                return False
-        if any(acl.permission_type == PermissionType.ALLOW for acl in mine):
-            return True
-        return self.allow_if_no_acl and not any(acl.resource_type == resource_type for acl in self.acls)
+        deny_literal, deny_prefixes, allows = set(), set(), []
+        for acl in self.acls:
+            if (acl.resource_type != resource_type or acl.host not in (host, WILDCARD)
+                    or acl.principal not in (principal, WILDCARD_PRINCIPAL) or acl.operation not in (operation, Op.ALL)):
+                continue
+            if acl.permission_type == PermissionType.DENY:
+                if acl.pattern_type == PatternType.LITERAL and acl.resource_name == WILDCARD:
+                    return False
+                (deny_literal if acl.pattern_type == PatternType.LITERAL else deny_prefixes).add(acl.resource_name)
+            elif acl.pattern_type == PatternType.LITERAL and acl.resource_name == WILDCARD:
+                return True
+            else:
+                allows.append(acl)
+        for acl in allows:
+            if acl.pattern_type == PatternType.LITERAL and acl.resource_name in deny_literal:
+                continue
+            if not any(acl.resource_name[:n] in deny_prefixes for n in range(1, len(acl.resource_name) + 1)):
+                return True
+        return False
 
     def authorized_operations(self, principal: str, host: str, resource_type: ResourceType, name: str) -> int:
         """Kafka's authorized-operations bitfield: bit n set when operation n is allowed."""
