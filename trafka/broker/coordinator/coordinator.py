@@ -1,8 +1,9 @@
 """The group coordinator: every group of this one broker, over one state topic.
 
 Organised as Kafka's new group coordinator is: classic groups (`classic.ClassicGroupManager`),
-KIP-848 consumer groups (`consumer.ConsumerGroupManager`, model in `consumer_group.py`) and
-committed offsets (`offsets.OffsetMetadataManager`) are separate modules; this class holds
+KIP-848 consumer groups (`consumer.ConsumerGroupManager`, model in `consumer_group.py`, their
+records written by `consumer_store.ConsumerGroupStore`) and committed offsets
+(`offsets.OffsetMetadataManager`) are separate modules; this class holds
 what they share (the groups, the `__consumer_offsets` writer, the clock), writes group metadata
 records, deletes groups, and loads everything back at start.
 
@@ -19,10 +20,12 @@ from typing import Iterable
 
 import trio
 
-from trafka.broker.coordinator import formats
+from trafka.broker.coordinator import consumer_store, formats
 from trafka.broker.coordinator.classic import ClassicGroupManager, JoinRequest, JoinResult, SyncResult
 from trafka.broker.coordinator.consumer import ConsumerGroupManager
 from trafka.broker.coordinator.consumer_group import ConsumerGroup
+from trafka.broker.coordinator.consumer_records import ConsumerGroupRecordKey
+from trafka.broker.coordinator.consumer_store import ConsumerGroupStore, LoadedRecords
 from trafka.broker.coordinator.formats import CommittedOffset, GroupKey, GroupMemberRecord, GroupRecord, OffsetKey
 from trafka.broker.coordinator.group import Group, GroupState, Member
 from trafka.broker.coordinator.offsets import OffsetCommit, OffsetMetadataManager
@@ -34,7 +37,7 @@ from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.coordinator")
 
-__all__ = ["GroupCoordinator", "JoinRequest", "JoinResult", "OffsetCommit", "SyncResult", "load_groups"]
+__all__ = ["GroupCoordinator", "JoinRequest", "JoinResult", "OffsetCommit", "SyncResult", "load_groups", "load_state"]
 
 EMPTY, STABLE, DEAD = GroupState.EMPTY, GroupState.STABLE, GroupState.DEAD
 
@@ -42,7 +45,7 @@ EMPTY, STABLE, DEAD = GroupState.EMPTY, GroupState.STABLE, GroupState.DEAD
 MIN_TIMER_MS = 5
 
 
-class GroupCoordinator(ClassicGroupManager, ConsumerGroupManager, OffsetMetadataManager):
+class GroupCoordinator(ConsumerGroupStore, ClassicGroupManager, ConsumerGroupManager, OffsetMetadataManager):
     def __init__(self, logs, config, clock):
         self.logs = logs
         self.config = config
@@ -51,6 +54,7 @@ class GroupCoordinator(ClassicGroupManager, ConsumerGroupManager, OffsetMetadata
         self.consumer_groups: dict[str, ConsumerGroup] = {}  # KIP-848 groups; an id is in one map only
         self.offsets_topic = OffsetsTopic(logs, config["offsets.topic.num.partitions"], clock)
         self.pending_txn_offsets = PendingTxnOffsets()
+        self._consumer_records = {}
         self._wakeup = trio.Event()
         self._load()
 
@@ -116,6 +120,7 @@ class GroupCoordinator(ClassicGroupManager, ConsumerGroupManager, OffsetMetadata
         if group.members:
             return ErrorCode.NON_EMPTY_GROUP
         tombstones = [(formats.offset_key(OffsetKey(group_id, t, p)), None) for t, p in group.offsets]
+        tombstones += self.consumer_group_tombstones(group_id)
         try:
             self.offsets_topic.append(group_id, tombstones)
         except storage_errors.StorageError as exc:
@@ -123,6 +128,7 @@ class GroupCoordinator(ClassicGroupManager, ConsumerGroupManager, OffsetMetadata
             return coordinator_write_error(exc)
         group.dead = True
         del self.consumer_groups[group_id]
+        self.forget_consumer_group(group_id)
         log.info("consumer group %s: deleted with %d committed offsets", group_id, len(group.offsets))
         return ErrorCode.NONE
 
@@ -153,9 +159,38 @@ class GroupCoordinator(ClassicGroupManager, ConsumerGroupManager, OffsetMetadata
     # --- startup --------------------------------------------------------------------------
 
     def _load(self) -> None:
-        self.groups = load_groups(self.offsets_topic.replay(), self._now())
+        self.groups, self.consumer_groups, self._consumer_records = load_state(
+            self.offsets_topic.replay(), self._now(), self.config["group.consumer.session.timeout.ms"])
         self.pending_txn_offsets.load(self.offsets_topic.pending)
-        log.info("loaded %d groups from %s", len(self.groups), OFFSETS_TOPIC)
+        log.info("loaded %d classic and %d consumer groups from %s", len(self.groups), len(self.consumer_groups),
+                 OFFSETS_TOPIC)
+
+
+def load_state(entries: Iterable, now: int, session_timeout_ms: int):
+    """(classic groups, consumer groups, the consumer groups' record values) as the log's
+    entries leave them. A group id with live consumer-group records is a consumer group and
+    takes the committed offsets; any classic metadata left for it is ignored."""
+    classic_entries = []
+    consumer_entries: dict[str, LoadedRecords] = {}
+    for key, value in entries:
+        if isinstance(key, ConsumerGroupRecordKey):
+            consumer_entries.setdefault(key.group, LoadedRecords()).apply(key, value)
+        else:
+            classic_entries.append((key, value))
+    groups = load_groups(classic_entries, now)
+    consumer_groups, written = {}, {}
+    for group_id, loaded in consumer_entries.items():
+        group = consumer_store.restore(group_id, loaded, now, session_timeout_ms)
+        if group is None:
+            continue
+        classic = groups.pop(group_id, None)
+        if classic is not None:
+            if classic.members:
+                log.warning("group %s: has both classic and consumer group records; keeping the consumer group", group_id)
+            group.offsets = classic.offsets
+        consumer_groups[group_id] = group
+        written[group_id] = dict(loaded.values)
+    return groups, consumer_groups, written
 
 
 def load_groups(entries: Iterable[tuple[OffsetKey | GroupKey, bytes | None]], now: int) -> dict[str, Group]:
@@ -164,6 +199,8 @@ def load_groups(entries: Iterable[tuple[OffsetKey | GroupKey, bytes | None]], no
     records: dict[str, GroupRecord | None] = {}
     offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
     for key, value in entries:
+        if isinstance(key, ConsumerGroupRecordKey):
+            continue  # consumer groups: load_state
         try:
             if isinstance(key, OffsetKey):
                 group_offsets = offsets.setdefault(key.group, {})

@@ -6,6 +6,7 @@ byte. A key and a value are each an int16 version followed by the struct of that
 - key v0/v1: an offset commit, keyed by (group, topic, partition); value `OffsetCommitValue`
   (we write v3: offset, leader epoch, metadata, commit timestamp).
 - key v2: group metadata, keyed by group; value `GroupMetadataValue` (we write v3).
+- keys 3-8: a KIP-848 consumer group's records, declared in `consumer_records`.
 
 A null value is a tombstone: the key's offset or group is deleted. Compaction keeps the
 latest record per key, so the log replayed in order is the coordinator's state.
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 import construct
 
+from trafka.broker.coordinator import consumer_records
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import BYTES, INT32, INT64, STRING
 
@@ -185,7 +187,9 @@ def group_value(value: GroupRecord) -> bytes:
     })
 
 
-def parse_key(data: bytes) -> OffsetKey | GroupKey:
+def parse_key(data: bytes) -> OffsetKey | GroupKey | consumer_records.ConsumerGroupRecordKey:
+    """An offset commit key, a classic group metadata key, or (types 3-8) one of a KIP-848
+    consumer group's record keys (`consumer_records`)."""
     if len(data) < 2:
         raise UnknownRecord(f"a {len(data)}-byte key is too short")
     (version,) = _VERSION.unpack_from(data)
@@ -194,7 +198,9 @@ def parse_key(data: bytes) -> OffsetKey | GroupKey:
         return OffsetKey(body.group, body.topic, body.partition)
     if version in GROUP_METADATA_KEY.version_range:
         return GroupKey(GROUP_METADATA_KEY.parse(data[2:], version).group)
-    raise UnknownRecord(f"key version {version} is not an offset commit or group metadata key")
+    if version in consumer_records.RECORD_TYPES:
+        return consumer_records.parse_key(version, data[2:])
+    raise UnknownRecord(f"key version {version} is not an offset commit, group metadata or consumer group key")
 
 
 def parse_offset_value(data: bytes) -> CommittedOffset:

@@ -53,7 +53,8 @@ class OffsetMetadataManager:
         member_id: str,
         group_instance_id: str | None,
         commits: list[OffsetCommit],
-        api_version: int,
+        *,
+        api_version: int = 8,
     ) -> list[ErrorCode]:
         """One error per commit, in order. From OffsetCommit v9 on, a commit with a generation
         (or member epoch) to a group that does not exist is GROUP_ID_NOT_FOUND, as in Kafka;

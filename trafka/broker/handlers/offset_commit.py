@@ -38,7 +38,7 @@ async def handle(ctx, request):
         request.member_id,
         request.group_instance_id,
         commits,
-        ctx.version,
+        api_version=ctx.version,
     ))
     errors = (next(committed) if t.name in readable else ErrorCode.TOPIC_AUTHORIZATION_FAILED
               for t in request.topics for p in t.partitions)

@@ -1,0 +1,226 @@
+"""KIP-848 consumer groups in `__consumer_offsets`: written as they change, read back at start.
+
+Kafka's coordinator turns every change into records (`consumer_records`: group epoch, subscribed
+topics' metadata, member metadata, target assignment, current assignment) and replays them at
+load. Here the `ConsumerGroupManager` changes the group in memory and this part of the
+coordinator writes the difference: it keeps, per group, the record values last written, derives
+the values the group needs now and appends what changed (and tombstones for what went) in
+one batch, in Kafka's order. So a member's epoch, assignment, target and subscription, the
+group epoch and the assignment epoch survive a restart; sessions start again at load, as in
+Kafka (`onLoaded`).
+
+Where a change is written:
+- after every ConsumerGroupHeartbeat (a write failure answers the heartbeat with the error);
+- after the timer fenced members (session or rebalance timeout);
+- when an empty classic group became a consumer group (the classic group's metadata record is
+  tombstoned first, as Kafka's maybeDeleteEmptyClassicGroup does) and when an empty consumer
+  group became a classic one at a JoinGroup (its records are tombstoned);
+- when the group is deleted (`tombstones`, written with its offsets' tombstones).
+
+`ConsumerGroupStore` is one part of the `GroupCoordinator`, ahead of the managers it wraps; it
+relies on the coordinator's `groups`, `consumer_groups`, `offsets_topic` and `config`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import construct
+
+from trafka.broker.coordinator import consumer_records as rec
+from trafka.broker.coordinator import formats
+from trafka.broker.coordinator.consumer import HeartbeatResult
+from trafka.broker.coordinator.consumer_group import ConsumerGroup, ConsumerMember, MemberState
+from trafka.broker.coordinator.formats import GroupKey
+from trafka.broker.errors import coordinator_write_error
+from trafka.storage import errors as storage_errors
+from trafka.wire.errors import ErrorCode
+
+log = logging.getLogger("trafka.coordinator")
+
+RecordId = tuple[int, str | None]  # (record type, member id or None)
+
+# Kafka's order within one change: member metadata, subscription metadata, group epoch, target
+# members, target epoch, current assignments; on the way out members first, the group last.
+_UPSERT_ORDER = (rec.MEMBER_METADATA, rec.PARTITION_METADATA, rec.GROUP_METADATA, rec.TARGET_ASSIGNMENT_MEMBER,
+                 rec.TARGET_ASSIGNMENT_METADATA, rec.CURRENT_MEMBER_ASSIGNMENT)
+_TOMBSTONE_ORDER = (rec.CURRENT_MEMBER_ASSIGNMENT, rec.TARGET_ASSIGNMENT_MEMBER, rec.MEMBER_METADATA,
+                    rec.TARGET_ASSIGNMENT_METADATA, rec.PARTITION_METADATA, rec.GROUP_METADATA)
+
+
+def group_records(group: ConsumerGroup) -> dict[RecordId, bytes]:
+    """The record values that describe `group` as it is now."""
+    out: dict[RecordId, bytes] = {
+        (rec.GROUP_METADATA, None): rec.value(rec.GROUP_METADATA, {"epoch": group.group_epoch}),
+        (rec.PARTITION_METADATA, None): rec.value(rec.PARTITION_METADATA, {"topics": [
+            {"topic_id": topic_id, "topic_name": name, "num_partitions": partitions, "partition_metadata": []}
+            for name, (topic_id, partitions) in sorted(group.subscription_metadata.items())
+        ]}),
+        (rec.TARGET_ASSIGNMENT_METADATA, None): rec.value(rec.TARGET_ASSIGNMENT_METADATA,
+                                                          {"assignment_epoch": group.assignment_epoch}),
+    }
+    for member in group.members.values():
+        out[(rec.MEMBER_METADATA, member.member_id)] = rec.value(rec.MEMBER_METADATA, {
+            "instance_id": member.instance_id,
+            "rack_id": member.rack_id,
+            "client_id": member.client_id,
+            "client_host": member.client_host,
+            "subscribed_topic_names": list(member.subscribed_topic_names),
+            "subscribed_topic_regex": member.subscribed_topic_regex,
+            "rebalance_timeout_ms": member.rebalance_timeout_ms,
+            "server_assignor": member.server_assignor,
+        })
+        out[(rec.CURRENT_MEMBER_ASSIGNMENT, member.member_id)] = rec.value(rec.CURRENT_MEMBER_ASSIGNMENT, {
+            "member_epoch": member.member_epoch,
+            "previous_member_epoch": member.previous_member_epoch,
+            "state": rec.MEMBER_STATE_CODES[member.state.value],
+            "assigned_partitions": rec.topic_partitions(member.assigned),
+            "partitions_pending_revocation": rec.topic_partitions(member.pending_revocation),
+        })
+    for member_id, target in group.target.items():
+        out[(rec.TARGET_ASSIGNMENT_MEMBER, member_id)] = rec.value(
+            rec.TARGET_ASSIGNMENT_MEMBER, {"topic_partitions": rec.topic_partitions(target)})
+    return out
+
+
+def changes(group_id: str, written: dict[RecordId, bytes], wanted: dict[RecordId, bytes]) -> list[tuple[bytes, bytes | None]]:
+    """The (key, value) records that turn what was written into what is wanted, in Kafka's order."""
+    gone = [rid for rid in written if rid not in wanted]
+    changed = [rid for rid, value in wanted.items() if written.get(rid) != value]
+
+    def entry(rid: RecordId, value: bytes | None) -> tuple[bytes, bytes | None]:
+        return rec.key(rid[0], group_id, rid[1]), value
+
+    def order(ids: list[RecordId], types: tuple[int, ...]) -> list[RecordId]:
+        return sorted(ids, key=lambda rid: (types.index(rid[0]), rid[1] or ""))
+
+    member_gone = [rid for rid in gone if rid[1] is not None]
+    group_gone = [rid for rid in gone if rid[1] is None]
+    return ([entry(rid, None) for rid in order(member_gone, _TOMBSTONE_ORDER)]
+            + [entry(rid, wanted[rid]) for rid in order(changed, _UPSERT_ORDER)]
+            + [entry(rid, None) for rid in order(group_gone, _TOMBSTONE_ORDER)])
+
+
+@dataclass
+class LoadedRecords:
+    """One group's consumer-group records as replay left them (latest value per key)."""
+
+    values: dict[RecordId, bytes] = field(default_factory=dict)
+
+    def apply(self, key: rec.ConsumerGroupRecordKey, value: bytes | None) -> None:
+        rid = (key.record_type, key.member_id)
+        if value is None:
+            self.values.pop(rid, None)
+        else:
+            self.values[rid] = value
+
+
+def restore(group_id: str, loaded: LoadedRecords, now: int, session_timeout_ms: int) -> ConsumerGroup | None:
+    """The group its records describe; None when they hold no group (all tombstoned)."""
+    parsed = {}
+    for rid, data in loaded.values.items():
+        try:
+            parsed[rid] = rec.parse_value(rid[0], data)
+        except (ValueError, construct.ConstructError) as exc:  # a value a newer Kafka wrote, or a damaged one
+            log.warning("group %s: skipping record type %d of member %s: %s", group_id, rid[0], rid[1], exc)
+    if not parsed:
+        return None
+    group = ConsumerGroup(group_id, now)
+    if (rec.GROUP_METADATA, None) in parsed:
+        group.group_epoch = parsed[(rec.GROUP_METADATA, None)].epoch
+    if (rec.TARGET_ASSIGNMENT_METADATA, None) in parsed:
+        group.assignment_epoch = parsed[(rec.TARGET_ASSIGNMENT_METADATA, None)].assignment_epoch
+    if (rec.PARTITION_METADATA, None) in parsed:
+        group.subscription_metadata = {
+            t.topic_name: (t.topic_id, t.num_partitions) for t in parsed[(rec.PARTITION_METADATA, None)].topics
+        }
+    for (record_type, member_id), value in parsed.items():
+        if record_type == rec.TARGET_ASSIGNMENT_MEMBER:
+            group.target[member_id] = rec.assignment_from(value.topic_partitions)
+    for (record_type, member_id), value in parsed.items():
+        if record_type != rec.MEMBER_METADATA:
+            continue
+        member = ConsumerMember(
+            member_id,
+            instance_id=value.instance_id,
+            rack_id=value.rack_id,
+            client_id=value.client_id,
+            client_host=value.client_host,
+            rebalance_timeout_ms=value.rebalance_timeout_ms,
+            subscribed_topic_names=tuple(value.subscribed_topic_names),
+            subscribed_topic_regex=value.subscribed_topic_regex,
+            server_assignor=value.server_assignor,
+            # As Kafka's onLoaded: every member gets a full session from now on.
+            session_deadline=now + session_timeout_ms,
+        )
+        current = parsed.get((rec.CURRENT_MEMBER_ASSIGNMENT, member_id))
+        if current is not None:
+            member.member_epoch = current.member_epoch
+            member.previous_member_epoch = current.previous_member_epoch
+            member.state = MemberState(rec.MEMBER_STATE_NAMES.get(current.state, MemberState.STABLE.value))
+            member.assigned = rec.assignment_from(current.assigned_partitions)
+            member.pending_revocation = rec.assignment_from(current.partitions_pending_revocation)
+            if member.state is MemberState.UNREVOKED_PARTITIONS:
+                member.rebalance_deadline = now + max(member.rebalance_timeout_ms, 0)
+        group.put(member)
+    return group
+
+
+class ConsumerGroupStore:
+    """Writes consumer groups' changes; see the module docstring."""
+
+    # group id -> the consumer-group record values last written for it
+    _consumer_records: dict[str, dict[RecordId, bytes]]
+
+    def consumer_group_heartbeat(self, request) -> HeartbeatResult:
+        was_classic = request.group_id in self.groups
+        result = super().consumer_group_heartbeat(request)
+        converted = was_classic and request.group_id in self.consumer_groups
+        error = self._write_consumer_group(request.group_id, classic_tombstone=converted)
+        if error and result.error == ErrorCode.NONE:
+            return HeartbeatResult(error, "The group's new state could not be written.", member_id=result.member_id,
+                                   member_epoch=request.member_epoch)
+        return result
+
+    def expire_consumer_groups(self, now: int) -> None:
+        before = {group_id: group.group_epoch for group_id, group in self.consumer_groups.items()}
+        super().expire_consumer_groups(now)
+        for group_id, group in self.consumer_groups.items():
+            if before.get(group_id) != group.group_epoch:
+                self._write_consumer_group(group_id)
+
+    def _join(self, request):
+        """A JoinGroup may turn an empty consumer group into a classic group: its records go."""
+        result = super()._join(request)
+        if request.group_id in self._consumer_records and request.group_id not in self.consumer_groups:
+            self._write_consumer_group(request.group_id)
+        return result
+
+    def consumer_group_tombstones(self, group_id: str) -> list[tuple[bytes, None]]:
+        """Tombstones for every record of a consumer group being deleted; `forget_consumer_group`
+        once they are written."""
+        return changes(group_id, self._consumer_records.get(group_id, {}), {})
+
+    def forget_consumer_group(self, group_id: str) -> None:
+        self._consumer_records.pop(group_id, None)
+
+    def _write_consumer_group(self, group_id: str, *, classic_tombstone: bool = False) -> ErrorCode:
+        written = self._consumer_records.get(group_id, {})
+        group = self.consumer_groups.get(group_id)
+        wanted = group_records(group) if group is not None else {}
+        entries = changes(group_id, written, wanted)
+        if classic_tombstone:
+            entries.insert(0, (formats.group_key(GroupKey(group_id)), None))
+        if not entries:
+            return ErrorCode.NONE
+        try:
+            self.offsets_topic.append(group_id, entries)
+        except (storage_errors.StorageError, OSError) as exc:
+            log.error("consumer group %s: cannot write its records: %s", group_id, exc)
+            return coordinator_write_error(exc)
+        if wanted:
+            self._consumer_records[group_id] = wanted
+        else:
+            self._consumer_records.pop(group_id, None)
+        return ErrorCode.NONE
