@@ -152,3 +152,46 @@ def test_allow_everyone_if_no_acl_found(tmp_path):
         assert produce_confluent(_sasl(broker), login("alice"), guarded, b"x") is None
     finally:
         broker.stop()
+
+
+def test_transactional_offsets_need_read_on_the_group(broker):
+    """kafka-python's send_offsets_to_transaction: AddOffsetsToTxn and TxnOffsetCommit need READ
+    on the group (GROUP_AUTHORIZATION_FAILED before), then the offsets commit with the transaction."""
+    from kafka import KafkaProducer, TopicPartition
+    from kafka.errors import GroupAuthorizationFailedError
+    from kafka.structs import OffsetAndMetadata
+    from testkit.security import kafka_python_config
+
+    prefix = unique("ctp")
+    topic = prefix + "-in"
+    _create_topic(broker, topic)
+    admin = confluent_admin(broker)
+    for resource, operation in (("TOPIC", "WRITE"), ("TOPIC", "READ"), ("TRANSACTIONAL_ID", "WRITE")):
+        allow(admin, "User:alice", resource, prefix, operation, pattern="PREFIXED")
+    offsets = {TopicPartition(topic, 0): OffsetAndMetadata(1, "", -1)}
+    producer = KafkaProducer(bootstrap_servers=_sasl(broker), transactional_id=prefix + "-id",
+                             **kafka_python_config(login("alice")))
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send(topic, b"x").get(30)
+        with pytest.raises(GroupAuthorizationFailedError):
+            producer.send_offsets_to_transaction(offsets, prefix + "-group")
+        producer.abort_transaction()
+
+        allow(admin, "User:alice", "GROUP", prefix, "READ", pattern="PREFIXED")
+        producer.begin_transaction()
+        producer.send(topic, b"y").get(30)
+        producer.send_offsets_to_transaction(offsets, prefix + "-group")
+        producer.commit_transaction()
+    finally:
+        producer.close(timeout=5)
+    committed = admin.list_consumer_group_offsets([_group_request(prefix + "-group", topic)])
+    [future] = committed.values()
+    assert [(p.topic, p.offset) for p in future.result(30).topic_partitions] == [(topic, 1)]
+
+
+def _group_request(group: str, topic: str):
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+    return ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0)])
