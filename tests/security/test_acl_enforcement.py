@@ -195,3 +195,26 @@ def _group_request(group: str, topic: str):
     from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
     return ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0)])
+
+
+def test_committing_offsets_needs_read_on_each_topic(broker):
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    prefix = unique("commit")
+    readable, unreadable, group = prefix + "-ok", prefix + "-no", prefix + "-g"
+    _create_topic(broker, readable)
+    _create_topic(broker, unreadable)
+    admin = confluent_admin(broker)
+    allow(admin, "User:bob", "GROUP", group, "READ")
+    allow(admin, "User:bob", "TOPIC", readable, "READ")
+    consumer = Consumer({"bootstrap.servers": _sasl(broker), "group.id": group, **confluent_config(login("bob"))})
+    try:
+        [done] = consumer.commit(offsets=[TopicPartition(readable, 0, 3)], asynchronous=False)
+        assert done.error is None
+        with pytest.raises(KafkaException) as info:
+            consumer.commit(offsets=[TopicPartition(unreadable, 0, 3)], asynchronous=False)
+        assert "TOPIC_AUTHORIZATION_FAILED" in str(info.value) or "Topic authorization failed" in str(info.value)
+        [fetched] = consumer.committed([TopicPartition(readable, 0)], timeout=30)
+        assert fetched.offset == 3
+    finally:
+        consumer.close()
