@@ -109,8 +109,11 @@ def test_authorized_operations_of_the_cluster_and_a_topic(broker):
     assert _error_name(_create_topic(admin, topic)) is None
     allow(admin, "User:alice", "TOPIC", topic, "READ")
     allow(admin, "User:alice", "CLUSTER", "kafka-cluster", "DESCRIBE_CONFIGS")
+    # Without DESCRIBE on the cluster, Kafka tells nothing of the cluster operations.
+    assert not alice.describe_cluster(include_authorized_operations=True).result(30).authorized_operations
+    allow(admin, "User:alice", "CLUSTER", "kafka-cluster", "DESCRIBE")
     cluster = alice.describe_cluster(include_authorized_operations=True).result(30)
-    assert set(cluster.authorized_operations) == {AclOperation.DESCRIBE_CONFIGS}
+    assert set(cluster.authorized_operations) == {AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS}
     assert AclOperation.ALTER in admin.describe_cluster(include_authorized_operations=True).result(30).authorized_operations
     [future] = alice.describe_topics(TopicCollection([topic]), include_authorized_operations=True).values()
     assert set(future.result(30).authorized_operations) == {AclOperation.READ, AclOperation.DESCRIBE}
