@@ -105,6 +105,7 @@ def _print_table(rows: list[tuple[str, ...]]) -> None:
 
 def _describe(args) -> int:
     from trafka.storage.inspect import describe_data_dir, last_stable_offset
+    from trafka.storage.manager import partition_dir
 
     data_dir = Path(args.data_dir)
     if not (data_dir / "topics").is_dir():
@@ -114,7 +115,7 @@ def _describe(args) -> int:
     for s in describe_data_dir(data_dir):
         if args.topic and s.topic not in args.topic:
             continue
-        lso = last_stable_offset(data_dir / f"{s.topic}-{s.partition}", s.log_end_offset)
+        lso = last_stable_offset(partition_dir(data_dir, s.topic, s.partition), s.log_end_offset)
         rows.append((s.topic, str(s.partition), str(s.log_start_offset), str(s.log_end_offset), str(lso),
                      str(s.segments), str(s.size)))
     _print_table(rows)

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from trafka.storage.log import PartitionLog, _read_checkpoint, _write_checkpoint
+from trafka.storage.log import PartitionLog, read_checkpoint, _write_checkpoint
 from trafka.storage.retention import segment_largest_timestamp
 from trafka.storage.segment import LogSegment
 from trafka.wire import records as rec
@@ -76,7 +76,7 @@ class CleanerStats:
 
 
 def first_dirty_offset(partition_log: PartitionLog) -> int:
-    checkpoint = _read_checkpoint(partition_log.directory / CLEANER_CHECKPOINT_FILE) or 0
+    checkpoint = read_checkpoint(partition_log.directory / CLEANER_CHECKPOINT_FILE) or 0
     return max(checkpoint, partition_log.log_start_offset)
 
 

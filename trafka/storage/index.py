@@ -19,8 +19,8 @@ from pathlib import Path
 
 from trafka.storage.files import atomic_write
 
-_OFFSET_ENTRY = struct.Struct(">ii")
-_TIME_ENTRY = struct.Struct(">qi")
+OFFSET_ENTRY = struct.Struct(">ii")
+TIME_ENTRY = struct.Struct(">qi")
 
 
 class CorruptIndex(Exception):
@@ -90,7 +90,7 @@ class _Index:
 
 
 class OffsetIndex(_Index):
-    ENTRY = _OFFSET_ENTRY
+    ENTRY = OFFSET_ENTRY
 
     def __init__(self, path: Path, base_offset: int):
         super().__init__(path, base_offset)
@@ -146,7 +146,7 @@ class TimeIndex(_Index):
     """Entries are (max timestamp so far, offset where it was reached), strictly increasing in
     timestamp, so a lookup never skips a record with a timestamp >= the one asked for."""
 
-    ENTRY = _TIME_ENTRY
+    ENTRY = TIME_ENTRY
 
     def __init__(self, path: Path, base_offset: int):
         super().__init__(path, base_offset)

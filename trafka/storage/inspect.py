@@ -7,53 +7,39 @@ segment; it is reported (dump-log) or left out (describe), never "repaired".
 
 from __future__ import annotations
 
-import json
-import struct
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Generator, Iterator, TypeVar
 
-from trafka.storage.log import LOG_START_OFFSET_FILE
-from trafka.storage.producer_state import SNAPSHOT_SUFFIX
-from trafka.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
+from trafka.storage.index import OFFSET_ENTRY, TIME_ENTRY
+from trafka.storage.log import LOG_START_OFFSET_FILE, read_checkpoint
+from trafka.storage.manager import parse_partition_dir, partition_dir, read_topic_metadata, topic_metadata_paths
+from trafka.storage.producer_state import SNAPSHOT_SUFFIX, read_snapshot
+from trafka.storage.segment import (
+    INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, offset_filename, parse_offset_filename, scan_batches, segment_bases,
+)
 from trafka.storage.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 from trafka.wire import records as rec
 
-_OFFSET_ENTRY = struct.Struct(">ii")
-_TIME_ENTRY = struct.Struct(">qi")
+
+T = TypeVar("T")
 
 
-def _base_offset(path: Path) -> int:
-    return int(path.name.split(".")[0])
+def _base_offset(path: Path, suffix: str) -> int:
+    base = parse_offset_filename(path.name, suffix)
+    if base is None:
+        raise ValueError(f"{path}: not named by a base offset (20 digits, then {suffix})")
+    return base
 
 
-@dataclass(frozen=True)
-class _Batch:
-    position: int
-    header: rec.BatchHeader | None  # None when the bytes left cannot hold a header
-    problem: str = ""  # why the batch is invalid; "" when its CRC checks out
-    whole: bool = True  # False for a batch cut off at the end of the file
-
-
-def _batches(data: bytes) -> Iterator[_Batch]:
-    """Every batch in a .log file's bytes; stops after one that is cut off."""
-    pos = 0
-    while pos < len(data):
-        try:
-            header = rec.parse_header(data, pos)
-        except rec.CorruptRecordError:
-            yield _Batch(pos, None, f"{len(data) - pos} bytes at the end do not hold a batch header", whole=False)
-            return
-        if header.batch_length < rec.MIN_BATCH_LENGTH or pos + header.size > len(data):
-            yield _Batch(pos, header, f"batch claims {header.size} bytes, {len(data) - pos} are there", whole=False)
-            return
-        try:
-            rec.check_batch(data, pos)
-            problem = ""
-        except rec.CorruptRecordError as exc:
-            problem = str(exc)
-        yield _Batch(pos, header, problem)
-        pos += header.size
+def segment_paths(directory: Path) -> list[Path]:
+    """A partition directory's segment (.log) files, by base offset."""
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        names = []
+    return [directory / offset_filename(base, LOG_SUFFIX) for base in segment_bases(names)]
 
 
 def _text(data: bytes | None) -> str:
@@ -66,8 +52,8 @@ def dump_log_file(path: Path, print_data_log: bool = False) -> Iterator[str]:
     """Lines describing a .log file's batches (and records), in kafka-dump-log's spirit."""
     data = path.read_bytes()
     yield f"Dumping {path}"
-    yield f"Log starting offset: {_base_offset(path)}"
-    for batch in _batches(data):
+    yield f"Log starting offset: {_base_offset(path, LOG_SUFFIX)}"
+    for batch in scan_batches(data):
         pos, header, problem = batch.position, batch.header, batch.problem
         if not batch.whole:
             yield f"position: {pos} incomplete: {problem}"
@@ -127,22 +113,22 @@ def dump_txn_index_file(path: Path) -> Iterator[str]:
 
 
 def dump_index_file(path: Path) -> Iterator[str]:
-    base = _base_offset(path)
+    base = _base_offset(path, INDEX_SUFFIX)
     data = path.read_bytes()
     yield f"Dumping {path}"
-    usable = len(data) - len(data) % _OFFSET_ENTRY.size
-    for relative, position in _OFFSET_ENTRY.iter_unpack(data[:usable]):
+    usable = len(data) - len(data) % OFFSET_ENTRY.size
+    for relative, position in OFFSET_ENTRY.iter_unpack(data[:usable]):
         yield f"offset: {base + relative} position: {position}"
     if usable != len(data):
         yield f"{len(data) - usable} trailing bytes are not a whole entry"
 
 
 def dump_time_index_file(path: Path) -> Iterator[str]:
-    base = _base_offset(path)
+    base = _base_offset(path, TIME_INDEX_SUFFIX)
     data = path.read_bytes()
     yield f"Dumping {path}"
-    usable = len(data) - len(data) % _TIME_ENTRY.size
-    for timestamp, relative in _TIME_ENTRY.iter_unpack(data[:usable]):
+    usable = len(data) - len(data) % TIME_ENTRY.size
+    for timestamp, relative in TIME_ENTRY.iter_unpack(data[:usable]):
         yield f"timestamp: {timestamp} offset: {base + relative}"
     if usable != len(data):
         yield f"{len(data) - usable} trailing bytes are not a whole entry"
@@ -175,31 +161,33 @@ class PartitionSummary:
 def _log_end_offset(segment: Path) -> int | None:
     """Next offset after the last whole batch of a segment, None when it has none."""
     end = None
-    for batch in _batches(segment.read_bytes()):
+    for batch in scan_batches(segment.read_bytes()):
         if not batch.whole:
             break
         end = batch.header.next_offset
     return end
 
 
+def log_start_offset(directory: Path, first_base: int) -> int:
+    """The log start offset as the broker loads it, before capping at the log end offset: its
+    checkpoint, or the first segment's base offset when that is later."""
+    return max(read_checkpoint(directory / LOG_START_OFFSET_FILE) or 0, first_base)
+
+
 def summarize_partition(directory: Path, topic: str, partition: int) -> PartitionSummary:
-    segments = sorted(directory.glob(f"*{LOG_SUFFIX}"), key=_base_offset)
-    segments = [s for s in segments if s.name[: -len(LOG_SUFFIX)].isdigit()]
+    segments = segment_paths(directory)
+    bases = [_base_offset(s, LOG_SUFFIX) for s in segments]
     size = sum(s.stat().st_size for s in segments)
     end = 0
-    for segment in reversed(segments):
+    for segment, base in zip(reversed(segments), reversed(bases)):
         found = _log_end_offset(segment)
         if found is not None:
             end = found
             break
-        end = max(end, _base_offset(segment))
+        end = max(end, base)
     if segments:
-        end = max(end, _base_offset(segments[-1]))
-    try:
-        checkpoint = int((directory / LOG_START_OFFSET_FILE).read_text().strip())
-    except (OSError, ValueError):
-        checkpoint = 0
-    start = min(max(checkpoint, _base_offset(segments[0]) if segments else 0), end)
+        end = max(end, bases[-1])
+    start = min(log_start_offset(directory, bases[0] if bases else 0), end)
     # A partition never written has no files yet, but one (empty) segment, as the broker sees it.
     return PartitionSummary(topic, partition, start, end, max(len(segments), 1), size)
 
@@ -207,18 +195,19 @@ def summarize_partition(directory: Path, topic: str, partition: int) -> Partitio
 def _snapshot_open_txns(directory: Path, log_end_offset: int) -> tuple[int, dict[int, int]]:
     """(offset, open transactions) of the newest readable producer-state snapshot at or below
     the log end offset; (0, {}) when there is none."""
-    snapshots = sorted((p for p in directory.glob(f"*{SNAPSHOT_SUFFIX}") if p.name.split(".")[0].isdigit()),
-                       key=_base_offset, reverse=True)
-    for path in snapshots:
-        offset = _base_offset(path)
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        names = []
+    offsets = sorted(o for n in names if (o := parse_offset_filename(n, SNAPSHOT_SUFFIX)) is not None)
+    for offset in reversed(offsets):
         if offset > log_end_offset:
             continue
         try:
-            body = json.loads(path.read_text())
-            return offset, {p["producer_id"]: p["txn_first_offset"] for p in body["producers"]
-                            if p.get("txn_first_offset", -1) >= 0}
+            producers = read_snapshot(directory / offset_filename(offset, SNAPSHOT_SUFFIX), offset)
         except (OSError, ValueError, KeyError, TypeError):
             continue
+        return offset, {pid: e.current_txn_first_offset for pid, e in producers.items() if e.current_txn_first_offset >= 0}
     return 0, {}
 
 
@@ -227,12 +216,11 @@ def last_stable_offset(directory: Path, log_end_offset: int) -> int:
     transaction without a marker, else the log end offset. Starts from the newest producer-state
     snapshot, as the broker does, and reads only the segments after it."""
     start, open_txns = _snapshot_open_txns(directory, log_end_offset)
-    segments = sorted((p for p in directory.glob(f"*{LOG_SUFFIX}") if p.name[: -len(LOG_SUFFIX)].isdigit()),
-                      key=_base_offset)
-    later = [i for i, p in enumerate(segments) if _base_offset(p) > start]
+    segments = segment_paths(directory)
+    later = [i for i, p in enumerate(segments) if _base_offset(p, LOG_SUFFIX) > start]
     first = max((later[0] - 1) if later else len(segments) - 1, 0)
     for segment in segments[first:]:
-        for batch in _batches(segment.read_bytes()):
+        for batch in scan_batches(segment.read_bytes()):
             header = batch.header
             if not batch.whole or batch.problem:
                 break
@@ -248,9 +236,33 @@ def last_stable_offset(directory: Path, log_end_offset: int) -> int:
 def describe_data_dir(data_dir: Path) -> list[PartitionSummary]:
     """Every partition of every topic in the data dir's topic metadata, by topic and partition."""
     summaries = []
-    for path in sorted((data_dir / "topics").glob("*.json")):
-        metadata = json.loads(path.read_text())
-        for partition in range(int(metadata["partitions"])):
-            directory = data_dir / f"{metadata['name']}-{partition}"
-            summaries.append(summarize_partition(directory, metadata["name"], partition))
+    for path in topic_metadata_paths(data_dir):
+        metadata = read_topic_metadata(path)
+        for partition in range(metadata.partitions):
+            directory = partition_dir(data_dir, metadata.name, partition)
+            summaries.append(summarize_partition(directory, metadata.name, partition))
     return sorted(summaries, key=lambda s: (s.topic, s.partition))
+
+
+def topic_segments(data_dir: Path, topic: str) -> Iterator[tuple[int, int, list[Path]]]:
+    """(partition, log start offset, segment files by base offset) of each partition directory
+    of `topic`, by partition: what replaying an internal topic from the files reads."""
+    named = sorted(found for entry in os.scandir(data_dir)
+                   if entry.is_dir() and (found := parse_partition_dir(entry.name)) and found[0] == topic)
+    for _, partition in named:
+        directory = partition_dir(data_dir, topic, partition)
+        segments = segment_paths(directory)
+        yield partition, log_start_offset(directory, _base_offset(segments[0], LOG_SUFFIX) if segments else 0), segments
+
+
+def replay_topic(data_dir: Path, topic: str,
+                 entries: Callable[[bytes, int, int], Generator[T, None, int]]) -> Iterator[T]:
+    """What `entries(segment bytes, offset, partition)` yields for each segment of each partition
+    of `topic` in order, from the log start offset on; `entries` returns the offset after the last
+    batch it read. A partition stops at its first unreadable batch."""
+    for partition, offset, segments in topic_segments(data_dir, topic):
+        for segment in segments:
+            try:
+                offset = yield from entries(segment.read_bytes(), offset, partition)
+            except rec.CorruptRecordError:
+                break

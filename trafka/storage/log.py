@@ -35,7 +35,9 @@ from trafka.storage.errors import (
 from trafka.storage.files import atomic_write
 from trafka.storage.index import CorruptIndex
 from trafka.storage.producer_state import CompletedTxn, ProducerStateManager, has_producer_state
-from trafka.storage.segment import LOG_SUFFIX, FileSlice, LogSegment, TailCorrupt, offset_filename
+from trafka.storage.segment import (
+    LOG_SUFFIX, FileSlice, LogSegment, TailCorrupt, offset_filename, parse_offset_filename, segment_bases,
+)
 from trafka.storage.txn_index import AbortedTxn
 from trafka.wire import records as rec
 
@@ -95,7 +97,9 @@ class TimestampAndOffset:
     offset: int
 
 
-def _read_checkpoint(path: Path) -> int | None:
+def read_checkpoint(path: Path) -> int | None:
+    """The offset a checkpoint file holds (log start, recovery point, cleaner); None when it is
+    missing or unreadable."""
     try:
         return int(path.read_text().strip())
     except (OSError, ValueError):
@@ -212,8 +216,8 @@ class PartitionLog:
         if any(n.endswith((SWAP_SUFFIX, SWAP_END_SUFFIX)) for n in names):
             self._complete_swaps()
             names = os.listdir(self.directory)
-        recovery_point = (_read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0) if not clean else None
-        bases = sorted(int(n[: -len(LOG_SUFFIX)]) for n in names if n.endswith(LOG_SUFFIX) and n[:-4].isdigit())
+        recovery_point = (read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0) if not clean else None
+        bases = segment_bases(names)
         if not clean and bases:
             log.info("%s: no clean shutdown marker, recovering segments from offset %d", self.directory, recovery_point)
         now = self.clock.time_ms()
@@ -232,13 +236,13 @@ class PartitionLog:
                     s.delete()
                 break
         if not self.segments:
-            base = _read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
+            base = read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
             self.segments.append(self._new_segment(base, now))
         self._bases = [s.base_offset for s in self.segments]
         if self._clean_state is not None:
             checkpoint = self._clean_state.log_start_offset
         else:
-            checkpoint = _read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
+            checkpoint = read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
         self.log_start_offset = min(max(checkpoint, self.segments[0].base_offset), self.log_end_offset)
         self._load_producer_state(names)
         if CLEAN_SHUTDOWN_FILE in names:
@@ -276,13 +280,14 @@ class PartitionLog:
         """Finish a compaction swap interrupted by a crash: the .swap segment replaces the
         live segments whose base offsets fall inside the offset range it was written for."""
         for swap_log in sorted(self.directory.glob(f"*{LOG_SUFFIX}{SWAP_SUFFIX}")):
-            base = int(swap_log.name.split(".")[0])
+            base = parse_offset_filename(swap_log.name, LOG_SUFFIX + SWAP_SUFFIX)
+            if base is None:
+                continue
             segment = self._new_segment(base, self.clock.time_ms(), SWAP_SUFFIX)
             segment.recover()
             end_file = self.directory / (offset_filename(base, SWAP_END_SUFFIX))
-            end = max(_read_checkpoint(end_file) or 0, segment.next_offset)
-            for live in self.directory.glob(f"*{LOG_SUFFIX}"):
-                live_base = int(live.name[: -len(LOG_SUFFIX)])
+            end = max(read_checkpoint(end_file) or 0, segment.next_offset)
+            for live_base in segment_bases(os.listdir(self.directory)):
                 if base <= live_base < end:
                     self._new_segment(live_base, 0).delete()
             segment.change_suffix("")
@@ -513,7 +518,7 @@ class PartitionLog:
         self._last_flush_ms = self.clock.time_ms()
 
     def _flush_segments(self) -> None:
-        recovery_point = _read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0
+        recovery_point = read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0
         for segment in self.segments:
             if segment.next_offset > recovery_point or segment is self.active_segment:
                 segment.flush()
@@ -696,7 +701,7 @@ class PartitionLog:
         if self._closed or not old or any(s not in self.segments for s in old):
             return False
         after = self.segments.index(old[-1]) + 1
-        if after >= len(self.segments) or self.segments[after].base_offset != _read_checkpoint(end_file):
+        if after >= len(self.segments) or self.segments[after].base_offset != read_checkpoint(end_file):
             return False
         cleaned.change_suffix(SWAP_SUFFIX)
         for segment in old:

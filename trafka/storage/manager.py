@@ -106,7 +106,7 @@ class TopicMetadata:
         return cls(body["name"], uuid.UUID(body["topic_id"]), int(body["partitions"]), dict(body["configs"]))
 
 
-def _read_topic_metadata(path: Path) -> TopicMetadata:
+def read_topic_metadata(path: Path) -> TopicMetadata:
     """A topic's metadata file, or a StorageError naming it. The broker refuses to start rather
     than guess: a topic loaded without its configs could be given a shorter retention."""
     try:
@@ -116,6 +116,21 @@ def _read_topic_metadata(path: Path) -> TopicMetadata:
             f"{path}: unreadable topic metadata ({type(exc).__name__}: {exc}); fix or restore the file "
             "(the topic's partition directories are untouched)"
         ) from None
+
+
+def topic_metadata_paths(data_dir: Path) -> list[Path]:
+    """The topic metadata files of a data directory (topics/<topic id>.json), in name order."""
+    return sorted((data_dir / TOPICS_DIR).glob("*.json"))
+
+
+def partition_dir(data_dir: Path, topic: str, partition: int) -> Path:
+    return data_dir / f"{topic}-{partition}"
+
+
+def parse_partition_dir(name: str) -> tuple[str, int] | None:
+    """(topic, partition) of a partition directory's name; None for any other name."""
+    match = _PARTITION_DIR.fullmatch(name)
+    return (match[1], int(match[2])) if match else None
 
 
 class LogManager:
@@ -164,7 +179,7 @@ class LogManager:
         return self.data_dir / TOPICS_DIR / f"{metadata.topic_id}.json"
 
     def _partition_dir(self, topic: str, partition: int) -> Path:
-        return self.data_dir / f"{topic}-{partition}"
+        return partition_dir(self.data_dir, topic, partition)
 
     def _load(self) -> None:
         for path in self.data_dir.iterdir():
@@ -172,8 +187,8 @@ class LogManager:
                 log.info("removing %s, left by an interrupted topic deletion", path)
                 shutil.rmtree(path, ignore_errors=True)
         clean = self._read_clean_shutdown()
-        for path in sorted((self.data_dir / TOPICS_DIR).glob("*.json")):
-            metadata = _read_topic_metadata(path)
+        for path in topic_metadata_paths(self.data_dir):
+            metadata = read_topic_metadata(path)
             self.topics[metadata.name] = metadata
             try:
                 config = self.log_config(metadata.name)
@@ -189,9 +204,9 @@ class LogManager:
             (self.data_dir / CLEAN_SHUTDOWN_FILE).unlink()
             fsync_dir(self.data_dir)
         for path in self.data_dir.iterdir():
-            match = _PARTITION_DIR.fullmatch(path.name)
-            if path.is_dir() and match and (match[1], int(match[2])) not in self._logs:
-                log.warning("ignoring %s: no topic %s with that partition", path, match[1])
+            named = parse_partition_dir(path.name)
+            if path.is_dir() and named and named not in self._logs:
+                log.warning("ignoring %s: no topic %s with that partition", path, named[0])
         log.info("loaded %d topics, %d partitions from %s", len(self.topics), len(self._logs), self.data_dir)
 
     def _read_clean_shutdown(self) -> dict[tuple[str, int], CleanState]:

@@ -24,6 +24,7 @@ from typing import Iterable
 
 from trafka.storage.errors import InvalidProducerEpoch, InvalidTxnState, OutOfOrderSequence
 from trafka.storage.files import atomic_write
+from trafka.storage.segment import offset_filename, parse_offset_filename
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.storage")
@@ -155,6 +156,21 @@ class ProducerAppendInfo:
         return None
 
 
+def read_snapshot(path: Path, offset: int) -> dict[int, ProducerStateEntry]:
+    """The producers of the snapshot file taken at `offset`, by producer id; raises OSError,
+    ValueError, KeyError or TypeError for a file that is not one."""
+    body = json.loads(path.read_text())
+    if body["version"] not in (1, _SNAPSHOT_VERSION) or body["offset"] != offset:
+        raise ValueError("unexpected version or offset")
+    producers = {}
+    for p in body["producers"]:
+        entry = ProducerStateEntry(p["producer_id"], p["producer_epoch"])
+        entry.current_txn_first_offset = p.get("txn_first_offset", NO_TXN)
+        entry.batches.extend(BatchMetadata(*b) for b in p["batches"])
+        producers[entry.producer_id] = entry
+    return producers
+
+
 class ProducerStateManager:
     def __init__(self, directory: Path):
         self.directory = Path(directory)
@@ -226,7 +242,7 @@ class ProducerStateManager:
     # --- snapshots ------------------------------------------------------------------------
 
     def _snapshot_path(self, offset: int) -> Path:
-        return self.directory / f"{offset:020d}{SNAPSHOT_SUFFIX}"
+        return self.directory / offset_filename(offset, SNAPSHOT_SUFFIX)
 
     def snapshot_offsets(self, names: Iterable[str] | None = None) -> list[int]:
         """Offsets of the snapshots in the directory; `names` is its listing when the caller
@@ -236,14 +252,7 @@ class ProducerStateManager:
                 names = os.listdir(self.directory)
             except FileNotFoundError:
                 names = ()
-        offsets = []
-        for name in names:
-            if name.endswith(SNAPSHOT_SUFFIX):
-                try:
-                    offsets.append(int(name[: -len(SNAPSHOT_SUFFIX)]))
-                except ValueError:
-                    continue
-        return sorted(offsets)
+        return sorted(offset for name in names if (offset := parse_offset_filename(name, SNAPSHOT_SUFFIX)) is not None)
 
     def take_snapshot(self, offset: int) -> None:
         """Write the state as of `offset` (the log end offset), keeping the newest few."""
@@ -288,15 +297,7 @@ class ProducerStateManager:
         for offset in reversed(self.snapshot_offsets(names)):
             path = self._snapshot_path(offset)
             try:
-                body = json.loads(path.read_text())
-                if body["version"] not in (1, _SNAPSHOT_VERSION) or body["offset"] != offset:
-                    raise ValueError("unexpected version or offset")
-                producers = {}
-                for p in body["producers"]:
-                    entry = ProducerStateEntry(p["producer_id"], p["producer_epoch"])
-                    entry.current_txn_first_offset = p.get("txn_first_offset", NO_TXN)
-                    entry.batches.extend(BatchMetadata(*b) for b in p["batches"])
-                    producers[entry.producer_id] = entry
+                producers = read_snapshot(path, offset)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("ignoring unreadable producer state snapshot %s: %s", path, exc)
                 path.unlink(missing_ok=True)

@@ -11,7 +11,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from trafka.storage.errors import LogClosed, StorageWriteFailed
 from trafka.storage.index import CorruptIndex, OffsetIndex, TimeIndex, write_all
@@ -28,6 +28,51 @@ FILE_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
 
 def offset_filename(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
+
+
+def parse_offset_filename(name: str, suffix: str) -> int | None:
+    """The offset in a name offset_filename made with `suffix`; None for any other name."""
+    if not name.endswith(suffix):
+        return None
+    digits = name[: -len(suffix)]
+    return int(digits) if digits.isascii() and digits.isdigit() else None
+
+
+def segment_bases(names: Iterable[str]) -> list[int]:
+    """The base offsets of the segments among a partition directory's file names, in order."""
+    return sorted(base for name in names if (base := parse_offset_filename(name, LOG_SUFFIX)) is not None)
+
+
+@dataclass(frozen=True)
+class ScannedBatch:
+    """One batch of a segment file's bytes, as a reader without an open segment sees it."""
+
+    position: int
+    header: rec.BatchHeader | None  # None when the bytes left cannot hold a header
+    problem: str = ""  # why the batch is invalid; "" when its CRC checks out
+    whole: bool = True  # False for a batch cut off at the end of the file
+
+
+def scan_batches(data: bytes) -> Iterator[ScannedBatch]:
+    """Every batch in a .log file's bytes, CRC-checked; stops after one that is cut off (the
+    batch a running broker is writing, or a torn tail)."""
+    pos = 0
+    while pos < len(data):
+        try:
+            header = rec.parse_header(data, pos)
+        except rec.CorruptRecordError:
+            yield ScannedBatch(pos, None, f"{len(data) - pos} bytes at the end do not hold a batch header", whole=False)
+            return
+        if header.batch_length < rec.MIN_BATCH_LENGTH or pos + header.size > len(data):
+            yield ScannedBatch(pos, header, f"batch claims {header.size} bytes, {len(data) - pos} are there", whole=False)
+            return
+        try:
+            rec.check_batch(data, pos)
+            problem = ""
+        except rec.CorruptRecordError as exc:
+            problem = str(exc)
+        yield ScannedBatch(pos, header, problem)
+        pos += header.size
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,7 @@ from typing import Generator, Iterator
 
 from trafka.broker.coordinator.formats import GroupKey, OffsetKey, UnknownRecord, parse_key, partition_for
 from trafka.storage.errors import TopicAlreadyExists
-from trafka.storage.inspect import summarize_partition
-from trafka.storage.segment import LOG_SUFFIX
+from trafka.storage.inspect import replay_topic
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.coordinator")
@@ -91,17 +90,7 @@ def replay_data_dir(data_dir: Path) -> Iterator[tuple[OffsetKey | GroupKey, byte
     """What `OffsetsTopic.replay` yields, read from a data directory's segment files read-only
     and without its lock, so it works beside a running broker. A batch being written at that
     moment is cut off at the end of the active segment and left out."""
-    for directory in data_dir.glob(f"{OFFSETS_TOPIC}-*"):
-        if not (directory.is_dir() and directory.name.rpartition("-")[2].isdigit()):
-            continue
-        partition = int(directory.name.rpartition("-")[2])
-        offset = summarize_partition(directory, OFFSETS_TOPIC, partition).log_start_offset
-        segments = [s for s in directory.glob(f"*{LOG_SUFFIX}") if s.name[: -len(LOG_SUFFIX)].isdigit()]
-        for segment in sorted(segments):  # zero-padded base offsets sort as numbers
-            try:
-                offset = yield from _entries(segment.read_bytes(), offset, partition, {})
-            except rec.CorruptRecordError:
-                break
+    return replay_topic(Path(data_dir), OFFSETS_TOPIC, lambda data, offset, partition: _entries(data, offset, partition, {}))
 
 
 def _entries(

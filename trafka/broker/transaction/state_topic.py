@@ -18,8 +18,7 @@ import construct
 from trafka.broker.coordinator.formats import partition_for
 from trafka.broker.transaction.formats import TxnRecord, UnknownRecord, parse_txn_key, parse_txn_value
 from trafka.storage.errors import TopicAlreadyExists
-from trafka.storage.inspect import summarize_partition
-from trafka.storage.segment import LOG_SUFFIX
+from trafka.storage.inspect import replay_topic
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.transaction")
@@ -69,17 +68,7 @@ class TransactionStateTopic:
 def replay_data_dir(data_dir: Path) -> Iterator[tuple[str, TxnRecord | None]]:
     """What `replay` yields, read from a data directory's segment files read-only (for
     `trafka transactions`, beside a running broker or not)."""
-    for directory in Path(data_dir).glob(f"{TRANSACTION_STATE_TOPIC}-*"):
-        if not (directory.is_dir() and directory.name.rpartition("-")[2].isdigit()):
-            continue
-        partition = int(directory.name.rpartition("-")[2])
-        offset = summarize_partition(directory, TRANSACTION_STATE_TOPIC, partition).log_start_offset
-        segments = [s for s in directory.glob(f"*{LOG_SUFFIX}") if s.name[: -len(LOG_SUFFIX)].isdigit()]
-        for segment in sorted(segments):
-            try:
-                offset = yield from _entries(segment.read_bytes(), offset, partition)
-            except rec.CorruptRecordError:
-                break
+    return replay_topic(Path(data_dir), TRANSACTION_STATE_TOPIC, _entries)
 
 
 def _entries(data: bytes, offset: int, partition: int):
