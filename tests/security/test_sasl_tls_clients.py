@@ -1,12 +1,14 @@
 """kafka-python, confluent-kafka and aiokafka against every kind of listener of one broker:
-SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), SSL, SASL_SSL and mTLS; refused logins."""
+SASL_PLAINTEXT and SASL_SSL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER), SSL and mTLS;
+refused logins: test_sasl_refusals.py."""
 
 import socket
 import struct
 
 import pytest
 
-from testkit.security import ROUNDTRIPS, Auth, confluent_config, confluent_login_errors, kafka_python_config, upsert_scram
+from testkit.oauth_tokens import TokenSource
+from testkit.security import ROUNDTRIPS, Auth, upsert_scram
 from trafka.testing.waiting import wait_for_log
 
 SCRAM_USERS = {"SCRAM-SHA-256": ("sam256", "sam-secret-256"), "SCRAM-SHA-512": ("sam512", "sam-secret-512")}
@@ -26,14 +28,20 @@ def listener_auths(pki, scram):
         "SASL_PLAINTEXT-SCRAM-SHA-512": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "SCRAM-SHA-512", *scram["SCRAM-SHA-512"])),
         "SSL": ("SSL", Auth("SSL", ca=pki.ca_pem)),
         "SASL_SSL-PLAIN": ("SASL_SSL", Auth("SASL_SSL", "PLAIN", "bob", "bob-secret", ca=pki.ca_pem)),
+        "SASL_PLAINTEXT-OAUTHBEARER": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "OAUTHBEARER", "oauth-user",
+                                                             token=TokenSource("oauth-user"))),
+        "SASL_SSL-SCRAM-SHA-256": ("SASL_SSL", Auth("SASL_SSL", "SCRAM-SHA-256", *scram["SCRAM-SHA-256"], ca=pki.ca_pem)),
         "SASL_SSL-SCRAM-SHA-512": ("SASL_SSL", Auth("SASL_SSL", "SCRAM-SHA-512", *scram["SCRAM-SHA-512"], ca=pki.ca_pem)),
+        "SASL_SSL-OAUTHBEARER": ("SASL_SSL", Auth("SASL_SSL", "OAUTHBEARER", "oauth-user", ca=pki.ca_pem,
+                                                 token=TokenSource("oauth-user"))),
         "MTLS": ("MTLS", Auth("SSL", ca=pki.ca_pem, cert=pki.client["cert.pem"], key=pki.client["key.pem"])),
     }
 
 
 @pytest.mark.parametrize("client", sorted(ROUNDTRIPS))
 @pytest.mark.parametrize("case", ["SASL_PLAINTEXT-PLAIN", "SASL_PLAINTEXT-SCRAM-SHA-256", "SASL_PLAINTEXT-SCRAM-SHA-512",
-                                  "SSL", "SASL_SSL-PLAIN", "SASL_SSL-SCRAM-SHA-512", "MTLS"])
+                                  "SASL_PLAINTEXT-OAUTHBEARER", "SSL", "SASL_SSL-PLAIN", "SASL_SSL-SCRAM-SHA-256",
+                                  "SASL_SSL-SCRAM-SHA-512", "SASL_SSL-OAUTHBEARER", "MTLS"])
 def test_roundtrip(secure_broker, scram_users, pki, client, case):
     listener, auth = listener_auths(pki, scram_users)[case]
     bootstrap = secure_broker.bootstrap(listener)
@@ -49,38 +57,6 @@ def test_metadata_answers_with_the_listener_the_client_came_in_on(secure_broker)
             config.update({"security.protocol": "SSL", "enable.ssl.certificate.verification": False})
         brokers = AdminClient(config).list_topics(timeout=20).brokers
         assert [f"{b.host}:{b.port}" for b in brokers.values()] == [secure_broker.bootstrap(listener)]
-
-
-@pytest.mark.parametrize("user,password", [("alice", "wrong"), ("mallory", "alice-secret")])
-def test_confluent_refused_plain_login(secure_broker, user, password):
-    errors = confluent_login_errors(secure_broker.bootstrap("SASL_PLAINTEXT"), Auth("SASL_PLAINTEXT", "PLAIN", user, password))
-    assert any("Authentication failed: Invalid username or password" in e for e in errors), errors
-    wait_for_log(secure_broker, f"failed authentication of User:{user} from 127.0.0.1:")
-
-
-@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
-def test_kafka_python_refused_scram_login(secure_broker, scram_users, mechanism):
-    from kafka import KafkaAdminClient
-    from kafka.errors import KafkaError
-
-    user, _ = scram_users[mechanism]
-    auth = Auth("SASL_PLAINTEXT", mechanism, user, "not-the-password")
-    with pytest.raises(KafkaError):
-        KafkaAdminClient(bootstrap_servers=secure_broker.bootstrap("SASL_PLAINTEXT"), **kafka_python_config(auth),
-                         bootstrap_timeout_ms=3000)
-    wait_for_log(secure_broker, f"failed authentication of User:{user} from 127.0.0.1:")
-
-
-def test_confluent_unknown_scram_user_refused(secure_broker, scram_users):
-    errors = confluent_login_errors(secure_broker.bootstrap("SASL_PLAINTEXT"), Auth("SASL_PLAINTEXT", "SCRAM-SHA-256", "nobody", "x"))
-    assert any("Authentication failed" in e for e in errors), errors
-    wait_for_log(secure_broker, "failed authentication of User:nobody from 127.0.0.1:")
-
-
-def test_mtls_without_a_client_certificate_is_refused(secure_broker, pki):
-    errors = confluent_login_errors(secure_broker.bootstrap("MTLS"), Auth("SSL", ca=pki.ca_pem))
-    assert errors
-    wait_for_log(secure_broker, "TLS handshake failed on listener MTLS")
 
 
 def _frame(api_key: int, version: int, body: bytes = b"") -> bytes:
@@ -102,7 +78,12 @@ def test_plaintext_to_tls_and_tls_to_plaintext_are_closed_with_a_clear_line(secu
     host, port = secure_broker.bootstrap("SSL").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(_frame(18, 0))
-        assert sock.recv(100) in (b"",) or True  # the broker's TLS alert, then EOF
+        answer = b""
+        while chunk := sock.recv(100):
+            answer += chunk
+        # closed without a Kafka answer: nothing (OpenSSL sends no alert for a record that is not
+        # TLS at all) or at most a TLS alert record
+        assert answer == b"" or answer[:2] == b"\x15\x03", answer
     wait_for_log(secure_broker, "is the client speaking plaintext to a TLS listener?")
     host, port = secure_broker.bootstrap("PLAINTEXT").split(":")
     context = ssl.create_default_context(cafile=str(pki.ca_pem))

@@ -32,6 +32,10 @@ _RECEIVE_MAX = 1 << 20
 # of these is answered, to be sent together; never behind one that may wait (a long-poll Fetch).
 _ANSWERED_AT_ONCE = frozenset({0, 3})
 _HOLD_PARTS = 64
+# After a refused login the broker waits this long for the client to close first, so the client
+# reads SASL_AUTHENTICATION_FAILED before the broker's FIN: kafka-python drops data that arrives
+# in the same read as the end of the stream and reports only "socket disconnected".
+_FAILED_LOGIN_LINGER_SECONDS = 1.0
 
 
 class BadRequest(Exception):
@@ -250,6 +254,7 @@ async def _serve(broker, stream: trio.SocketStream, peer: str, listener) -> None
             if session.state == "failed":  # a refused login is answered, then the connection closes
                 if pending:
                     await send_response(stream, pending)
+                await _wait_for_client_close(stream)
                 return
     except BadRequest as exc:
         log.warning("closing connection from %s: %s", peer, exc)
@@ -262,6 +267,16 @@ async def _serve(broker, stream: trio.SocketStream, peer: str, listener) -> None
     finally:
         reader.release()  # a connection closed inside a reserved frame
         await trio.aclose_forcefully(stream)
+
+
+async def _wait_for_client_close(stream) -> None:
+    """Let the client close first (bounded); anything it still sends is read and dropped."""
+    with trio.move_on_after(_FAILED_LOGIN_LINGER_SECONDS):
+        try:
+            while await stream.receive_some(_RECEIVE_SIZE):
+                pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
 
 
 def _raw_token_reply(session, token: bytes) -> bytes:
