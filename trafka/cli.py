@@ -157,9 +157,33 @@ def _group_rows(group, log_end: dict[tuple[str, int], int]):
     return state, members, offsets
 
 
+def _consumer_group_rows(group, log_end: dict[tuple[str, int], int]):
+    """The same three kinds of rows for a KIP-848 consumer group: its group epoch as the
+    generation, the assignor-chosen partitions each member owns now."""
+    names = {topic_id: name for name, (topic_id, _) in group.subscription_metadata.items()}
+    state = (group.group_id, group.state.value, group.protocol_type, "-", str(group.group_epoch),
+             str(len(group.members)), "-")
+    members, owners = [], {}
+    for member in group.members.values():
+        assignment = {names.get(topic_id, str(topic_id)): sorted(ps) for topic_id, ps in member.assigned.items()}
+        for topic, partitions in assignment.items():
+            owners.update({(topic, p): member.member_id for p in partitions})
+        subscription = sorted(member.subscribed_topic_names) + ([member.subscribed_topic_regex] if member.subscribed_topic_regex else [])
+        members.append((group.group_id, member.member_id, member.instance_id or "-", member.client_id,
+                        member.client_host, ",".join(subscription) or "-", _partition_list(assignment)))
+    offsets = []
+    for topic, partition in sorted({*group.offsets, *owners}):
+        committed = group.offsets.get((topic, partition))
+        end = log_end.get((topic, partition))
+        lag = "-" if committed is None or end is None else str(end - committed.offset)
+        offsets.append((group.group_id, topic, str(partition), "-" if committed is None else str(committed.offset),
+                        "-" if end is None else str(end), lag, owners.get((topic, partition), "-")))
+    return state, members, offsets
+
+
 def _groups(args) -> int:
     """Kafka's `kafka-consumer-groups.sh --describe` with --state, --members and offsets, from the files."""
-    from trafka.broker.coordinator.coordinator import load_groups
+    from trafka.broker.coordinator.coordinator import load_state
     from trafka.broker.coordinator.offsets_topic import replay_data_dir
     from trafka.storage.clock import BrokerClock
     from trafka.storage.inspect import describe_data_dir
@@ -169,7 +193,8 @@ def _groups(args) -> int:
         print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
         return 1
     # Broker time, with any offset a test moved the clock by (kept in the data dir).
-    groups = load_groups(replay_data_dir(data_dir), BrokerClock(state_dir=data_dir).time_ms())
+    classic, consumer, _ = load_state(replay_data_dir(data_dir), BrokerClock(state_dir=data_dir).time_ms(), 0)
+    groups = {**classic, **consumer}
     chosen = sorted(g for g in groups if not args.group or g in args.group)
     if args.group and not chosen:
         print(f"trafka: no group {', '.join(args.group)} in {data_dir}", file=sys.stderr)
@@ -179,7 +204,8 @@ def _groups(args) -> int:
     members = [("GROUP", "MEMBER-ID", "GROUP-INSTANCE-ID", "CLIENT-ID", "HOST", "SUBSCRIPTION", "ASSIGNMENT")]
     offsets = [("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID")]
     for group_id in chosen:
-        state, member_rows, offset_rows = _group_rows(groups[group_id], log_end)
+        rows = _consumer_group_rows if group_id in consumer else _group_rows
+        state, member_rows, offset_rows = rows(groups[group_id], log_end)
         states.append(state)
         members.extend(member_rows)
         offsets.extend(offset_rows)

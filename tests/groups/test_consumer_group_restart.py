@@ -133,3 +133,23 @@ def test_deleted_and_converted_groups_stay_so_after_a_restart(broker):
         assert committed(raw, "doomed", "t", 0) == -1
         assert committed(raw, "downgraded", "t", 0) == 11
         assert describe(raw, "downgraded").error_message == "Group downgraded is not a consumer group."
+
+
+def test_trafka_groups_shows_consumer_groups_from_the_data_dir(broker):
+    import subprocess
+    import sys
+
+    create_topic(broker.bootstrap_servers, "t", 2)
+    with RawClient(broker.bootstrap_servers) as raw:
+        joined = heartbeat(raw, "shown", "member-x", 0, topics=["t"], owned={})
+        assert joined.error_code == ErrorCode.NONE
+        assert commit(raw, "shown", "member-x", joined.member_epoch, "t", 1, 0) == ErrorCode.NONE
+        client_id = raw.client_id
+    out = subprocess.run([sys.executable, "-m", "trafka", "groups", "--data-dir", str(broker.data_dir), "--group", "shown"],
+                         capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    states, members, offsets = ([line.split() for line in block.strip().splitlines()[1:]]
+                                for block in out.stdout.split("\n\n")[1:])
+    assert states == [["shown", "Stable", "consumer", "-", "1", "1", "-"]]
+    assert members == [["shown", "member-x", "-", client_id, "/127.0.0.1", "t", "t-0,t-1"]]
+    assert offsets == [["shown", "t", "0", "-", "0", "-", "member-x"], ["shown", "t", "1", "0", "0", "0", "member-x"]]
