@@ -3,7 +3,9 @@
 - small Produce / Metadata requests: 16 connections, 8 requests pipelined on each, one 100 B
   record per Produce (acks=1), one topic per Metadata;
 - a 64 KB Fetch of a log of tiny batches against one of a single 64 KB batch;
-- 5,000 partitions: create 500 topics x 10 partitions, full Metadata, restart, RSS;
+- 5,000 partitions: create 500 topics x 10 partitions, full Metadata, restart, RSS, one record
+  on every partition, restart again (the clean close then fsyncs 5,000 logs and the start
+  loads them);
 - 1,000 idle connections: the broker's CPU while they are open and silent.
 
 Every loop is bounded by a count and a deadline; only 127.0.0.1 is used. The client is a plain
@@ -243,10 +245,34 @@ def many_partitions(broker, topics: int = 500, partitions: int = 10) -> dict:
         "rss_mb": broker.rss_mb(),
     }
     restart = getattr(broker, "restart", None)
-    if restart is not None:
-        result["restart_s"] = restart()
+    if restart is not None and getattr(broker, "restartable", False):
+        result["restart_s"] = restart()  # never-written partitions
         result["rss_after_restart_mb"] = broker.rss_mb()
+    # One 100 B record on every partition, then a restart that must load 5,000 written logs.
+    started = time.perf_counter()
+    _produce_everywhere(broker.port, names, partitions)
+    result["produce_to_5000_partitions_s"] = time.perf_counter() - started
+    if restart is not None and getattr(broker, "restartable", False):
+        result["restart_with_data_s"] = restart()
+        result["rss_after_restart_with_data_mb"] = broker.rss_mb()
     return result
+
+
+def _produce_everywhere(port: int, names: list[str], partitions: int) -> None:
+    """One Produce (acks=1) per 50 topics, each with one 100 B record for every partition."""
+    batch = _one_record_batch(100)
+    conn = _connect(port)
+    try:
+        for i in range(0, len(names), 50):
+            answer = conn.request(0, PRODUCE_VERSION, {"transactional_id": None, "acks": 1, "timeout_ms": 30_000,
+                "topic_data": [{"name": name, "partition_data": [{"index": p, "records": batch}
+                                                                 for p in range(partitions)]}
+                               for name in names[i : i + 50]]})
+            errors = {p.error_code for t in answer.responses for p in t.partition_responses}
+            if errors != {0}:
+                raise RuntimeError(f"produce to every partition answered error codes {sorted(errors)}")
+    finally:
+        conn.close()
 
 
 def idle_connections(broker, count: int = 1000, seconds: float = 5.0) -> dict:

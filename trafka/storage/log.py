@@ -153,7 +153,7 @@ class PartitionLog:
         With on_roll, a roll leaves the rolled segment's fsync (and the producer-state snapshot
         and recovery point) to `flush_rolled`, which the caller runs in a worker thread after
         on_roll tells it; without, a roll does them at once."""
-        self.directory = Path(directory)
+        self.directory = directory if isinstance(directory, Path) else Path(directory)
         self.on_roll = on_roll
         self._rolled: deque[tuple[LogSegment, int, tuple[Path, str]]] = deque()
         self.config = config or LogConfig.of()

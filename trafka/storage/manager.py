@@ -30,7 +30,7 @@ from trafka.storage.errors import (
     TopicAlreadyExists,
     UnknownTopic,
 )
-from trafka.storage.files import atomic_write, fsync_dir, fsync_file, replace_with, write_temporary
+from trafka.storage.files import atomic_write, fsync_dir, replace_with, write_temporary
 from trafka.storage.log import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX, CleanState, PartitionLog, remove_dir
 
 log = logging.getLogger("trafka.storage")
@@ -150,7 +150,9 @@ class LogManager:
         # Bumped whenever a topic appears, grows or goes: answers cached on the topic set
         # (the broker's Metadata responses) are valid while it stays the same.
         self.generation = 0
-        self._unsynced: list[tuple[str, Path, Path]] = []  # (topic, tmp, final): see sync_metadata
+        self._collisions: dict[str, str] = {}
+        self._collisions_at: tuple[int, int] | None = None
+        self._unsynced: list[tuple[str, str, Path]] = []  # (topic, file text, path): see sync_metadata
         # Told of each segment roll, to run PartitionLog.flush_rolled in a worker thread (the
         # broker sets it); None: rolls flush at once.
         self.on_roll: Callable[[PartitionLog], None] | None = None
@@ -225,42 +227,51 @@ class LogManager:
 
     def _write_metadata(self, metadata: TopicMetadata, *, sync: bool = True) -> None:
         path = self._metadata_path(metadata)
-        tmp = write_temporary(path, metadata.to_json(), fsync=sync)
         if not sync:
-            self._unsynced.append((metadata.name, tmp, path))
+            self._unsynced.append((metadata.name, metadata.to_json(), path))
             return
-        replace_with(tmp, path)
+        replace_with(write_temporary(path, metadata.to_json()), path)
 
     def sync_metadata(self) -> None:
-        """Make the topics created with sync=False durable, all together: their files are
-        fsynced concurrently (the file system folds concurrent fsyncs into few journal commits;
-        one after another, 500 topics cost 500 commits), then renamed into place.
+        """Write the metadata files of the topics created with sync=False, all together: each
+        is written to a temporary file and fsynced by a pool of threads (the file system folds
+        concurrent creations and fsyncs into few journal commits; one after another, 500
+        topics cost 500 commits), then renamed into place, then the directory is fsynced.
 
         On an OSError those topics are dropped again (nothing of them reached the disk under
         its real name) and StorageWriteFailed names them."""
         pending, self._unsynced = self._unsynced, []
         if not pending:
             return
+        written: list[tuple[Path, Path]] = []  # (temporary, final)
+
+        def write(item) -> None:
+            _, text, path = item
+            written.append((write_temporary(path, text), path))
 
         try:
             with ThreadPoolExecutor(max_workers=min(16, len(pending)), thread_name_prefix="trafka-fsync") as pool:
-                list(pool.map(fsync_file, [tmp for _, tmp, _ in pending]))
-            for _, tmp, path in pending:
+                list(pool.map(write, pending))
+            for tmp, path in written:
                 os.replace(tmp, path)
             fsync_dir(self.data_dir / TOPICS_DIR)
         except OSError as exc:
             names = [name for name, _, _ in pending]
-            for name, tmp, path in pending:
+            for name, _, path in pending:
                 metadata = self.topics.pop(name, None)
                 for partition in range(metadata.partitions if metadata else 0):
                     partition_log = self._logs.pop((name, partition), None)
                     if partition_log is not None:
                         partition_log.delete()
-                for leftover in (tmp, path):
-                    try:
-                        leftover.unlink(missing_ok=True)
-                    except OSError:
-                        pass
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass
+            for leftover, _ in written:
+                try:
+                    leftover.unlink(missing_ok=True)
+                except OSError:
+                    pass
             self.generation += 1
             raise StorageWriteFailed(f"cannot write topic metadata ({exc.strerror or exc}): {', '.join(names)}") from None
 
@@ -278,6 +289,13 @@ class LogManager:
                 return metadata
         raise UnknownTopic(f"unknown topic id {topic_id}")
 
+    def _collision_keys(self) -> dict[str, str]:
+        """Existing topics by _collision_key, rebuilt when the topic set changed."""
+        if self._collisions_at != (self.generation, len(self.topics)):
+            self._collisions = {_collision_key(t): t for t in self.topics}
+            self._collisions_at = (self.generation, len(self.topics))
+        return self._collisions
+
     def list_topics(self) -> list[str]:
         return sorted(self.topics)
 
@@ -286,9 +304,9 @@ class LogManager:
         validate_topic_name(name)
         if name in self.topics:
             raise TopicAlreadyExists(f"topic {name} already exists")
-        for existing in self.topics:
-            if _collision_key(existing) == _collision_key(name):
-                raise InvalidTopic(f"topic {name} collides with existing topic {existing}")
+        existing = self._collision_keys().get(_collision_key(name))
+        if existing is not None:
+            raise InvalidTopic(f"topic {name} collides with existing topic {existing}")
         if partitions < 1:
             raise InvalidPartitions(f"number of partitions must be at least 1, got {partitions}")
         validate_topic_config(configs or {})
@@ -309,8 +327,12 @@ class LogManager:
         self.validate_new_topic(name, partitions, configs)
         metadata = TopicMetadata(name, topic_id or uuid.uuid4(), partitions, {k: str(v) for k, v in (configs or {}).items()})
         self._write_metadata(metadata, sync=sync)
+        current = self._collisions_at == (self.generation, len(self.topics))
         self.topics[name] = metadata
         self.generation += 1
+        if current:  # keep the collision index without rebuilding it for every new topic
+            self._collisions[_collision_key(name)] = name
+            self._collisions_at = (self.generation, len(self.topics))
         self._open_partitions(metadata, range(partitions))
         log.info("created topic %s (%s) with %d partitions", name, metadata.topic_id, partitions)
         return metadata

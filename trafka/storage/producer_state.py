@@ -173,7 +173,7 @@ def read_snapshot(path: Path, offset: int) -> dict[int, ProducerStateEntry]:
 
 class ProducerStateManager:
     def __init__(self, directory: Path):
-        self.directory = Path(directory)
+        self.directory = directory if isinstance(directory, Path) else Path(directory)
         self.producers: dict[int, ProducerStateEntry] = {}
         # producer id -> first offset of its open transaction: the few producers that matter
         # for the last stable offset, kept apart so a Fetch never walks every producer.

@@ -7,6 +7,7 @@ so they survive a SIGKILL of this process (not a power cut; that is what flush()
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from dataclasses import dataclass
@@ -111,14 +112,11 @@ class LogSegment:
         suffix: str = "",
         lazy: bool = False,
     ):
-        self.directory = Path(directory)
+        self.directory = directory if isinstance(directory, Path) else Path(directory)
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
         self.created_ms = created_ms
         self.suffix = suffix
-        self.offset_index = OffsetIndex(self._path(INDEX_SUFFIX), base_offset)
-        self.time_index = TimeIndex(self._path(TIME_INDEX_SUFFIX), base_offset)
-        self.txn_index = TransactionIndex(self._path(TXN_INDEX_SUFFIX))
         self._fd: int | None = None
         # A lazy segment of a fresh partition has no files until its first write (fileno()):
         # creating 5,000 partitions then costs one mkdir each, not four file creations.
@@ -134,6 +132,20 @@ class LogSegment:
         self.rolling_based_timestamp: int | None = None
         self._bytes_since_last_index_entry = 0
         self._torn = False  # a failed append whose cut-back also failed (see _cut_back)
+
+    # The index objects are made on first use: a never-written partition (thousands of them
+    # after a large CreateTopics) then costs no paths or index objects.
+    @functools.cached_property
+    def offset_index(self) -> OffsetIndex:
+        return OffsetIndex(self._path(INDEX_SUFFIX), self.base_offset)
+
+    @functools.cached_property
+    def time_index(self) -> TimeIndex:
+        return TimeIndex(self._path(TIME_INDEX_SUFFIX), self.base_offset)
+
+    @functools.cached_property
+    def txn_index(self) -> TransactionIndex:
+        return TransactionIndex(self._path(TXN_INDEX_SUFFIX))
 
     def _path(self, suffix: str) -> Path:
         return self.directory / (offset_filename(self.base_offset, suffix) + self.suffix)
@@ -478,8 +490,10 @@ class LogSegment:
 
     def close(self) -> None:
         self._lazy = False  # a closed segment never creates its files
-        self.offset_index.close()
-        self.time_index.close()
+        if "offset_index" in self.__dict__:
+            self.offset_index.close()
+        if "time_index" in self.__dict__:
+            self.time_index.close()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -36,7 +36,7 @@ class AbortedTxn:
 
 class TransactionIndex:
     def __init__(self, path: Path):
-        self.path = Path(path)
+        self.path = path if isinstance(path, Path) else Path(path)
         self._entries: list[AbortedTxn] | None = None  # read on first use
 
     @property
