@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType
 from confluent_kafka.admin import AdminClient
+from kafka import KafkaAdminClient
 
 from trafka.testing.waiting import wait_until
 from testkit.groups import PolledConsumer, create_topic
@@ -94,3 +95,13 @@ def test_consumer_protocol_groups_are_listed_as_consumer_and_not_described_as_cl
             ErrorCode.GROUP_ID_NOT_FOUND, "Group modern is not a classic group.", "Dead")
         [v5] = raw.request(15, 5, {"groups": ["modern"], "include_authorized_operations": False}).groups
         assert (v5.error_code, v5.group_state, v5.members) == (ErrorCode.NONE, "Dead", [])
+    # kafka-python's admin client reads the same answers.
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    try:
+        listed = {g["group_id"]: g for g in admin.list_groups()}
+        assert (listed["modern"]["group_type"], listed["simple"]["group_type"]) == ("consumer", "classic")
+        described = admin.describe_groups(["modern"])["modern"]
+        assert described["group_state"] == "Dead" and "GroupIdNotFound" in described["error"]
+        assert described["authorized_operations"] is None or described["authorized_operations"] == []
+    finally:
+        admin.close()

@@ -69,7 +69,7 @@ async def handle(ctx, request):
             groups.append({"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "group_id": group_id, "group_state": ""})
             continue
         described = _describe(coordinator, group_id, ctx.version)
-        if request.include_authorized_operations:
+        if request.include_authorized_operations and described["group_state"] != DEAD:  # as Kafka's KafkaApis
             described["authorized_operations"] = authorized_operations(ctx, GROUP, group_id)
         groups.append(described)
     return {"throttle_time_ms": 0, "groups": groups}
