@@ -10,7 +10,9 @@ the repository root on sys.path through `pythonpath`).
   `oauth_tokens`: unsecured JWTs for OAUTHBEARER; `acl`: brokers with an authorizer and ACL calls;
 - `java`: the py4j bridge to the Java clients; `setup_deps`: fetches jars, kcat and chromium
   (`python -m testkit.setup_deps`);
-- `retention`, `storage`, `wire_samples`: helpers of those test folders.
+- `kafka_python`: small kafka-python helpers (log offsets, reading a partition back);
+- `coordinators`: the group and transaction coordinators in process on a manual clock;
+- `storage`, `wire_samples`: helpers of those test folders.
 Waiting for a condition is `trafka.testing.waiting.wait_until`; the raw-socket client is
 `trafka.testing.rawwire`.
 """

@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaProducer
 
+from testkit.drivers import KafkaPython
 from trafka.testing.waiting import wait_until
 
 pytestmark = [pytest.mark.container, pytest.mark.timeout(1500)]
-
-
-def consume(bootstrap: str, topic: str, expected: int) -> list:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                             enable_auto_commit=False, consumer_timeout_ms=5000)
-    consumer.assign([TopicPartition(topic, 0)])
-    consumer.seek_to_beginning()
-    records = []
-    for record in consumer:
-        records.append(record)
-        if len(records) >= expected:
-            break
-    consumer.close()
-    return records
 
 
 def test_image_metadata(trafka_image):
@@ -42,7 +29,7 @@ def test_image_serves_kafka_python_and_keeps_data_in_its_volume(run_image):
     sent = [producer.send("in-a-box", key=f"k{i}".encode(), value=f"v{i}".encode()).get(timeout=15) for i in range(50)]
     producer.close()
     assert [m.offset for m in sent] == list(range(50))
-    got = consume(bootstrap, "in-a-box", 50)
+    got = KafkaPython(bootstrap).consume("in-a-box", 50)
     assert [(r.key, r.value) for r in got] == [(f"k{i}".encode(), f"v{i}".encode()) for i in range(50)]
 
     # The data lives in the declared volume: a new container on the same volume still has it.
@@ -50,7 +37,7 @@ def test_image_serves_kafka_python_and_keeps_data_in_its_volume(run_image):
     unhealthy = container.healthcheck()
     assert unhealthy.returncode == 1, unhealthy
     container = run_image()
-    assert [r.value for r in consume(bootstrap, "in-a-box", 50)] == [f"v{i}".encode() for i in range(50)]
+    assert [r.value for r in KafkaPython(bootstrap).consume("in-a-box", 50)] == [f"v{i}".encode() for i in range(50)]
 
 
 def test_advertised_host_comes_from_the_environment(run_image):

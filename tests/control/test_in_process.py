@@ -4,8 +4,9 @@ same surface as the process broker (stop, kill, restart, control calls)."""
 from __future__ import annotations
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaProducer
 
+from testkit.kafka_python import values_until_idle
 from trafka.testing import TrafkaBroker
 from trafka.testing.broker import BrokerFailedToStart
 
@@ -18,15 +19,6 @@ def _produce(bootstrap: str, topic: str, count: int) -> None:
     producer.close()
 
 
-def _values(bootstrap: str, topic: str) -> list[bytes]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=2000)
-    consumer.assign([TopicPartition(topic, 0)])
-    try:
-        return [record.value for record in consumer]
-    finally:
-        consumer.close()
-
-
 def test_records_survive_stop_kill_and_restart_on_the_same_port(tmp_path):
     with TrafkaBroker(data_dir=tmp_path / "data", in_process=True) as broker:
         port = broker.port
@@ -36,7 +28,7 @@ def test_records_survive_stop_kill_and_restart_on_the_same_port(tmp_path):
         _produce(broker.bootstrap_servers, "kept", 5)
         broker.restart(kill=True)  # abrupt: no flush, no clean-shutdown marker
         assert "no clean shutdown marker" in broker.log_text()
-        assert _values(broker.bootstrap_servers, "kept") == [f"v{n}".encode() for n in (*range(5), *range(5))]
+        assert values_until_idle(broker.bootstrap_servers, "kept") == [f"v{n}".encode() for n in (*range(5), *range(5))]
         assert broker.running
     assert not broker.running
 
@@ -46,8 +38,8 @@ def test_two_in_process_brokers_run_side_by_side(tmp_path):
         _produce(a.bootstrap_servers, "only-in-a", 3)
         a.advance_clock(1000)
         assert b.clock()["offset_ms"] == 0
-        assert _values(b.bootstrap_servers, "only-in-a") == []
-        assert len(_values(a.bootstrap_servers, "only-in-a")) == 3
+        assert values_until_idle(b.bootstrap_servers, "only-in-a") == []
+        assert len(values_until_idle(a.bootstrap_servers, "only-in-a")) == 3
 
 
 def test_a_bad_setting_fails_the_start_with_its_name(tmp_path):

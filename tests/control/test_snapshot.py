@@ -5,18 +5,10 @@ from __future__ import annotations
 
 import threading
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaProducer
 
+from testkit.kafka_python import values_until_idle
 from trafka.testing import TrafkaBroker
-
-
-def _values(bootstrap: str, topic: str) -> list[bytes]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=2000)
-    consumer.assign([TopicPartition(topic, 0)])
-    try:
-        return [record.value for record in consumer]
-    finally:
-        consumer.close()
 
 
 def test_a_snapshot_taken_under_load_is_a_clean_prefix_of_what_was_acknowledged(broker, tmp_path):
@@ -46,7 +38,7 @@ def test_a_snapshot_taken_under_load_is_a_clean_prefix_of_what_was_acknowledged(
         writer.join()
 
     with TrafkaBroker(data_dir=snapshot, in_process=True) as restored:
-        values = [int(v) for v in _values(restored.bootstrap_servers, "busy")]
+        values = [int(v) for v in values_until_idle(restored.bootstrap_servers, "busy")]
         assert "truncat" not in restored.log_text().lower()  # recovery found nothing torn
     # Every record acknowledged before the snapshot is there, in order, with nothing after a gap.
     assert values == list(range(len(values)))

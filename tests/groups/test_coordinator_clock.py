@@ -6,14 +6,12 @@ import pytest
 import trio
 from trio.testing import wait_all_tasks_blocked
 
-from trafka.broker.config import BrokerConfig
+from testkit.coordinators import coordinator_config, reopening_logs
 from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.coordinator import formats
 from trafka.broker.coordinator.classic import JoinRequest
 from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.coordinator.group import GroupState
-from trafka.storage.clock import ManualClock
-from trafka.storage.manager import LogManager
 from trafka.wire.errors import ErrorCode as E
 
 SESSION = 6000
@@ -21,27 +19,9 @@ REBALANCE = 10000
 
 
 @pytest.fixture
-def clock():
-    return ManualClock()
-
-
-@pytest.fixture
 def open_coordinator(tmp_path, clock):
-    opened = []
-
-    def open_(**settings):
-        for logs in opened:
-            logs.close()
-        logs = LogManager(tmp_path, clock=clock)
-        if "t" not in logs.topics:
-            logs.create_topic("t", 4)
-        opened.append(logs)
-        config = BrokerConfig({"offsets.topic.num.partitions": "3", **{k: str(v) for k, v in settings.items()}})
-        return GroupCoordinator(logs, config, clock)
-
-    yield open_
-    for logs in opened:
-        logs.close()
+    with reopening_logs(tmp_path, clock, partitions=4) as reopen:
+        yield lambda **settings: GroupCoordinator(reopen(), coordinator_config(settings), clock)
 
 
 def join(coordinator, member_id="", instance=None, group="g", protocols=(("range", b"sub"),), version_required=True):

@@ -11,7 +11,7 @@ from kafka import KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 
 from trafka.testing.waiting import wait_until
-from testkit.retention import admin_client, read_all
+from testkit.kafka_python import admin_client, read_all
 
 CLEANER = {"log.cleaner.backoff.ms": 100}
 COMPACT = {

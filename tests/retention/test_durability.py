@@ -10,7 +10,7 @@ from kafka import KafkaProducer
 from kafka.admin import NewTopic
 
 from trafka.testing.waiting import wait_until
-from testkit.retention import admin_client, read_all
+from testkit.kafka_python import admin_client, read_all
 
 
 def test_every_acknowledged_record_survives_sigkill(trafka_broker):

@@ -13,7 +13,7 @@ from kafka.errors import NoOffsetForPartitionError, OffsetOutOfRangeError
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from trafka.testing.waiting import wait_until
-from testkit.retention import admin_client, offsets
+from testkit.kafka_python import admin_client, offsets
 
 
 def produce(bootstrap: str, topic: str, values, partition: int = 0) -> None:

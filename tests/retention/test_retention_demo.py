@@ -14,7 +14,7 @@ import pytest
 from kafka import KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 
-from testkit.retention import admin_client, offsets
+from testkit.kafka_python import admin_client, offsets
 
 TOPIC = "brew.orders.retention-demo"
 PARTITIONS = 3

@@ -1,11 +1,6 @@
 import pytest
 
-from trafka.storage import LogConfig, ManualClock, PartitionLog
-
-
-@pytest.fixture
-def clock():
-    return ManualClock()
+from trafka.storage import LogConfig, PartitionLog
 
 
 @pytest.fixture

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from trafka.broker.config import BrokerConfig
+from testkit.coordinators import coordinator_config, reopening_logs
 from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.transaction import TransactionCoordinator
 from trafka.broker.transaction.formats import TxnState
-from trafka.storage.clock import ManualClock
-from trafka.storage.manager import LogManager
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode as E
 
@@ -21,31 +19,14 @@ TIMEOUT = 60000
 
 
 @pytest.fixture
-def clock():
-    return ManualClock()
-
-
-@pytest.fixture
 def open_coordinators(tmp_path, clock):
-    opened = []
+    with reopening_logs(tmp_path, clock, partitions=2) as reopen:
+        def open_(**settings):
+            logs, config = reopen(), coordinator_config(settings)
+            groups = GroupCoordinator(logs, config, clock)
+            return logs, groups, TransactionCoordinator(logs, config, clock, ProducerIdManager(tmp_path / "producer_ids"), groups)
 
-    def open_(**settings):
-        for logs in opened:
-            logs.close()
-        logs = LogManager(tmp_path, clock=clock)
-        if "t" not in logs.topics:
-            logs.create_topic("t", 2)
-        opened.append(logs)
-        config = BrokerConfig({
-            "offsets.topic.num.partitions": "3", "transaction.state.log.num.partitions": "3",
-            **{k: str(v) for k, v in settings.items()},
-        })
-        groups = GroupCoordinator(logs, config, clock)
-        return logs, groups, TransactionCoordinator(logs, config, clock, ProducerIdManager(tmp_path / "producer_ids"), groups)
-
-    yield open_
-    for logs in opened:
-        logs.close()
+        yield open_
 
 
 def produce(logs, pid, epoch, seq, values, partition=0):

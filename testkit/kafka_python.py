@@ -1,4 +1,4 @@
-"""Shared by the end-to-end retention, compaction and durability tests."""
+"""Small kafka-python helpers for end-to-end tests: log offsets, reading a partition back."""
 
 from __future__ import annotations
 
@@ -40,5 +40,16 @@ def read_all(bootstrap: str, topic: str, partition: int = 0, timeout: float = 10
             for batch in consumer.poll(timeout_ms=200).values():
                 records.extend(batch)
         return records
+    finally:
+        consumer.close()
+
+
+def values_until_idle(bootstrap: str, topic: str, idle_ms: int = 2000) -> list[bytes]:
+    """The values of partition 0 from its start, read until nothing came for `idle_ms` (an
+    empty list for a topic the broker does not have)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=idle_ms)
+    consumer.assign([TopicPartition(topic, 0)])
+    try:
+        return [record.value for record in consumer]
     finally:
         consumer.close()
