@@ -21,8 +21,10 @@ Sessions (group.consumer.session.timeout.ms) and the rebalance timeout of a memb
 revoke partitions are deadlines on the broker clock, acted on by `expire_consumer_groups(now)`
 (the coordinator's timer task and advance_clock call it).
 
-Nothing is written to `__consumer_offsets` yet for these groups (Kafka's records 3-8 are
-the next step); they live in memory.
+This module changes groups in memory only; `consumer_store.ConsumerGroupStore` (ahead of it in
+the coordinator) writes each change to `__consumer_offsets` as Kafka's records 3-8 after the
+heartbeat or timer pass that made it, so a new path that changes a group outside those must
+call its `_write_consumer_group(group_id)`.
 
 `ConsumerGroupManager` is one part of the `GroupCoordinator`; it relies on the coordinator's
 `groups` (classic groups: a group id lives in one of the two maps only), `consumer_groups`,
