@@ -3,7 +3,8 @@ broker: SASL_PLAINTEXT with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER 
 login callback handler), SSL, SASL_SSL with each mechanism, and mTLS with an inline PEM keystore
 and with a PKCS12 keystore made in the test. Wrong passwords, unknown users and a token without
 its principal claim are refused with SaslAuthenticationException, an mTLS login without a client
-certificate with SslAuthenticationException. One JVM per version for the whole module."""
+certificate with SslAuthenticationException; a client of the wrong protocol is disconnected with a
+clear broker log line. One JVM per version for the whole module."""
 
 import uuid
 
@@ -155,3 +156,22 @@ def test_java_mtls_without_a_client_certificate_is_refused(java, secure_broker, 
         "security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.ca_pem)})
     assert error.simple_name == "SslAuthenticationException", error
     wait_for_log(secure_broker, "TLS handshake failed on listener MTLS")
+
+
+@pytest.mark.parametrize("direction", ["plaintext-to-TLS", "TLS-to-plaintext"])
+def test_java_of_the_wrong_protocol_is_disconnected_with_a_clear_line(java, secure_broker, pki, direction):
+    if direction == "plaintext-to-TLS":
+        listener, props, line = "SSL", {}, "(is the client speaking plaintext to a TLS listener?)"
+    else:
+        listener, line = "PLAINTEXT", "the client started a TLS handshake on a listener without TLS"
+        props = {"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.ca_pem)}
+    before = secure_broker.log_text().count(line)
+    admin = java.make_admin({"bootstrap.servers": secure_broker.bootstrap(listener), "request.timeout.ms": 3000,
+                             "default.api.timeout.ms": 3000, **props})
+    try:
+        with pytest.raises(KafkaJavaError):  # no connection ever works: a timeout or an SSL failure
+            admin.listTopics(timeout_s=10)
+    finally:
+        java.close_clients()
+    wait_for_log(secure_broker, line)
+    assert secure_broker.log_text().count(line) > before

@@ -1,7 +1,8 @@
 """kcat (Debian's, librdkafka 2.0.2) on every kind of listener of one broker: SASL_PLAINTEXT and
 SASL_SSL with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (librdkafka's unsecured JWT
 handler), SSL, and mTLS with the client certificate; wrong passwords, unknown users, a token without
-sub and an mTLS login without a certificate are refused."""
+sub and an mTLS login without a certificate are refused; kcat of the wrong protocol (plaintext to
+TLS, TLS to plaintext) is disconnected with a clear broker log line."""
 
 import shutil
 import subprocess
@@ -63,6 +64,7 @@ def _options(pki, case: str) -> tuple[str, list[str]]:
         "SCRAM-SHA-256-wrong-password": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-256", "kcat256", "wrong")),
         "SCRAM-SHA-256-unknown-user": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-256", "nokcat", "x")),
         "SCRAM-SHA-512-wrong-password": ("SASL_SSL", _sasl("SASL_SSL", "SCRAM-SHA-512", "kcat512", "wrong") + tls),
+        "SCRAM-SHA-512-unknown-user": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-512", "nokcat512", "x")),
         "OAUTHBEARER-no-sub": ("SASL_PLAINTEXT", _oauth("SASL_PLAINTEXT", "principalClaimName=user principal=kcat-nosub")),
         "MTLS-no-certificate": ("MTLS", _x(security_protocol="SSL") + tls),
     }
@@ -114,6 +116,7 @@ def test_kcat_produce_and_consume(secure_broker, kcat_users, pki, case):
     ("SCRAM-SHA-256-wrong-password", "invalid credentials with SASL mechanism SCRAM-SHA-256", "User:kcat256"),
     ("SCRAM-SHA-256-unknown-user", "invalid credentials with SASL mechanism SCRAM-SHA-256", "User:nokcat"),
     ("SCRAM-SHA-512-wrong-password", "invalid credentials with SASL mechanism SCRAM-SHA-512", "User:kcat512"),
+    ("SCRAM-SHA-512-unknown-user", "invalid credentials with SASL mechanism SCRAM-SHA-512", "User:nokcat512"),
     ("OAUTHBEARER-no-sub", "the token has no sub claim", "an unnamed user"),
 ])
 def test_kcat_refused_login(secure_broker, kcat_users, pki, case, client_says, broker_says):
@@ -128,3 +131,18 @@ def test_kcat_mtls_without_a_certificate_is_refused(secure_broker, pki):
     errors = _kcat_errors_until(secure_broker.bootstrap(listener), options, b"certificate required")
     assert b"certificate required" in errors, errors
     wait_for_log(secure_broker, "TLS handshake failed on listener MTLS")
+
+
+@pytest.mark.parametrize("direction", ["plaintext-to-TLS", "TLS-to-plaintext"])
+def test_kcat_of_the_wrong_protocol_is_disconnected_with_a_clear_line(secure_broker, pki, direction):
+    if direction == "plaintext-to-TLS":
+        listener, options, line = "SSL", [], "(is the client speaking plaintext to a TLS listener?)"
+        says = b"Disconnected"
+    else:
+        listener, options = "PLAINTEXT", _x(security_protocol="SSL", ssl_ca_location=str(pki.ca_pem))
+        line, says = "the client started a TLS handshake on a listener without TLS", b"SSL handshake failed"
+    before = secure_broker.log_text().count(line)
+    errors = _kcat_errors_until(secure_broker.bootstrap(listener), options, says)
+    assert says in errors, errors
+    wait_for_log(secure_broker, line)
+    assert secure_broker.log_text().count(line) > before

@@ -13,7 +13,9 @@
 Broker settings, by Kafka's names, for both brokers: `--trafka-config NAME=VALUE` on the
 command line (repeatable), or `trafka_config` lines in the ini file; the command line wins.
 A test can add settings for its own `trafka_broker` with
-`@pytest.mark.trafka_config({"num.partitions": 3})`.
+`@pytest.mark.trafka_config({"num.partitions": 3})`, or settings made at run time (certificate
+paths, a JAAS line) by overriding the `trafka_broker_config` fixture (a dict, default empty) in a
+conftest.py or module; markers win over it.
 
 Every broker the plugin starts is stopped when its fixture ends; any still running when the
 session ends (an interrupted run) is killed, so none outlives pytest.
@@ -81,10 +83,22 @@ def _close(broker: TrafkaBroker) -> None:
 
 
 def _marked_config(request) -> dict:
-    extra: dict = {}
+    extra: dict = dict(request.getfixturevalue("trafka_broker_config"))
     for marker in reversed(list(request.node.iter_markers("trafka_config"))):
         extra.update(*marker.args, **marker.kwargs)
     return extra
+
+
+@pytest.fixture
+def trafka_broker_config() -> dict:
+    """Settings for this test's `trafka_broker`/`trafka_inprocess_broker`; override it to give
+    settings that other fixtures make (e.g. TLS keystores and listeners):
+
+        @pytest.fixture
+        def trafka_broker_config(my_keystore):
+            return {"listeners": "SASL_SSL://127.0.0.1:0", "ssl.keystore.location": str(my_keystore), ...}
+    """
+    return {}
 
 
 @pytest.fixture
