@@ -112,26 +112,25 @@ def dump_txn_index_file(path: Path) -> Iterator[str]:
         )
 
 
-def dump_index_file(path: Path) -> Iterator[str]:
-    base = _base_offset(path, INDEX_SUFFIX)
+def _dump_entries(path: Path, suffix: str, entry, describe: Callable[[int, tuple], str]) -> Iterator[str]:
+    base = _base_offset(path, suffix)
     data = path.read_bytes()
     yield f"Dumping {path}"
-    usable = len(data) - len(data) % OFFSET_ENTRY.size
-    for relative, position in OFFSET_ENTRY.iter_unpack(data[:usable]):
-        yield f"offset: {base + relative} position: {position}"
+    usable = len(data) - len(data) % entry.size
+    for fields in entry.iter_unpack(data[:usable]):
+        yield describe(base, fields)
     if usable != len(data):
         yield f"{len(data) - usable} trailing bytes are not a whole entry"
+
+
+def dump_index_file(path: Path) -> Iterator[str]:
+    return _dump_entries(path, INDEX_SUFFIX, OFFSET_ENTRY,
+                         lambda base, entry: f"offset: {base + entry[0]} position: {entry[1]}")
 
 
 def dump_time_index_file(path: Path) -> Iterator[str]:
-    base = _base_offset(path, TIME_INDEX_SUFFIX)
-    data = path.read_bytes()
-    yield f"Dumping {path}"
-    usable = len(data) - len(data) % TIME_ENTRY.size
-    for timestamp, relative in TIME_ENTRY.iter_unpack(data[:usable]):
-        yield f"timestamp: {timestamp} offset: {base + relative}"
-    if usable != len(data):
-        yield f"{len(data) - usable} trailing bytes are not a whole entry"
+    return _dump_entries(path, TIME_INDEX_SUFFIX, TIME_ENTRY,
+                         lambda base, entry: f"timestamp: {entry[0]} offset: {base + entry[1]}")
 
 
 def dump(path: Path, print_data_log: bool = False) -> Iterator[str]:

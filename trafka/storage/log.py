@@ -19,7 +19,7 @@ import uuid
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Generator, Iterator, Sequence, TypeVar
 
 from trafka.storage.clock import Clock, SystemClock
 from trafka.storage.config import LogConfig
@@ -130,6 +130,22 @@ def remove_dirs(doomed: list[Path]) -> None:
     """Remove directories renamed aside by remove_dir (thread-safe)."""
     for directory in doomed:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+T = TypeVar("T")
+_REPLAY_READ_BYTES = 1 << 20
+
+
+def replay_log(partition_log: "PartitionLog", entries: Callable[[bytes, int], Generator[T, None, int]]) -> Iterator[T]:
+    """What `entries(data, offset)` yields over the partition's whole batches, from its log start
+    offset to its high watermark, read a megabyte at a time; `entries` returns the offset after
+    the last batch it read (how the coordinators replay their internal topics at start-up)."""
+    offset = partition_log.log_start_offset
+    while offset < partition_log.high_watermark:
+        data = partition_log.read(offset, _REPLAY_READ_BYTES).to_bytes()
+        if not data:
+            break
+        offset = yield from entries(data, offset)
 
 
 class PartitionLog:

@@ -350,6 +350,20 @@ class LogManager:
                 directory, config, clock=self.clock, lazy=True, on_roll=self._rolled
             )
 
+    def ensure_topic(self, name: str, partitions: int, configs: Mapping[str, str]) -> TopicMetadata:
+        """The topic, created first with `partitions` and `configs` if it does not exist (an
+        internal topic at start-up). An existing topic keeps its partition count even if the
+        setting changed since: moving keys between partitions would lose their records."""
+        existing = self.topics.get(name)
+        if existing is not None:
+            return existing
+        try:
+            created = self.create_topic(name, partitions, configs)
+        except TopicAlreadyExists:
+            return self.topics[name]
+        log.info("created %s with %d partitions", name, partitions)
+        return created
+
     def create_partitions(self, name: str, total: int) -> TopicMetadata:
         """CreatePartitions: grow the topic to `total` partitions."""
         metadata = self.topic(name)

@@ -17,15 +17,14 @@ from pathlib import Path
 from typing import Generator, Iterator
 
 from trafka.broker.coordinator.formats import GroupKey, OffsetKey, UnknownRecord, parse_key, partition_for
-from trafka.storage.errors import TopicAlreadyExists
 from trafka.storage.inspect import replay_topic
+from trafka.storage.log import replay_log
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.coordinator")
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024)}
-_REPLAY_READ_BYTES = 1 << 20
 
 
 class OffsetsTopic:
@@ -34,22 +33,8 @@ class OffsetsTopic:
         self.clock = clock
         # After replay: partition -> producer id -> (key, value) of its still open transaction.
         self.pending: dict[int, dict[int, list[tuple[OffsetKey | GroupKey, bytes | None]]]] = {}
-        self.partitions = self._ensure(wanted_partitions)
-
-    def _ensure(self, wanted: int) -> int:
-        """The topic's partition count, creating the topic first if needed.
-
-        An existing topic keeps its count even if offsets.topic.num.partitions changed since:
-        moving groups between partitions would lose their records, as it would in Kafka.
-        """
-        topic = self.logs.topics.get(OFFSETS_TOPIC)
-        if topic is None:
-            try:
-                topic = self.logs.create_topic(OFFSETS_TOPIC, wanted, TOPIC_CONFIGS)
-                log.info("created %s with %d partitions", OFFSETS_TOPIC, wanted)
-            except TopicAlreadyExists:
-                topic = self.logs.topics[OFFSETS_TOPIC]
-        return topic.partitions
+        # An existing topic keeps its count even if offsets.topic.num.partitions changed since.
+        self.partitions = logs.ensure_topic(OFFSETS_TOPIC, wanted_partitions, TOPIC_CONFIGS).partitions
 
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.partitions)
@@ -77,13 +62,9 @@ class OffsetsTopic:
     def replay(self) -> Iterator[tuple[OffsetKey | GroupKey, bytes | None]]:
         """Every (key, value) in log order, partition by partition; unknown keys are skipped."""
         for partition in range(self.partitions):
-            partition_log = self.logs.log(OFFSETS_TOPIC, partition)
-            offset = partition_log.log_start_offset
-            while offset < partition_log.high_watermark:
-                data = partition_log.read(offset, _REPLAY_READ_BYTES).to_bytes()
-                if not data:
-                    break
-                offset = yield from _entries(data, offset, partition, self.pending.setdefault(partition, {}))
+            pending = self.pending.setdefault(partition, {})
+            yield from replay_log(self.logs.log(OFFSETS_TOPIC, partition),
+                                  lambda data, offset: _entries(data, offset, partition, pending))
 
 
 def replay_data_dir(data_dir: Path) -> Iterator[tuple[OffsetKey | GroupKey, bytes | None]]:

@@ -17,34 +17,21 @@ import construct
 
 from trafka.broker.coordinator.formats import partition_for
 from trafka.broker.transaction.formats import TxnRecord, UnknownRecord, parse_txn_key, parse_txn_value
-from trafka.storage.errors import TopicAlreadyExists
 from trafka.storage.inspect import replay_topic
+from trafka.storage.log import replay_log
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.transaction")
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
-_REPLAY_READ_BYTES = 1 << 20
 
 
 class TransactionStateTopic:
     def __init__(self, logs, wanted_partitions: int, segment_bytes: int, clock):
         self.logs = logs
         self.clock = clock
-        self.partitions = self._ensure(wanted_partitions, segment_bytes)
-
-    def _ensure(self, wanted: int, segment_bytes: int) -> int:
-        """The topic's partition count, creating it first if needed (an existing topic keeps
-        its count: moving ids between partitions would lose their records)."""
-        topic = self.logs.topics.get(TRANSACTION_STATE_TOPIC)
-        if topic is None:
-            configs = {"cleanup.policy": "compact", "segment.bytes": str(segment_bytes)}
-            try:
-                topic = self.logs.create_topic(TRANSACTION_STATE_TOPIC, wanted, configs)
-                log.info("created %s with %d partitions", TRANSACTION_STATE_TOPIC, wanted)
-            except TopicAlreadyExists:
-                topic = self.logs.topics[TRANSACTION_STATE_TOPIC]
-        return topic.partitions
+        configs = {"cleanup.policy": "compact", "segment.bytes": str(segment_bytes)}
+        self.partitions = logs.ensure_topic(TRANSACTION_STATE_TOPIC, wanted_partitions, configs).partitions
 
     def partition_for(self, transactional_id: str) -> int:
         return partition_for(transactional_id, self.partitions)
@@ -56,13 +43,8 @@ class TransactionStateTopic:
 
     def replay(self) -> Iterator[tuple[str, TxnRecord | None]]:
         for partition in range(self.partitions):
-            partition_log = self.logs.log(TRANSACTION_STATE_TOPIC, partition)
-            offset = partition_log.log_start_offset
-            while offset < partition_log.high_watermark:
-                data = partition_log.read(offset, _REPLAY_READ_BYTES).to_bytes()
-                if not data:
-                    break
-                offset = yield from _entries(data, offset, partition)
+            yield from replay_log(self.logs.log(TRANSACTION_STATE_TOPIC, partition),
+                                  lambda data, offset: _entries(data, offset, partition))
 
 
 def replay_data_dir(data_dir: Path) -> Iterator[tuple[str, TxnRecord | None]]:

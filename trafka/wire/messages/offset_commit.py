@@ -6,8 +6,9 @@ field then carries its member epoch) and may answer STALE_MEMBER_EPOCH and GROUP
 """
 
 from trafka.wire.api import Api
-from trafka.wire.schema import Array, Field, Message
-from trafka.wire.types import INT16, INT32, INT64, STRING
+from trafka.wire.fields import by_topic, committed_offset, partition_errors
+from trafka.wire.schema import Field, Message
+from trafka.wire.types import INT32, INT64, STRING
 
 REQUEST = Message(
     "OffsetCommitRequest",
@@ -19,21 +20,7 @@ REQUEST = Message(
         Field("member_id", STRING),
         Field("group_instance_id", STRING, "7+", nullable="7+"),
         Field("retention_time_ms", INT64, "2-4", default=-1),
-        Field(
-            "topics",
-            Array([
-                Field("name", STRING),
-                Field(
-                    "partitions",
-                    Array([
-                        Field("partition_index", INT32),
-                        Field("committed_offset", INT64),
-                        Field("committed_leader_epoch", INT32, "6+", default=-1),
-                        Field("committed_metadata", STRING, nullable="0+"),
-                    ]),
-                ),
-            ]),
-        ),
+        by_topic(committed_offset("6+")),
     ],
 )
 
@@ -43,19 +30,7 @@ RESPONSE = Message(
     flexible="8+",
     fields=[
         Field("throttle_time_ms", INT32, "3+"),
-        Field(
-            "topics",
-            Array([
-                Field("name", STRING),
-                Field(
-                    "partitions",
-                    Array([
-                        Field("partition_index", INT32),
-                        Field("error_code", INT16),
-                    ]),
-                ),
-            ]),
-        ),
+        by_topic(partition_errors()),
     ],
 )
 

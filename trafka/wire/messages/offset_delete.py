@@ -1,7 +1,8 @@
 """OffsetDelete (key 47): delete a group's committed offsets for partitions; v0 (never flexible)."""
 
 from trafka.wire.api import Api
-from trafka.wire.schema import Array, Field, Message
+from trafka.wire.fields import by_topic, partition_errors
+from trafka.wire.schema import Field, Message
 from trafka.wire.types import INT16, INT32, STRING
 
 REQUEST = Message(
@@ -10,13 +11,7 @@ REQUEST = Message(
     flexible="none",
     fields=[
         Field("group_id", STRING),
-        Field(
-            "topics",
-            Array([
-                Field("name", STRING),
-                Field("partitions", Array([Field("partition_index", INT32)])),
-            ]),
-        ),
+        by_topic([Field("partition_index", INT32)]),
     ],
 )
 
@@ -27,19 +22,7 @@ RESPONSE = Message(
     fields=[
         Field("error_code", INT16),
         Field("throttle_time_ms", INT32),
-        Field(
-            "topics",
-            Array([
-                Field("name", STRING),
-                Field(
-                    "partitions",
-                    Array([
-                        Field("partition_index", INT32),
-                        Field("error_code", INT16),
-                    ]),
-                ),
-            ]),
-        ),
+        by_topic(partition_errors()),
     ],
 )
 

@@ -5,7 +5,8 @@ is flexible), v4 adds TRANSACTION_ABORTABLE. v5 belongs to transaction version 2
 """
 
 from trafka.wire.api import Api
-from trafka.wire.schema import Array, Field, Message
+from trafka.wire.fields import by_topic, committed_offset, partition_errors
+from trafka.wire.schema import Field, Message
 from trafka.wire.types import INT16, INT32, INT64, STRING
 
 REQUEST = Message(
@@ -20,21 +21,7 @@ REQUEST = Message(
         Field("generation_id", INT32, "3+", default=-1),
         Field("member_id", STRING, "3+", default=""),
         Field("group_instance_id", STRING, "3+", nullable="3+", default=None),
-        Field(
-            "topics",
-            Array([
-                Field("name", STRING),
-                Field(
-                    "partitions",
-                    Array([
-                        Field("partition_index", INT32),
-                        Field("committed_offset", INT64),
-                        Field("committed_leader_epoch", INT32, "2+", default=-1),
-                        Field("committed_metadata", STRING, nullable="0+"),
-                    ]),
-                ),
-            ]),
-        ),
+        by_topic(committed_offset("2+")),
     ],
 )
 
@@ -44,13 +31,7 @@ RESPONSE = Message(
     flexible="3+",
     fields=[
         Field("throttle_time_ms", INT32),
-        Field(
-            "topics",
-            Array([
-                Field("name", STRING),
-                Field("partitions", Array([Field("partition_index", INT32), Field("error_code", INT16)])),
-            ]),
-        ),
+        by_topic(partition_errors()),
     ],
 )
 

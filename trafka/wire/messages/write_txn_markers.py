@@ -6,6 +6,7 @@ the transaction version.
 """
 
 from trafka.wire.api import Api
+from trafka.wire.fields import by_topic, partition_errors
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import BOOL, INT16, INT32, INT64, STRING
 
@@ -36,13 +37,7 @@ RESPONSE = Message(
             "markers",
             Array([
                 Field("producer_id", INT64),
-                Field(
-                    "topics",
-                    Array([
-                        Field("name", STRING),
-                        Field("partitions", Array([Field("partition_index", INT32), Field("error_code", INT16)])),
-                    ]),
-                ),
+                by_topic(partition_errors()),
             ]),
         ),
     ],

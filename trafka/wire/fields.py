@@ -1,0 +1,29 @@
+"""Field groups several messages share, declared once. Each message still states its own
+version ranges; a group is a function, so every message gets Field objects of its own."""
+
+from __future__ import annotations
+
+from trafka.wire.schema import Array, Field
+from trafka.wire.types import INT16, INT32, INT64, STRING
+
+
+def by_topic(partition_fields: list[Field], versions: str = "0+", **kwargs) -> Field:
+    """`topics`: each topic's `name` and its `partitions`, an array of `partition_fields` (the
+    shape of most partition-level requests and responses)."""
+    return Field("topics", Array([Field("name", STRING), Field("partitions", Array(partition_fields))]), versions, **kwargs)
+
+
+def partition_errors() -> list[Field]:
+    """A partition's answer when all there is to say is an error code."""
+    return [Field("partition_index", INT32), Field("error_code", INT16)]
+
+
+def committed_offset(leader_epoch_versions: str) -> list[Field]:
+    """One partition's offset to commit, as OffsetCommit and TxnOffsetCommit carry it (the
+    committed leader epoch came in OffsetCommit v6 and TxnOffsetCommit v2)."""
+    return [
+        Field("partition_index", INT32),
+        Field("committed_offset", INT64),
+        Field("committed_leader_epoch", INT32, leader_epoch_versions, default=-1),
+        Field("committed_metadata", STRING, nullable="0+"),
+    ]
