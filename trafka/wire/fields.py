@@ -4,7 +4,7 @@ version ranges; a group is a function, so every message gets Field objects of it
 from __future__ import annotations
 
 from trafka.wire.schema import Array, Field
-from trafka.wire.types import INT16, INT32, INT64, STRING
+from trafka.wire.types import INT8, INT16, INT32, INT64, STRING
 
 
 def by_topic(partition_fields: list[Field], versions: str = "0+", **kwargs) -> Field:
@@ -26,4 +26,15 @@ def committed_offset(leader_epoch_versions: str) -> list[Field]:
         Field("committed_offset", INT64),
         Field("committed_leader_epoch", INT32, leader_epoch_versions, default=-1),
         Field("committed_metadata", STRING, nullable="0+"),
+    ]
+
+
+def config_resource_result() -> list[Field]:
+    """A config resource's outcome, as AlterConfigs, IncrementalAlterConfigs and DescribeConfigs
+    answer it (DescribeConfigs adds the configs after it)."""
+    return [
+        Field("error_code", INT16),
+        Field("error_message", STRING, nullable="0+"),
+        Field("resource_type", INT8),
+        Field("resource_name", STRING),
     ]

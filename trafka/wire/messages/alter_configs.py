@@ -1,8 +1,9 @@
 """AlterConfigs (key 33): replace the whole config of resources; v0-2."""
 
 from trafka.wire.api import Api
+from trafka.wire.fields import config_resource_result
 from trafka.wire.schema import Array, Field, Message
-from trafka.wire.types import BOOL, INT8, INT16, INT32, STRING
+from trafka.wire.types import BOOL, INT8, INT32, STRING
 
 REQUEST = Message(
     "AlterConfigsRequest",
@@ -35,12 +36,7 @@ RESPONSE = Message(
         Field("throttle_time_ms", INT32),
         Field(
             "responses",
-            Array([
-                Field("error_code", INT16),
-                Field("error_message", STRING, nullable="0+"),
-                Field("resource_type", INT8),
-                Field("resource_name", STRING),
-            ]),
+            Array(config_resource_result()),
         ),
     ],
 )

@@ -4,8 +4,9 @@ A null key list asks for every config of the resource. v3 adds config types and 
 """
 
 from trafka.wire.api import Api
+from trafka.wire.fields import config_resource_result
 from trafka.wire.schema import Array, Field, Message
-from trafka.wire.types import BOOL, INT8, INT16, INT32, STRING
+from trafka.wire.types import BOOL, INT8, INT32, STRING
 
 REQUEST = Message(
     "DescribeConfigsRequest",
@@ -34,10 +35,7 @@ RESPONSE = Message(
         Field(
             "results",
             Array([
-                Field("error_code", INT16),
-                Field("error_message", STRING, nullable="0+"),
-                Field("resource_type", INT8),
-                Field("resource_name", STRING),
+                *config_resource_result(),
                 Field(
                     "configs",
                     Array([

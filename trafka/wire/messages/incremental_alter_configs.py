@@ -4,8 +4,9 @@ config_operation: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT.
 """
 
 from trafka.wire.api import Api
+from trafka.wire.fields import config_resource_result
 from trafka.wire.schema import Array, Field, Message
-from trafka.wire.types import BOOL, INT8, INT16, INT32, STRING
+from trafka.wire.types import BOOL, INT8, INT32, STRING
 
 REQUEST = Message(
     "IncrementalAlterConfigsRequest",
@@ -39,12 +40,7 @@ RESPONSE = Message(
         Field("throttle_time_ms", INT32),
         Field(
             "responses",
-            Array([
-                Field("error_code", INT16),
-                Field("error_message", STRING, nullable="0+"),
-                Field("resource_type", INT8),
-                Field("resource_name", STRING),
-            ]),
+            Array(config_resource_result()),
         ),
     ],
 )
