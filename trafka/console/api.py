@@ -232,7 +232,7 @@ def routes(broker) -> list:
         return JSONResponse(await actions.delete_topic(broker, topic_arg(request)))
 
     async def groups(request):
-        return JSONResponse([views.group(broker, g) for g in sorted(broker.group_coordinator.groups)])
+        return JSONResponse([views.group(broker, g) for g in sorted(views.all_groups(broker))])
 
     async def group(request):
         return JSONResponse(group_view(broker, request.path_params["group"]))
@@ -240,7 +240,7 @@ def routes(broker) -> list:
     async def reset_offsets(request):
         group_id = request.path_params["group"]
         body = await json_body(request)
-        g = broker.group_coordinator.groups.get(group_id)
+        g = views.all_groups(broker).get(group_id)
         if g is None:
             raise LookupError(f"unknown group {group_id!r}")
         if g.members:

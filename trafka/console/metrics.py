@@ -70,7 +70,7 @@ class BrokerCollector:
         committed = GaugeMetricFamily("trafka_group_committed_offset", "A group's committed offset", labels=glabels)
         lag = GaugeMetricFamily("trafka_group_lag", "High watermark minus the committed offset", labels=glabels)
         members = GaugeMetricFamily("trafka_group_members", "Members of a group", labels=["group"])
-        for group_id in sorted(broker.group_coordinator.groups):
+        for group_id in sorted(views.all_groups(broker)):
             view = views.group(broker, group_id)
             members.add_metric([group_id], len(view["members"]))
             for o in view["offsets"]:

@@ -11,6 +11,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from trafka.console import views
+
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 
@@ -24,7 +26,7 @@ def routes(broker) -> list:
                 raise LookupError(f"unknown topic {params['topic']!r}")
             if "partition" in params and params["partition"] >= broker.logs.topics[params["topic"]].partitions:
                 raise LookupError(f"topic {params['topic']!r} has no partition {params['partition']}")
-            if "group" in params and params["group"] not in broker.group_coordinator.groups:
+            if "group" in params and params["group"] not in views.all_groups(broker):
                 raise LookupError(f"unknown group {params['group']!r}")
             if "topic" in params:
                 context["partitions"] = broker.logs.topics[params["topic"]].partitions

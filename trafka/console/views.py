@@ -33,10 +33,16 @@ def partition_log(broker, topic: str, partition: int):
         raise LookupError(f"topic {topic!r} has no partition {partition}") from None
 
 
+def all_groups(broker) -> dict:
+    """Every group by id: classic groups and KIP-848 consumer groups (an id is one or the other)."""
+    coordinator = broker.group_coordinator
+    return {**coordinator.groups, **coordinator.consumer_groups}
+
+
 def committed_offsets(broker) -> dict[tuple[str, int], list[tuple[str, int]]]:
     """(topic, partition) -> [(group id, committed offset)]."""
     found: dict[tuple[str, int], list[tuple[str, int]]] = {}
-    for group_id, group in broker.group_coordinator.groups.items():
+    for group_id, group in all_groups(broker).items():
         for key, committed in group.offsets.items():
             found.setdefault(key, []).append((group_id, committed.offset))
     return found
@@ -175,11 +181,72 @@ def topic(broker, name: str, groups=None) -> dict:
     }
 
 
+def _consumer_group_members(g) -> tuple[list[dict], dict[tuple[str, int], str]]:
+    """A KIP-848 group's members as the view shows members, and who owns which partition
+    (topic names from the group's subscribed-topic metadata)."""
+    names = {topic_id: name for name, (topic_id, _) in g.subscription_metadata.items()}
+    members, owners = [], {}
+    for member in g.members.values():
+        assignment = {names.get(topic_id, str(topic_id)): partitions for topic_id, partitions in member.assigned.items()}
+        for t, parts in assignment.items():
+            owners.update({(t, p): member.member_id for p in parts})
+        members.append({
+            "member_id": member.member_id,
+            "group_instance_id": member.instance_id,
+            "client_id": member.client_id,
+            "client_host": member.client_host,
+            "session_timeout_ms": None,
+            "member_epoch": member.member_epoch,
+            "subscription": sorted(member.subscribed_topic_names) + (
+                [member.subscribed_topic_regex] if member.subscribed_topic_regex else []),
+            "assignment": [{"topic": t, "partitions": sorted(p)} for t, p in sorted(assignment.items())],
+        })
+    return members, owners
+
+
 def group(broker, group_id: str, log_end: dict | None = None) -> dict:
     coordinator = broker.group_coordinator
     g = coordinator.groups.get(group_id)
-    if g is None:
+    modern = coordinator.consumer_groups.get(group_id)
+    if g is None and modern is None:
         raise LookupError(f"unknown group {group_id!r}")
+    if modern is not None:
+        g = modern
+        members, owners = _consumer_group_members(modern)
+    else:
+        members, owners = _classic_group_members(g)
+    offsets = []
+    for (t, p) in sorted({*g.offsets, *owners}):
+        committed = g.offsets.get((t, p))
+        end = _high_watermark(broker, t, p) if log_end is None else log_end.get((t, p))
+        offsets.append({
+            "topic": t,
+            "partition": p,
+            "committed_offset": committed.offset if committed else None,
+            "log_end_offset": end,
+            "lag": max(end - committed.offset, 0) if committed and end is not None else None,
+            "metadata": committed.metadata if committed else None,
+            "commit_timestamp": committed.commit_timestamp if committed else None,
+            "member_id": owners.get((t, p)),
+        })
+    if modern is not None:
+        header = {"group_type": "consumer", "protocol": coordinator._preferred_assignor(modern) if modern.members else None,
+                  "generation": modern.group_epoch, "leader": None}
+    else:
+        header = {"group_type": "classic", "protocol": g.protocol_name, "generation": g.generation, "leader": g.leader_id}
+    return {
+        "group_id": group_id,
+        "state": g.state.value,
+        "protocol_type": g.protocol_type,
+        **header,
+        "state_since_ms": g.state_timestamp,
+        "members": members,
+        "offsets": offsets,
+        "total_lag": sum(o["lag"] or 0 for o in offsets),
+    }
+
+
+def _classic_group_members(g) -> tuple[list[dict], dict[tuple[str, int], str]]:
     consumer = g.protocol_type == CONSUMER_PROTOCOL_TYPE
     members, owners = [], {}
     for member in g.members.values():
@@ -196,32 +263,7 @@ def group(broker, group_id: str, log_end: dict | None = None) -> dict:
             "subscription": sorted(subscription) if subscription is not None else None,
             "assignment": [{"topic": t, "partitions": sorted(p)} for t, p in sorted((assignment or {}).items())],
         })
-    offsets = []
-    for (t, p) in sorted({*g.offsets, *owners}):
-        committed = g.offsets.get((t, p))
-        end = _high_watermark(broker, t, p) if log_end is None else log_end.get((t, p))
-        offsets.append({
-            "topic": t,
-            "partition": p,
-            "committed_offset": committed.offset if committed else None,
-            "log_end_offset": end,
-            "lag": max(end - committed.offset, 0) if committed and end is not None else None,
-            "metadata": committed.metadata if committed else None,
-            "commit_timestamp": committed.commit_timestamp if committed else None,
-            "member_id": owners.get((t, p)),
-        })
-    return {
-        "group_id": group_id,
-        "state": g.state.value,
-        "protocol_type": g.protocol_type,
-        "protocol": g.protocol_name,
-        "generation": g.generation,
-        "leader": g.leader_id,
-        "state_since_ms": g.state_timestamp,
-        "members": members,
-        "offsets": offsets,
-        "total_lag": sum(o["lag"] or 0 for o in offsets),
-    }
+    return members, owners
 
 
 def _high_watermark(broker, topic: str, index: int) -> int | None:
@@ -241,7 +283,7 @@ def cluster(broker) -> dict:
         "bootstrap": f"{broker.advertised_host}:{broker.advertised_port}",
         "now_ms": broker.clock.time_ms(),
         "topics": topics,
-        "groups": [group(broker, g, log_end) for g in sorted(broker.group_coordinator.groups)],
+        "groups": [group(broker, g, log_end) for g in sorted(all_groups(broker))],
     }
 
 
