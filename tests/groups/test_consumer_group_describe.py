@@ -62,8 +62,8 @@ class Members:
         wait_until(done, WAIT_S, f"assignments of sizes {sizes}")
 
     def close(self) -> None:
-        for consumer in self.consumers:
-            consumer.close()
+        while self.consumers:
+            self.consumers.pop().close()
 
 
 @pytest.fixture
@@ -130,6 +130,12 @@ def test_confluent_admin_describes_and_lists_consumer_protocol_groups(broker, me
     assert sorted(tp.partition for tp in member.target_assignment.topic_partitions) == [0, 1, 2]
     listed = admin.list_consumer_groups(types={ConsumerGroupType.CONSUMER}).result(timeout=10).valid
     assert [(g.group_id, g.type, g.state) for g in listed] == [("modern-c", ConsumerGroupType.CONSUMER, ConsumerGroupState.STABLE)]
+    with pytest.raises(Exception, match="NON_EMPTY_GROUP"):
+        admin.delete_consumer_groups(["modern-c"])["modern-c"].result(timeout=10)
+    members.close()
+    wait_until(lambda: described().state == ConsumerGroupState.EMPTY, WAIT_S, "an Empty consumer group")
+    admin.delete_consumer_groups(["modern-c"])["modern-c"].result(timeout=10)
+    assert admin.list_consumer_groups().result(timeout=10).valid == []
 
 
 def _describe(raw: RawClient, version: int, *groups: str, operations: bool = False):
