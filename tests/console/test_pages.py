@@ -1,7 +1,6 @@
 """The console's pages in a real headless Chromium, against a broker that real clients use."""
 
 import json
-import time
 
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import OffsetAndMetadata, TopicPartition
@@ -121,7 +120,6 @@ def test_actions_ask_for_confirmation_and_work(broker, page):
     page.click("#create-topic button")
     expect(page.locator("#toast")).to_have_text("cancelled")
     assert questions == ["Create topic made-here with 2 partition(s)?"]
-    time.sleep(0.3)
     expect(page.locator('#topics tr[data-topic="made-here"]')).to_have_count(0)
     _answer_dialogs(page, True, questions)
     page.click("#create-topic button")
