@@ -249,3 +249,17 @@ def test_a_client_whose_token_expired_logs_in_again_with_a_new_one(oauth_broker,
         calls = asyncio.run(run())
     assert source.calls > calls  # a new token for the new connection
     assert expired in oauth_broker.log_text()
+
+
+def test_an_unfinished_re_authentication_does_not_extend_an_expired_session(oauth_broker):
+    """Starting a re-authentication (SaslHandshake) and then sending other requests is refused:
+    otherwise an expired session could go on without ever presenting a valid token again."""
+    with RawClient(oauth_broker.bootstrap("SASL_PLAINTEXT")) as raw:
+        peer = _peer(raw)
+        _login(raw, unsecured_jwt(claims_for("jack", oauth_broker.clock()["time_ms"], lifetime_s=60)))
+        oauth_broker.advance_clock(61_000)
+        assert raw.request(17, 1, {"mechanism": "OAUTHBEARER"}).error_code == 0
+        with pytest.raises(CLOSED):
+            raw.request(3, 1, {"topics": []})
+    assert (f"closing connection from {peer}: request (API key 3) during the SASL re-authentication of User:jack "
+            f"on listener SASL_PLAINTEXT") in oauth_broker.log_text()

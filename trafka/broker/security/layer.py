@@ -146,6 +146,11 @@ class Session:
                 return (f"request (API key {api_key}) after the {self._mechanism} credentials of {self._claimed()} "
                         f"were refused ({refused}) on listener {self.listener.name}")
             return f"request (API key {api_key}) before SASL authentication completed on listener {self.listener.name}"
+        if self.state == "authenticate" and api_key not in _SASL_KEYS:
+            # re-authentication (KIP-368) started: as in Kafka, nothing else until it ends, or a
+            # client whose session expired could keep working by starting one and never finishing
+            return (f"request (API key {api_key}) during the SASL re-authentication of {self.principal} on "
+                    f"listener {self.listener.name}")
         if (self.expires_at is not None and self.layer.clock.time_ms() > self.expires_at and api_key not in _SASL_KEYS
                 and self.state == "authenticated"):
             return f"session of {self.principal} expired ({self._expiry_reason}) without re-authentication"
