@@ -221,3 +221,54 @@ def test_closing_twice_keeps_the_first_checkpoints(manager, tmp_path):
     m.close()
     m.close()
     assert (data_dir / "recovery-point-offset-checkpoint").read_text().splitlines() == ["0", "1", "orders 0 2"]
+
+
+def test_after_a_clean_close_partitions_load_on_first_use(manager, tmp_path, caplog):
+    data_dir = tmp_path / "data"
+    m = manager()
+    m.create_topic("orders", 3)
+    for partition in range(3):
+        m.log("orders", partition).append(batch(partition + 2))
+    m.log("orders", 2).delete_records_before(1)
+    m.close()
+    # orders-1's index is damaged while the broker is down: found when the partition is first read.
+    (data_dir / "orders-1" / "00000000000000000000.index").write_bytes(b"\x01\x02\x03")
+
+    again = manager()
+    assert all(again.log("orders", p).deferred for p in range(3))
+    assert again.log("orders", 0).log_end_offset == 2  # read: loaded now
+    assert not again.log("orders", 0).deferred and again.log("orders", 1).deferred
+    with caplog.at_level("INFO", logger="trafka.storage"):
+        assert again.log("orders", 1).log_end_offset == 3
+    assert "recovering the segment" in caplog.text
+    again.set_topic_config("orders", {"retention.ms": "1000"})  # orders-2 stays unread
+    assert again.log("orders", 2).deferred
+    again.close()  # orders-2, never read, keeps its checkpointed state
+    assert (data_dir / "log-start-offset-checkpoint").read_text().splitlines()[2:] == [
+        "orders 0 0", "orders 1 0", "orders 2 1"]
+
+    third = manager()
+    assert [third.log("orders", p).log_end_offset for p in range(3)] == [2, 3, 4]
+    assert third.log("orders", 2).log_start_offset == 1
+    assert third.log_config("orders").retention_ms == 1000
+    third.close(clean=False)  # a crash with every partition loaded or not: recovered next time
+    fourth = manager()
+    assert not fourth.log("orders", 2).deferred
+    assert [fourth.log("orders", p).log_end_offset for p in range(3)] == [2, 3, 4]
+
+
+def test_an_unread_partition_survives_a_crash_and_deletion(manager, tmp_path):
+    data_dir = tmp_path / "data"
+    m = manager()
+    m.create_topic("orders", 1)
+    m.create_topic("gone", 1)
+    m.log("orders", 0).append(batch(3))
+    m.log("gone", 0).append(batch(1))
+    m.close()
+    again = manager()
+    again.delete_topic("gone")  # deferred, never read: its directory goes all the same
+    assert not (data_dir / "gone-0").exists()
+    again.close(clean=False)
+    third = manager()
+    assert third.log("orders", 0).log_end_offset == 3
+    assert third.list_topics() == ["orders"]

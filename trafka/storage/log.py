@@ -164,7 +164,8 @@ class PartitionLog:
 
         With clean_state, the log directory's checkpoints (LogManager) say this partition was
         closed cleanly and give its log start offset: it opens as after a clean shutdown
-        without a marker file of its own.
+        without a marker file of its own, and not before its first use (see __getattr__), so a
+        restart with thousands of written partitions reads none of their files up front.
 
         With on_roll, a roll leaves the rolled segment's fsync (and the producer-state snapshot
         and recovery point) to `flush_rolled`, which the caller runs in a worker thread after
@@ -174,15 +175,44 @@ class PartitionLog:
         self._rolled: deque[tuple[LogSegment, int, tuple[Path, str]]] = deque()
         self.config = config or LogConfig.of()
         self.clock = clock or SystemClock()
-        self.segments: list[LogSegment] = []
-        self._bases: list[int] = []  # segments' base offsets, for bisect
-        self.producer_state = ProducerStateManager(self.directory)
         self._closed = False
         self._unflushed_messages = 0
         self._last_flush_ms = self.clock.time_ms()
         self._clean_state = clean_state
-        if not lazy:
-            self.directory.mkdir(parents=True, exist_ok=True)
+        self._deferred = clean_state is not None
+        if not self._deferred:
+            if not lazy:
+                self.directory.mkdir(parents=True, exist_ok=True)
+            self._open()
+
+    # What _open sets: reading any of them loads a deferred partition first.
+    _LOADED_STATE = frozenset({"segments", "_bases", "producer_state", "log_start_offset"})
+
+    def __getattr__(self, name: str):
+        # Only called for attributes not set: a deferred partition's loaded state.
+        if name in PartitionLog._LOADED_STATE and self.__dict__.get("_deferred"):
+            if self._closed:
+                raise LogClosed(f"log {self.directory} is closed")
+            self._deferred = False
+            try:
+                self._open()
+            except BaseException:
+                for attr in PartitionLog._LOADED_STATE:
+                    self.__dict__.pop(attr, None)
+                self._deferred = True
+                raise
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def deferred(self) -> bool:
+        """Closed cleanly last time and not read since this start (see clean_state)."""
+        return self.__dict__.get("_deferred", False)
+
+    def _open(self) -> None:
+        self.segments: list[LogSegment] = []
+        self._bases: list[int] = []  # segments' base offsets, for bisect
+        self.producer_state = ProducerStateManager(self.directory)
         self._load()
 
     # --- offsets --------------------------------------------------------------------------
@@ -274,6 +304,8 @@ class PartitionLog:
     @property
     def untouched(self) -> bool:
         """Nothing was ever written to this partition's directory (see _load)."""
+        if self.deferred:
+            return False
         return len(self.segments) == 1 and not self.segments[0].on_disk
 
     def _load_segment(self, segment: LogSegment) -> int:
@@ -736,6 +768,8 @@ class PartitionLog:
 
     def update_config(self, config: LogConfig) -> None:
         self.config = config
+        if self.deferred:
+            return  # its segments are made with this config when it loads
         for segment in self.segments:
             segment.index_interval_bytes = config.index_interval_bytes
 
@@ -764,6 +798,9 @@ class PartitionLog:
         record (a never-written partition) or the close failed (the next start recovers it)."""
         if self._closed:
             return None
+        if self.deferred:  # never read since a clean start: its files and state are unchanged
+            self._closed = True
+            return self._clean_state
         if self.untouched and self.log_start_offset == 0:
             # Nothing to flush or checkpoint: the empty directory reopens as a fresh partition.
             self.active_segment.close()
@@ -790,15 +827,17 @@ class PartitionLog:
     def abandon(self) -> None:
         """Close the files as a killed process would: no flush, no checkpoints, no clean-shutdown
         marker, so the next open recovers (an in-process broker's abrupt stop)."""
-        for segment in self.segments:
-            segment.close()
+        if not self.deferred:
+            for segment in self.segments:
+                segment.close()
         self._closed = True
 
     def delete(self, *, remove: bool = True) -> Path | None:
         """Close without flushing and remove the partition directory (remove=False: rename it
         aside and return it, see remove_dir)."""
-        for segment in self.segments:
-            segment.close()
+        if not self.deferred:
+            for segment in self.segments:
+                segment.close()
         self._closed = True
         return remove_dir(self.directory, remove=remove)
 

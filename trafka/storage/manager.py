@@ -54,7 +54,7 @@ def write_offsets_checkpoint(path: Path, offsets: Mapping[tuple[str, int], int])
     """A per-directory offsets checkpoint: a version line, a count line, then one
     `topic partition offset` line per partition (Kafka's format), replaced atomically."""
     lines = [str(_CHECKPOINT_VERSION), str(len(offsets))]
-    lines += [f"{topic} {partition} {offset}" for (topic, partition), offset in offsets.items()]
+    lines += [f"{topic} {partition} {offset}" for (topic, partition), offset in sorted(offsets.items())]
     atomic_write(path, "\n".join(lines) + "\n")
 
 
@@ -184,10 +184,12 @@ class LogManager:
         return partition_dir(self.data_dir, topic, partition)
 
     def _load(self) -> None:
-        for path in self.data_dir.iterdir():
-            if path.is_dir() and path.name.endswith(DELETE_DIR_SUFFIX):
-                log.info("removing %s, left by an interrupted topic deletion", path)
-                shutil.rmtree(path, ignore_errors=True)
+        with os.scandir(self.data_dir) as entries:  # one listing, no stat per entry
+            directories = [e.name for e in entries if e.is_dir()]
+        for name in directories:
+            if name.endswith(DELETE_DIR_SUFFIX):
+                log.info("removing %s, left by an interrupted topic deletion", self.data_dir / name)
+                shutil.rmtree(self.data_dir / name, ignore_errors=True)
         clean = self._read_clean_shutdown()
         for path in topic_metadata_paths(self.data_dir):
             metadata = read_topic_metadata(path)
@@ -205,10 +207,10 @@ class LogManager:
             # From now on a crash is unclean: the marker goes, durably, before anything is written.
             (self.data_dir / CLEAN_SHUTDOWN_FILE).unlink()
             fsync_dir(self.data_dir)
-        for path in self.data_dir.iterdir():
-            named = parse_partition_dir(path.name)
-            if path.is_dir() and named and named not in self._logs:
-                log.warning("ignoring %s: no topic %s with that partition", path, named[0])
+        for name in directories:
+            named = parse_partition_dir(name)
+            if named and named not in self._logs and not name.endswith(DELETE_DIR_SUFFIX):
+                log.warning("ignoring %s: no topic %s with that partition", self.data_dir / name, named[0])
         log.info("loaded %d topics, %d partitions from %s", len(self.topics), len(self._logs), self.data_dir)
 
     def _read_clean_shutdown(self) -> dict[tuple[str, int], CleanState]:
@@ -439,14 +441,21 @@ class LogManager:
             return  # closed already
         logs = list(self._logs.items())
         if clean:
-            written = [(key, log_) for key, log_ in logs if not log_.untouched or log_.log_start_offset]
-            for _, log_ in logs:
-                if log_.untouched and not log_.log_start_offset:
+            states: dict[tuple[str, int], CleanState | None] = {}
+            written = []
+            for key, log_ in logs:
+                if log_.deferred:  # never read since the start: nothing to flush, same state
+                    states[key] = log_.close_for_checkpoint()
+                elif log_.untouched and not log_.log_start_offset:
                     log_.close()
-            with ThreadPoolExecutor(max_workers=max(1, min(_CLOSE_THREADS, len(written))),
-                                    thread_name_prefix="trafka-close") as pool:
-                states = list(pool.map(lambda item: item[1].close_for_checkpoint(), written))
-            self._write_clean_shutdown({key: state for (key, _), state in zip(written, states) if state is not None})
+                else:
+                    written.append((key, log_))
+            if written:
+                with ThreadPoolExecutor(max_workers=min(_CLOSE_THREADS, len(written)),
+                                        thread_name_prefix="trafka-close") as pool:
+                    states.update(zip((key for key, _ in written),
+                                      pool.map(lambda item: item[1].close_for_checkpoint(), written)))
+            self._write_clean_shutdown({key: state for key, state in states.items() if state is not None})
         else:
             for _, partition_log in logs:
                 partition_log.abandon()
