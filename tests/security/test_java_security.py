@@ -140,6 +140,12 @@ def _refused(java, bootstrap: str, props: dict) -> KafkaJavaError:
         "sasl.jaas.config": _jaas(OAUTH_MODULE, unsecuredLoginStringClaim_user="java-nosub",
                                   unsecuredLoginPrincipalClaimName="user")},
      "the token has no sub claim", None),
+    # the unsecured login handler takes a negative lifetime: a token whose exp has passed
+    ("OAUTHBEARER-expired", "SASL_PLAINTEXT", {
+        "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+        "sasl.jaas.config": _jaas(OAUTH_MODULE, unsecuredLoginStringClaim_sub="java-expired",
+                                  unsecuredLoginLifetimeSeconds="-3600")},
+     "the token has expired", "java-expired"),
 ])
 def test_java_refused_login(java, secure_broker, java_users, pki, case, listener, props, message, principal):
     if listener == "SASL_SSL":
