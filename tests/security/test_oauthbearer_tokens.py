@@ -17,6 +17,7 @@ from testkit.security import Auth, kafka_python_config, roundtrip_aiokafka, roun
 
 from trafka.testing import TrafkaBroker
 from trafka.testing.rawwire import RawClient
+from trafka.testing.waiting import wait_until
 
 KEYSTORE_PASSWORD = "keystore-secret"
 BROKER_JAAS = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
@@ -102,19 +103,43 @@ def test_a_bad_token_is_refused_on_the_wire(oauth_broker, case):
 
 
 @pytest.mark.parametrize("case", ["expired", "alg-HS256", "no-sub"])
-def test_kafka_python_with_a_bad_token_is_refused(oauth_broker, case):
+def test_kafka_python_with_a_bad_token_is_refused(oauth_broker, case, caplog):
+    import logging
+
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError
 
     token, principal, reason = _bad_tokens(oauth_broker.clock()["time_ms"])[case]
     before = oauth_broker.log_text().count(f"{reason}")
     source = TokenSource("alice", fixed=token)
-    with pytest.raises(KafkaError):
+    with caplog.at_level(logging.DEBUG, logger="kafka"), pytest.raises(KafkaError):
         KafkaAdminClient(bootstrap_servers=oauth_broker.bootstrap("SASL_PLAINTEXT"),
-                         **kafka_python_config(_auth("SASL_PLAINTEXT", None, source)), bootstrap_timeout_ms=3000)
+                         **kafka_python_config(_auth("SASL_PLAINTEXT", None, source)), bootstrap_timeout_ms=1500)
+    # kafka-python answered the error challenge and got SASL_AUTHENTICATION_FAILED with the reason
+    assert any("SaslAuthenticationFailed" in r.getMessage() and reason in r.getMessage() for r in caplog.records)
     log = oauth_broker.log_text()
     assert log.count(reason) > before
     assert f"failed authentication of {principal or 'an unnamed user'} from 127.0.0.1:" in log
+
+
+@pytest.mark.parametrize("case", ["expired", "alg-HS256", "two-parts", "no-sub"])
+def test_confluent_with_a_bad_token_from_oauth_cb_is_refused(oauth_broker, case):
+    """confluent-kafka's oauth_cb hands librdkafka any token (librdkafka's own unsecured handler
+    only makes good ones); the lifetime told to librdkafka is an hour, whatever the JWT says."""
+    import time
+
+    from confluent_kafka import Producer
+
+    token, principal, reason = _bad_tokens(oauth_broker.clock()["time_ms"])[case]
+    errors: list[str] = []
+    producer = Producer({"bootstrap.servers": oauth_broker.bootstrap("SASL_PLAINTEXT"),
+                         "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "OAUTHBEARER",
+                         "oauth_cb": lambda config: (token, time.time() + 3600),
+                         "error_cb": lambda error: errors.append(str(error))})
+    wait_until(lambda: producer.poll(0.2) is not None and any(reason in e for e in errors), 15,
+               lambda: f"librdkafka reporting {reason!r}; it reported {errors}")
+    assert any("Authentication failed" in e and reason in e for e in errors), errors
+    assert f"failed authentication of {principal or 'an unnamed user'} from 127.0.0.1:" in oauth_broker.log_text()
 
 
 @pytest.mark.parametrize("case", ["expired", "alg-HS256", "no-sub"])
