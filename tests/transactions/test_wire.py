@@ -45,9 +45,10 @@ def test_transactional_produce_and_read_committed_fields(trafka_broker):
         pid, epoch = init.producer_id, init.producer_epoch
         # Not added to the transaction yet: refused, nothing written.
         assert produce(raw, topic, txn_batch(pid, epoch, 0, b"early"), tid) == E.INVALID_TXN_STATE
-        added = raw.request(24, 3, {"transactional_id": tid, "producer_id": pid, "producer_epoch": epoch,
-                                    "topics": [{"name": topic, "partitions": [0]}]})
-        assert added.results_by_topic[0].results_by_partition[0].partition_error_code == E.NONE
+        added = raw.request(24, 3, {"v3_and_below_transactional_id": tid, "v3_and_below_producer_id": pid,
+                                    "v3_and_below_producer_epoch": epoch,
+                                    "v3_and_below_topics": [{"name": topic, "partitions": [0]}]})
+        assert added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code == E.NONE
         assert produce(raw, topic, txn_batch(pid, epoch, 0, b"aborted"), tid) == E.NONE
         # A transactional batch without the request's transactional id: nobody could end it.
         assert produce(raw, topic, txn_batch(pid, epoch, 1, b"orphan"), None) == E.INVALID_RECORD
@@ -84,9 +85,10 @@ def test_transactional_produce_and_read_committed_fields(trafka_broker):
         # A second InitProducerId fences the first epoch.
         assert raw.request(22, 4, {"transactional_id": tid, "transaction_timeout_ms": 60000,
                                    "producer_id": -1, "producer_epoch": -1}).producer_epoch == epoch + 1
-        assert raw.request(24, 3, {"transactional_id": tid, "producer_id": pid, "producer_epoch": epoch,
-                                   "topics": [{"name": topic, "partitions": [0]}]}
-                           ).results_by_topic[0].results_by_partition[0].partition_error_code == E.PRODUCER_FENCED
+        assert raw.request(24, 3, {"v3_and_below_transactional_id": tid, "v3_and_below_producer_id": pid,
+                                   "v3_and_below_producer_epoch": epoch,
+                                   "v3_and_below_topics": [{"name": topic, "partitions": [0]}]}
+                           ).results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code == E.PRODUCER_FENCED
         assert produce(raw, topic, txn_batch(pid, epoch, 1, b"zombie"), tid) == E.INVALID_PRODUCER_EPOCH
         assert raw.request(22, 4, {"transactional_id": tid, "transaction_timeout_ms": 10 ** 9, "producer_id": -1,
                                    "producer_epoch": -1}).error_code == E.INVALID_TRANSACTION_TIMEOUT

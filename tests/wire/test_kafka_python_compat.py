@@ -29,14 +29,14 @@ from testkit.wire_samples import on_the_wire, sample
 # The brief's table: the versions each API is served (Produce v0-2 are declared but answered
 # with UNSUPPORTED_VERSION, so they are not served) and Kafka's first flexible version.
 SERVED = {
-    "Metadata": (3, range(0, 13), 9),
-    "Produce": (0, range(3, 10), 9),
-    "Fetch": (1, range(4, 13), 12),
-    "ListOffsets": (2, range(1, 8), 6),
-    "FindCoordinator": (10, range(0, 5), 3),
+    "Metadata": (3, range(0, 14), 9),
+    "Produce": (0, range(3, 14), 9),
+    "Fetch": (1, range(4, 19), 12),
+    "ListOffsets": (2, range(1, 11), 6),
+    "FindCoordinator": (10, range(0, 7), 3),
     "OffsetCommit": (8, range(2, 10), 8),
     "OffsetFetch": (9, range(1, 10), 6),
-    "JoinGroup": (11, range(0, 8), 6),
+    "JoinGroup": (11, range(0, 10), 6),
     "Heartbeat": (12, range(0, 5), 4),
     "LeaveGroup": (13, range(0, 6), 4),
     "SyncGroup": (14, range(0, 6), 4),
@@ -45,7 +45,10 @@ SERVED = {
     "CreateTopics": (19, range(2, 8), 5),
     "DeleteTopics": (20, range(1, 7), 4),
     "DeleteRecords": (21, range(0, 3), 2),
-    "InitProducerId": (22, range(0, 5), 2),
+    "InitProducerId": (22, range(0, 6), 2),
+    "AddPartitionsToTxn": (24, range(0, 6), 3),
+    "EndTxn": (26, range(0, 6), 3),
+    "TxnOffsetCommit": (28, range(0, 6), 3),
     "DescribeConfigs": (32, range(1, 5), 4),
     "AlterConfigs": (33, range(0, 3), 2),
     "CreatePartitions": (37, range(0, 4), 2),
@@ -53,7 +56,7 @@ SERVED = {
     "IncrementalAlterConfigs": (44, range(0, 2), 1),
     "OffsetDelete": (47, range(0, 1), None),
 }
-DECLARED_BEYOND_SERVED = {"Produce": range(0, 10)}
+DECLARED_BEYOND_SERVED = {"Produce": range(0, 14)}
 
 CASES = [
     pytest.param(key, version, nulls, id=f"{name}-v{version}-{'nulls' if nulls else 'values'}")

@@ -16,7 +16,9 @@ from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.faults import FaultTable
 from trafka.broker.handlers.metadata import MetadataCache
 from trafka.broker.log_tasks import every, storage_tasks
+from trafka.broker.features import FeatureLevels
 from trafka.broker.producer_ids import ProducerIdManager
+from trafka.broker.quotas import ClientQuotas
 from trafka.broker.registry import load_handlers
 from trafka.broker.stats import BrokerStats
 from trafka.broker.security.authorizer import make_authorizer
@@ -48,6 +50,8 @@ class Broker:
         self.port = 0
         self.console_url: str | None = None  # set by the console service when it listens
         self.producer_ids = ProducerIdManager(self.data_dir / "producer_ids")
+        self.features = FeatureLevels(self.data_dir / "finalized_features", self.node_id)  # ApiVersions, UpdateFeatures
+        self.quotas = ClientQuotas(self.data_dir / "client_quotas")  # Describe/AlterClientQuotas; not enforced
         # Creates __consumer_offsets if missing and replays it: groups and offsets are back.
         self.group_coordinator = GroupCoordinator(self.logs, config, self.clock)
         if hasattr(self.clock, "on_advance"):  # a unit test's ManualClock has no listeners

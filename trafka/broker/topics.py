@@ -24,6 +24,17 @@ def get_or_create_topic(broker, name: str, *, allow_auto_create: bool = True):
     return topic
 
 
+def topic_name(broker, name: str, topic_id, *, by_id: bool) -> str | None:
+    """The topic a request names: by name up to the versions that carry names, by topic id
+    after (`by_id`: Fetch v13+, Produce v13+); None when no topic has that id."""
+    if not by_id:
+        return name
+    try:
+        return broker.logs.topic_by_id(topic_id).name
+    except UnknownTopic:
+        return None
+
+
 def find_log(broker, topic: str, partition: int):
     """The partition's log, or None when the topic or partition does not exist."""
     try:

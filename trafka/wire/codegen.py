@@ -24,7 +24,7 @@ import construct as c
 
 from trafka.wire import types as t
 
-_FIXED = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H"}
+_FIXED = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "float64": "d"}
 
 
 class _Gen:

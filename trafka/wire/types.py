@@ -23,6 +23,7 @@ Int16 = FixedField(">", "h")
 Int32 = FixedField(">", "l")
 Int64 = FixedField(">", "q")
 UInt16 = FixedField(">", "H")
+Float64 = FixedField(">", "d")
 
 
 def uvarint_at(buf, pos: int) -> tuple[int, int]:
@@ -232,6 +233,7 @@ INT16 = _fixed("int16", Int16)
 INT32 = _fixed("int32", Int32)
 INT64 = _fixed("int64", Int64)
 UINT16 = _fixed("uint16", UInt16)
+FLOAT64 = _fixed("float64", Float64)  # client quota values
 BOOL = _fixed("bool", BoolC())
 UUID = _fixed("uuid", UuidC())
 STRING = _prefixed("string", text=True, wide=False)

@@ -53,6 +53,10 @@ class JoinRequest:
     protocol_type: str
     protocols: list[tuple[str, bytes]]
     require_known_member_id: bool
+    reason: str | None = None  # JoinGroup v8+ (KIP-800): why the client joins, for the log
+
+    def because(self, what: str) -> str:
+        return f"{what}: {self.reason}" if self.reason else what
 
 
 @dataclass
@@ -65,6 +69,8 @@ class JoinResult:
     leader: str = ""
     # (member id, group instance id, metadata): for the leader only.
     members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
+    # A static leader rejoined a Stable group: the assignment stands (JoinGroup v9, KIP-814).
+    skip_assignment: bool = False
 
 
 @dataclass
@@ -181,7 +187,7 @@ class ClassicGroupManager:
         log.info("group %s: member %s joined", group.group_id, member_id)
         if group.is_(PREPARING):
             group.new_member_added = True
-        self._maybe_prepare_rebalance(group, now, f"member {member_id} joined")
+        self._maybe_prepare_rebalance(group, now, request.because(f"member {member_id} joined"))
         self._maybe_complete_join(group, now)
         return self._parked_in_join(group, member)
 
@@ -191,7 +197,7 @@ class ClassicGroupManager:
         member.session_timeout_ms = request.session_timeout_ms
         if not member.awaiting_join():
             member.join_reply = Reply()  # a retried join shares the pending answer
-        self._maybe_prepare_rebalance(group, now, f"member {member.member_id} rejoined")
+        self._maybe_prepare_rebalance(group, now, request.because(f"member {member.member_id} rejoined"))
         self._maybe_complete_join(group, now)
         return self._parked_in_join(group, member)
 
@@ -216,7 +222,9 @@ class ClassicGroupManager:
                 (member.protocols, member.client_id, member.client_host, member.rebalance_timeout_ms,
                  member.session_timeout_ms) = before
                 return JoinResult(error, new_id)
-            return self._join_result(group, member)
+            result = self._join_result(group, member)
+            result.skip_assignment = member.member_id == group.leader_id
+            return result
         member.join_reply = Reply()
         self._maybe_prepare_rebalance(group, now, f"static member {request.group_instance_id} rejoined")
         self._maybe_complete_join(group, now)

@@ -1,14 +1,19 @@
-"""ApiVersions (key 18), versions 0-3.
+"""ApiVersions (key 18), versions 0-4.
 
 Behavior:
 - The table is built from the handler registry: every API advertises its handler's range.
-- A request for a version above 3 is answered with UNSUPPORTED_VERSION and a v0-shaped body
+- A request for a version above 4 is answered with UNSUPPORTED_VERSION and a v0-shaped body
   listing what we serve (the route's answer_too_new: the body cannot be parsed).
-- No features are advertised (no KRaft feature levels on a single dev broker).
+- v3+ carry the features (trafka/broker/features.py): each supported feature's range, the
+  finalized levels and their epoch. As in Kafka 4.x, a v3 answer leaves out the supported
+  features whose minimum level is 0 (clients before KAFKA-17011 reject such a range); v4 lists
+  them all. Finalized features at level 0 are never listed.
 """
 
 from trafka.broker import registry
 from trafka.wire.errors import ErrorCode
+
+FIRST_VERSION_WITH_LEVEL_0 = 4
 
 
 def api_keys_table() -> list[dict]:
@@ -27,6 +32,24 @@ def answer_too_new() -> tuple[int, dict]:
     return 0, unsupported_version_body()
 
 
-@registry.handles(18, min_version=0, max_version=3, answer_too_new=answer_too_new)
+def features_fields(features, version: int) -> dict:
+    supported = [
+        {"name": name, "min_version": lo, "max_version": hi}
+        for name, (lo, hi) in sorted(features.supported.items())
+        if lo > 0 or version >= FIRST_VERSION_WITH_LEVEL_0
+    ]
+    finalized = [
+        {"name": name, "max_version_level": level, "min_version_level": level}
+        for name, level in sorted(features.finalized().items())
+    ]
+    return {"supported_features": supported, "finalized_features_epoch": features.epoch, "finalized_features": finalized}
+
+
+@registry.handles(18, min_version=0, max_version=4, answer_too_new=answer_too_new)
 async def handle(ctx, request):
-    return {"error_code": ErrorCode.NONE, "api_keys": api_keys_table(), "throttle_time_ms": 0}
+    return {
+        "error_code": ErrorCode.NONE,
+        "api_keys": api_keys_table(),
+        "throttle_time_ms": 0,
+        **features_fields(ctx.broker.features, ctx.version),
+    }

@@ -1,4 +1,4 @@
-"""Fetch (key 1), versions 4-12.
+"""Fetch (key 1), versions 4-18.
 
 Behavior:
 - Batches as they were produced: a fetch at an offset inside a batch starts with that batch,
@@ -11,6 +11,11 @@ Behavior:
 - Long polling: with fewer than min_bytes ready the handler waits up to max_wait_ms on the
   broker's data-arrived event, set by every append; no sleep loops.
 - No fetch sessions (KIP-227): session id 0 tells the client to send full requests.
+- v13+ name topics by id: an id no topic has is UNKNOWN_TOPIC_ID for each of its partitions,
+  as in Kafka (READ is checked on the topic the id names). The follower-only fields (replica
+  state, directory id, high watermark) are read and ignored: one broker has no followers.
+  Leader hints (v12+ current_leader, v16+ node_endpoints) are left empty: this broker leads
+  every partition, so no answer is ever NOT_LEADER_OR_FOLLOWER.
 - isolation_level read_committed (1): never a batch at or past the last stable offset (the
   first offset of the oldest open transaction), and `aborted_transactions` lists the aborted
   transactions overlapping what is returned (from the segments' .txnindex files) so the
@@ -24,7 +29,7 @@ import trio
 
 from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
-from trafka.broker.topics import find_log
+from trafka.broker.topics import find_log, topic_name
 from trafka.storage.errors import OffsetOutOfRange
 from trafka.wire.errors import ErrorCode
 from trafka.wire.framing import FrameWriter
@@ -49,22 +54,27 @@ def partition_error(index: int, error: ErrorCode, log_=None) -> dict:
     }
 
 
-def _read_all(broker, request, refused=frozenset()) -> tuple[list[dict], int]:
+FIRST_VERSION_WITH_TOPIC_IDS = 13
+
+
+def _read_all(broker, request, names: list[str | None], refused=frozenset()) -> tuple[list[dict], int]:
     """One pass over the requested partitions: the response topics and the bytes gathered.
-    Topics in `refused` (no READ) are TOPIC_AUTHORIZATION_FAILED."""
+    `names` are the requested topics' names (None: an unknown topic id); topics in `refused`
+    (no READ) are TOPIC_AUTHORIZATION_FAILED."""
     budget = request.max_bytes
     read_committed = request.isolation_level == READ_COMMITTED
     total = 0
     topics = []
-    for wanted in request.topics:
-        if wanted.topic in refused:
-            topics.append({"topic": wanted.topic, "partitions": [
-                partition_error(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in wanted.partitions]})
+    for wanted, name in zip(request.topics, names):
+        refusal = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.TOPIC_AUTHORIZATION_FAILED if name in refused else None
+        if refusal is not None:
+            topics.append({"topic": wanted.topic, "topic_id": wanted.topic_id, "partitions": [
+                partition_error(p.partition, refusal) for p in wanted.partitions]})
             continue
         partitions = []
         for p in wanted.partitions:
             index = p.partition
-            log_ = find_log(broker, wanted.topic, index)
+            log_ = find_log(broker, name, index)
             if log_ is None:
                 partitions.append(partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
                 continue
@@ -88,7 +98,7 @@ def _read_all(broker, request, refused=frozenset()) -> tuple[list[dict], int]:
                 "aborted_transactions": _aborted(log_, p.fetch_offset, read) if read_committed else None,
                 "records": data,
             })
-        topics.append({"topic": wanted.topic, "partitions": partitions})
+        topics.append({"topic": wanted.topic, "topic_id": wanted.topic_id, "partitions": partitions})
     return topics, total
 
 
@@ -106,13 +116,15 @@ def _has_error(topics: list[dict]) -> bool:
     return any(p["error_code"] != ErrorCode.NONE for t in topics for p in t["partitions"])
 
 
-@registry.handles(1, min_version=4, max_version=12)
+@registry.handles(1, min_version=4, max_version=18)
 async def handle(ctx, request):
     broker = ctx.broker
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
-    refused = {t.topic for t in request.topics if not authorize(ctx, Op.READ, TOPIC, t.topic)}
+    by_id = ctx.version >= FIRST_VERSION_WITH_TOPIC_IDS
+    names = [topic_name(broker, t.topic, t.topic_id, by_id=by_id) for t in request.topics]
+    refused = {name for name in names if name is not None and not authorize(ctx, Op.READ, TOPIC, name)}
     while True:
-        topics, total = _read_all(broker, request, refused)
+        topics, total = _read_all(broker, request, names, refused)
         if total >= request.min_bytes or _has_error(topics) or trio.current_time() >= deadline:
             break
         with trio.move_on_at(deadline):

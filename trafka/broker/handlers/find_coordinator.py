@@ -1,9 +1,11 @@
-"""FindCoordinator (key 10), versions 0-4.
+"""FindCoordinator (key 10), versions 0-6.
 
 Behavior:
 - This broker coordinates every group (key type 0) and every transactional id (key type 1):
-  the answer is always itself (advertised host/port). Other key types: INVALID_REQUEST.
-- v4 batches keys and answers one coordinator per key; v0-3 carry one key.
+  the answer is always itself (advertised host/port). Other key types, share groups' type 2
+  (v6, KIP-932) among them, are INVALID_REQUEST: trafka serves no share groups.
+- v4 batches keys and answers one coordinator per key; v0-3 carry one key. v5 and v6 only
+  add error codes and the share key type.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def _coordinator(ctx, key: str, key_type: int) -> dict:
     return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": error, "error_message": message}
 
 
-@registry.handles(10, min_version=0, max_version=4)
+@registry.handles(10, min_version=0, max_version=6)
 async def handle(ctx, request):
     key_type = request.key_type
     if ctx.version >= 4:

@@ -1,4 +1,4 @@
-"""InitProducerId (key 22), versions 0-4.
+"""InitProducerId (key 22), versions 0-5.
 
 Behavior:
 - Idempotent producers (no transactional id) get a fresh producer id with epoch 0.
@@ -9,6 +9,7 @@ Behavior:
   producer, aborting its open transaction. transaction_timeout_ms above
   transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT.
 - PRODUCER_FENCED exists from v4; older versions get INVALID_PRODUCER_EPOCH instead.
+- v5 only adds the TRANSACTION_ABORTABLE error, which nothing here returns.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ MAX_EPOCH = 32766  # Kafka keeps Short.MaxValue - 1 as the last usable epoch
 FIRST_VERSION_WITH_PRODUCER_FENCED = 4
 
 
-@registry.handles(22, min_version=0, max_version=4)
+@registry.handles(22, min_version=0, max_version=5)
 async def handle(ctx, request):
     current_id = request.producer_id
     current_epoch = request.producer_epoch

@@ -1,4 +1,4 @@
-"""JoinGroup (key 11), versions 0-7.
+"""JoinGroup (key 11), versions 0-9.
 
 Behavior:
 - The classic group protocol as in Kafka's GroupCoordinator (see trafka/broker/coordinator):
@@ -11,6 +11,10 @@ Behavior:
   here, 3000 in Kafka) for more members.
 - session_timeout_ms outside group.min/max.session.timeout.ms: INVALID_SESSION_TIMEOUT.
 - v0 has no rebalance timeout: the session timeout serves as both, as in Kafka.
+- v8's join reason (KIP-800) goes to the log line of the rebalance it causes.
+- v9's skip_assignment is set, as in Kafka, when a static leader rejoins a Stable group with
+  the same protocols: it gets the members' metadata but the current assignment stands, so it
+  must not compute a new one. Older versions get the same answer without the flag.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ def client_host(ctx) -> str:
     return "/" + ctx.peer.rsplit(":", 1)[0]
 
 
-@registry.handles(11, min_version=0, max_version=7)
+@registry.handles(11, min_version=0, max_version=9)
 async def handle(ctx, request):
     if not authorize(ctx, Op.READ, GROUP, request.group_id):
         return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
@@ -44,6 +48,7 @@ async def handle(ctx, request):
         protocol_type=request.protocol_type,
         protocols=[(p.name, p.metadata) for p in request.protocols],
         require_known_member_id=ctx.version >= FIRST_VERSION_REQUIRING_MEMBER_ID,
+        reason=request.reason,
     ))
     return {
         "throttle_time_ms": 0,
@@ -53,6 +58,7 @@ async def handle(ctx, request):
         # Before v7 the protocol name is not nullable: Kafka sends "" when there is none.
         "protocol_name": result.protocol_name if result.protocol_name is not None or ctx.version >= 7 else "",
         "leader": result.leader,
+        "skip_assignment": result.skip_assignment,
         "member_id": result.member_id,
         "members": [
             {"member_id": member_id, "group_instance_id": instance_id, "metadata": metadata}

@@ -1,4 +1,4 @@
-"""ListOffsets (key 2), versions 1-7.
+"""ListOffsets (key 2), versions 1-10.
 
 Behavior:
 - timestamp -1 (latest): the high watermark (= log end offset on one broker); with
@@ -6,8 +6,14 @@ Behavior:
 - timestamp -2 (earliest): the log start offset, which retention and DeleteRecords move.
 - timestamp -3 (max timestamp, v7): the offset and timestamp of the record with the largest
   timestamp; -1/-1 for an empty partition.
+- timestamp -4 (earliest local, v8): the log start offset of the local log, which is the
+  whole log here (no tiered storage).
+- timestamp -5 (latest tiered, v9): offset -1, as Kafka answers when remote storage is not
+  enabled (nothing is tiered).
+- v10's timeout_ms bounds remote lookups; with no tiered storage every answer is local.
+- A special timestamp newer than the request version is UNSUPPORTED_VERSION.
 - any other timestamp: the first offset whose record timestamp is >= it, through the time
-  index; -1/-1 when there is none, as in Kafka.
+  index; -1/-1 (leader epoch -1) when there is none, as in Kafka.
 """
 
 from __future__ import annotations
@@ -20,7 +26,16 @@ from trafka.wire.errors import ErrorCode
 LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3
+EARLIEST_LOCAL = -4
+LATEST_TIERED = -5
 UNKNOWN = -1
+
+
+def lowest_special_timestamp(version: int) -> int:
+    """-4 needs v8 and -5 v9; -3 has always been answered (clients send it from v7)."""
+    if version >= 9:
+        return LATEST_TIERED
+    return EARLIEST_LOCAL if version == 8 else MAX_TIMESTAMP
 
 
 def partition_error(index: int, error: ErrorCode) -> dict:
@@ -34,8 +49,10 @@ def _lookup(log_, timestamp: int, read_committed: bool) -> tuple[int, int]:
     """(offset, timestamp) answering the query."""
     if timestamp == LATEST:
         return (log_.last_stable_offset if read_committed else log_.high_watermark), UNKNOWN
-    if timestamp == EARLIEST:
+    if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return log_.log_start_offset, UNKNOWN
+    if timestamp == LATEST_TIERED:
+        return UNKNOWN, UNKNOWN
     if timestamp == MAX_TIMESTAMP:
         found = log_.max_timestamp()
     else:
@@ -43,18 +60,19 @@ def _lookup(log_, timestamp: int, read_committed: bool) -> tuple[int, int]:
     return (found.offset, found.timestamp) if found is not None else (UNKNOWN, UNKNOWN)
 
 
-def _partition(broker, topic: str, p, read_committed: bool) -> dict:
+def _partition(broker, topic: str, p, read_committed: bool, version: int) -> dict:
     index = p.partition_index
     log_ = find_log(broker, topic, index)
     if log_ is None:
         return partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if p.timestamp < MAX_TIMESTAMP:
+    if p.timestamp < lowest_special_timestamp(version):
         return partition_error(index, ErrorCode.UNSUPPORTED_VERSION)
     offset, timestamp = _lookup(log_, p.timestamp, read_committed)
-    return {"partition_index": index, "error_code": ErrorCode.NONE, "timestamp": timestamp, "offset": offset, "leader_epoch": 0}
+    epoch = 0 if offset != UNKNOWN else -1  # Kafka names no epoch when it finds no offset
+    return {"partition_index": index, "error_code": ErrorCode.NONE, "timestamp": timestamp, "offset": offset, "leader_epoch": epoch}
 
 
-@registry.handles(2, min_version=1, max_version=7)
+@registry.handles(2, min_version=1, max_version=10)
 async def handle(ctx, request):
     broker = ctx.broker
     read_committed = request.isolation_level == READ_COMMITTED
@@ -64,5 +82,5 @@ async def handle(ctx, request):
             topics.append({"name": t.name, "partitions": [
                 partition_error(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in t.partitions]})
             continue
-        topics.append({"name": t.name, "partitions": [_partition(broker, t.name, p, read_committed) for p in t.partitions]})
+        topics.append({"name": t.name, "partitions": [_partition(broker, t.name, p, read_committed, ctx.version) for p in t.partitions]})
     return {"throttle_time_ms": 0, "topics": topics}

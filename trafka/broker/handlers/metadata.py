@@ -1,4 +1,4 @@
-"""Metadata (key 3), versions 0-12.
+"""Metadata (key 3), versions 0-13.
 
 Behavior:
 - One broker, the leader and only replica of every partition; it is also the controller.
@@ -6,6 +6,8 @@ Behavior:
   and the request allows it (v4+ asks explicitly; older versions always allow). Unlike Kafka,
   a freshly created topic is reported ready at once (no LEADER_NOT_AVAILABLE round).
 - Topic ids (v10+) are looked up by id when a request names topics by id.
+- v13's top-level error code is NONE: Kafka sets it only to ask the client to rebootstrap
+  (REBOOTSTRAP_REQUIRED, KIP-1102), which a broker that answers never needs.
 - ACLs (docs/security.md): a topic the caller may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED when
   named and left out of an all-topics answer; auto-creation needs CREATE on the cluster or the
   topic. Cluster (v8-10) and topic (v8+) authorized operations are filled when asked (every
@@ -123,7 +125,7 @@ def _caller(ctx) -> tuple:
     return () if ctx.broker.authorizer is None else (principal_of(ctx), client_host(ctx))
 
 
-@registry.handles(3, min_version=0, max_version=12)
+@registry.handles(3, min_version=0, max_version=13)
 async def handle(ctx, request):
     broker = ctx.broker
     cache = broker.metadata_cache

@@ -1,4 +1,4 @@
-"""Produce (key 0), versions 3-9 served; 0-2 advertised and answered with UNSUPPORTED_VERSION.
+"""Produce (key 0), versions 3-13 served; 0-2 advertised and answered with UNSUPPORTED_VERSION.
 
 Behavior:
 - Advertised from v0 as Kafka 4.x does: librdkafka turns compression off unless it sees v0.
@@ -18,6 +18,14 @@ Behavior:
   partition's batch, which is cut back from the log; the connection stays open.
 - Idempotence: a duplicate batch is answered with the offsets it got the first time; a
   sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER.
+- v13 names topics by id: an id no topic has is UNKNOWN_TOPIC_ID, as in Kafka (WRITE is checked
+  on the topic the id names). The v10+ leader hints (current_leader, node_endpoints) stay
+  empty: no answer is ever NOT_LEADER_OR_FOLLOWER.
+- v12+ is how a transaction version 2 producer (KIP-890 part 2) writes: Kafka adds the
+  partition to the transaction implicitly. trafka finalizes transaction.version 0 and does
+  not (docs/transactions.md): a transactional batch for a partition not added with
+  AddPartitionsToTxn is INVALID_TXN_STATE, whatever the version. Java 4.x and librdkafka send
+  transactional batches with v11 at most unless transaction.version 2 is finalized.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, TRANSACTIONAL_ID, Op, authorize
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.errors import error_code
-from trafka.broker.topics import find_log
+from trafka.broker.topics import find_log, topic_name
 from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC
 from trafka.storage import errors as storage_errors
 from trafka.wire import records as rec
@@ -37,6 +45,7 @@ from trafka.wire.errors import ErrorCode
 log = logging.getLogger("trafka.broker")
 
 FIRST_RECORD_BATCH_VERSION = 3
+FIRST_VERSION_WITH_TOPIC_IDS = 13
 INTERNAL_TOPICS = (OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC)
 
 # What a storage refusal means on the wire.
@@ -99,17 +108,20 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
     }
 
 
-def _respond(request, per_partition) -> dict:
-    return {
-        "responses": [
-            {"name": topic.name, "partition_responses": [per_partition(topic.name, p) for p in topic.partition_data]}
-            for topic in request.topic_data
-        ],
-        "throttle_time_ms": 0,
-    }
+def _respond(request, per_partition, names=None) -> dict:
+    """One response entry per requested topic. `names` are the topics' names (default: as the
+    request names them); a None name (an unknown topic id) is UNKNOWN_TOPIC_ID per partition."""
+    responses = []
+    for topic, name in zip(request.topic_data, names or [t.name for t in request.topic_data]):
+        if name is None:
+            partitions = [partition_error(p.index, ErrorCode.UNKNOWN_TOPIC_ID) for p in topic.partition_data]
+        else:
+            partitions = [per_partition(name, p) for p in topic.partition_data]
+        responses.append({"name": topic.name, "topic_id": topic.topic_id, "partition_responses": partitions})
+    return {"responses": responses, "throttle_time_ms": 0}
 
 
-@registry.handles(0, min_version=0, max_version=9)
+@registry.handles(0, min_version=0, max_version=13)
 async def handle(ctx, request):
     if ctx.version < FIRST_RECORD_BATCH_VERSION:
         return _respond(request, lambda _, p: partition_error(p.index, ErrorCode.UNSUPPORTED_VERSION))
@@ -119,8 +131,10 @@ async def handle(ctx, request):
     if txn_id is not None and not authorize(ctx, Op.WRITE, TRANSACTIONAL_ID, txn_id):
         response = _respond(request, lambda _, p: partition_error(p.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
         return None if request.acks == 0 else response
-    refused = {t.name for t in request.topic_data if not authorize(ctx, Op.WRITE, TOPIC, t.name)}
+    by_id = ctx.version >= FIRST_VERSION_WITH_TOPIC_IDS
+    names = [topic_name(ctx.broker, t.name, t.topic_id, by_id=by_id) for t in request.topic_data]
+    refused = {name for name in names if name is not None and not authorize(ctx, Op.WRITE, TOPIC, name)}
     response = _respond(request, lambda name, p: partition_error(p.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                        if name in refused else _append(ctx.broker, name, p, txn_id))
+                        if name in refused else _append(ctx.broker, name, p, txn_id), names)
     ctx.broker.notify_data_arrived()
     return None if request.acks == 0 else response

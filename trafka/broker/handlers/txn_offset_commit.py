@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), versions 0-4.
+"""TxnOffsetCommit (key 28), versions 0-5.
 
 Behavior:
 - The offsets are written to `__consumer_offsets` at once, as a transactional batch of the
@@ -9,6 +9,9 @@ Behavior:
   v2 has no meaning here: Kafka answers PRODUCER_FENCED for every version).
 - v3 carries the member's generation, member id and group instance id, checked as an
   OffsetCommit's are when given.
+- v5 marks a transaction version 2 producer, whose commit Kafka adds to the transaction
+  itself. trafka finalizes transaction.version 0, so v5 is served as v4: the group's partition
+  must have been added with AddOffsetsToTxn (else INVALID_TXN_STATE).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ def _respond(request, errors) -> dict:
     }
 
 
-@registry.handles(28, min_version=0, max_version=4)
+@registry.handles(28, min_version=0, max_version=5)
 async def handle(ctx, request):
     if not authorize(ctx, Op.WRITE, TRANSACTIONAL_ID, request.transactional_id):
         return denied(ctx, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)

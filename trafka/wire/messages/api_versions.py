@@ -6,7 +6,7 @@ from trafka.wire.types import INT16, INT32, INT64, STRING
 
 REQUEST = Message(
     "ApiVersionsRequest",
-    versions="0-3",
+    versions="0-4",
     flexible="3+",
     fields=[
         Field("client_software_name", STRING, "3+"),
@@ -16,7 +16,7 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "ApiVersionsResponse",
-    versions="0-3",
+    versions="0-4",
     flexible="3+",
     fields=[
         Field("error_code", INT16),

@@ -1,7 +1,7 @@
-"""EndTxn (key 26): commit or abort a transaction; v0-4.
+"""EndTxn (key 26): commit or abort a transaction; v0-5.
 
-v2 adds PRODUCER_FENCED, v3 is flexible, v4 adds TRANSACTION_ABORTABLE. v5 (KIP-890 part 2,
-an epoch bump per transaction with the new id/epoch in the response) is not served.
+v2 adds PRODUCER_FENCED, v3 is flexible, v4 adds TRANSACTION_ABORTABLE. v5 is the transaction
+version 2 request (KIP-890 part 2): the response carries the producer id and epoch to use next.
 """
 
 from trafka.wire.api import Api
@@ -10,7 +10,7 @@ from trafka.wire.types import BOOL, INT16, INT32, INT64, STRING
 
 REQUEST = Message(
     "EndTxnRequest",
-    versions="0-4",
+    versions="0-5",
     flexible="3+",
     fields=[
         Field("transactional_id", STRING),
@@ -22,11 +22,13 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "EndTxnResponse",
-    versions="0-4",
+    versions="0-5",
     flexible="3+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),
+        Field("producer_id", INT64, "5+", default=-1),
+        Field("producer_epoch", INT16, "5+", default=-1),
     ],
 )
 

@@ -1,20 +1,43 @@
-"""Fetch (key 1): records from partitions; v4-12.
+"""Fetch (key 1): records from partitions; v4-18.
 
-Topics are named up to v12 (v13+ uses topic ids and is not declared). v7+ adds fetch sessions;
-v12 is the first flexible version and brings the tagged fields below.
+v7+ adds fetch sessions; v12 is the first flexible version and brings the tagged fields below.
+From v13 topics are named by topic id (KIP-516), v15 moves the follower's replica id into a
+tagged ReplicaState (KIP-903), v16 adds the leaders' endpoints (KIP-951), v17 the follower's
+directory id (KIP-853) and v18 the follower's high watermark (KIP-1166); the last four matter
+only to followers and to NOT_LEADER_OR_FOLLOWER answers.
 """
 
 from trafka.wire.api import Api
 from trafka.wire.schema import Array, Field, Message
-from trafka.wire.types import INT8, INT16, INT32, INT64, RECORDS, STRING
+from trafka.wire.types import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID
+
+NO_HIGH_WATERMARK = 2**63 - 1  # a follower that does not send its high watermark (v18)
+
+# The leaders named in NOT_LEADER_OR_FOLLOWER answers (KIP-951); Produce declares the same.
+NODE_ENDPOINT = [
+    Field("node_id", INT32),
+    Field("host", STRING),
+    Field("port", INT32),
+    Field("rack", STRING, nullable="0+", default=None),
+]
 
 REQUEST = Message(
     "FetchRequest",
-    versions="4-12",
+    versions="4-18",
     flexible="12+",
     fields=[
         Field("cluster_id", STRING, "12+", nullable="12+", tag=0, tagged="12+"),
-        Field("replica_id", INT32, default=-1),
+        Field("replica_id", INT32, "0-14", default=-1),
+        Field(
+            "replica_state",
+            [
+                Field("replica_id", INT32, default=-1),
+                Field("replica_epoch", INT64, default=-1),
+            ],
+            "15+",
+            tag=1,
+            tagged="15+",
+        ),
         Field("max_wait_ms", INT32),
         Field("min_bytes", INT32),
         Field("max_bytes", INT32, default=0x7FFFFFFF),
@@ -24,7 +47,8 @@ REQUEST = Message(
         Field(
             "topics",
             Array([
-                Field("topic", STRING),
+                Field("topic", STRING, "0-12"),
+                Field("topic_id", UUID, "13+"),
                 Field(
                     "partitions",
                     Array([
@@ -34,6 +58,8 @@ REQUEST = Message(
                         Field("last_fetched_epoch", INT32, "12+", default=-1),
                         Field("log_start_offset", INT64, "5+", default=-1),
                         Field("partition_max_bytes", INT32),
+                        Field("replica_directory_id", UUID, "17+", tag=0, tagged="17+"),
+                        Field("high_watermark", INT64, "18+", tag=1, tagged="18+", default=NO_HIGH_WATERMARK),
                     ]),
                 ),
             ]),
@@ -41,7 +67,8 @@ REQUEST = Message(
         Field(
             "forgotten_topics_data",
             Array([
-                Field("topic", STRING),
+                Field("topic", STRING, "7-12"),
+                Field("topic_id", UUID, "13+"),
                 Field("partitions", Array(INT32)),
             ]),
             "7+",
@@ -52,7 +79,7 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "FetchResponse",
-    versions="4-12",
+    versions="4-18",
     flexible="12+",
     fields=[
         Field("throttle_time_ms", INT32),
@@ -61,7 +88,8 @@ RESPONSE = Message(
         Field(
             "responses",
             Array([
-                Field("topic", STRING),
+                Field("topic", STRING, "0-12"),
+                Field("topic_id", UUID, "13+"),
                 Field(
                     "partitions",
                     Array([
@@ -115,6 +143,7 @@ RESPONSE = Message(
                 ),
             ]),
         ),
+        Field("node_endpoints", Array(NODE_ENDPOINT), "16+", tag=0, tagged="16+"),
     ],
 )
 

@@ -1,6 +1,7 @@
-"""FindCoordinator (key 10): the broker coordinating a group or transaction; v0-4.
+"""FindCoordinator (key 10): the broker coordinating a group or transaction; v0-6.
 
-Up to v3 one key per request; v4 batches keys and answers one coordinator per key.
+Up to v3 one key per request; v4 batches keys and answers one coordinator per key. v5 adds the
+TRANSACTION_ABORTABLE error (KIP-890), v6 the share-group key type 2 (KIP-932).
 """
 
 from trafka.wire.api import Api
@@ -9,7 +10,7 @@ from trafka.wire.types import INT8, INT16, INT32, STRING
 
 REQUEST = Message(
     "FindCoordinatorRequest",
-    versions="0-4",
+    versions="0-6",
     flexible="3+",
     fields=[
         Field("key", STRING, "0-3"),
@@ -20,7 +21,7 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "FindCoordinatorResponse",
-    versions="0-4",
+    versions="0-6",
     flexible="3+",
     fields=[
         Field("throttle_time_ms", INT32, "1+"),

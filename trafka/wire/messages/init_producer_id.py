@@ -1,6 +1,7 @@
-"""InitProducerId (key 22): a producer id and epoch for idempotent or transactional producers; v0-4.
+"""InitProducerId (key 22): a producer id and epoch for idempotent or transactional producers; v0-5.
 
-v3+ lets a producer with an id and epoch ask for a bumped epoch.
+v3+ lets a producer with an id and epoch ask for a bumped epoch, v4 adds PRODUCER_FENCED, v5
+TRANSACTION_ABORTABLE (KIP-890). v6 (two-phase commit, KIP-939) is not declared.
 """
 
 from trafka.wire.api import Api
@@ -9,7 +10,7 @@ from trafka.wire.types import INT16, INT32, INT64, STRING
 
 REQUEST = Message(
     "InitProducerIdRequest",
-    versions="0-4",
+    versions="0-5",
     flexible="2+",
     fields=[
         Field("transactional_id", STRING, nullable="0+"),
@@ -21,7 +22,7 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "InitProducerIdResponse",
-    versions="0-4",
+    versions="0-5",
     flexible="2+",
     fields=[
         Field("throttle_time_ms", INT32),

@@ -1,6 +1,8 @@
-"""ListOffsets (key 2): the offset for a timestamp per partition; v1-7.
+"""ListOffsets (key 2): the offset for a timestamp per partition; v1-10.
 
-Timestamps -1 (latest), -2 (earliest) and, from v7, -3 (max timestamp) are special.
+Timestamps -1 (latest), -2 (earliest), from v7 -3 (max timestamp), from v8 -4 (earliest
+local, KIP-405) and from v9 -5 (latest tiered, KIP-1005) are special; v10 adds a timeout for
+remote (tiered) lookups (KIP-1075).
 """
 
 from trafka.wire.api import Api
@@ -9,7 +11,7 @@ from trafka.wire.types import INT8, INT16, INT32, INT64, STRING
 
 REQUEST = Message(
     "ListOffsetsRequest",
-    versions="1-7",
+    versions="1-10",
     flexible="6+",
     fields=[
         Field("replica_id", INT32, default=-1),
@@ -28,12 +30,13 @@ REQUEST = Message(
                 ),
             ]),
         ),
+        Field("timeout_ms", INT32, "10+"),
     ],
 )
 
 RESPONSE = Message(
     "ListOffsetsResponse",
-    versions="1-7",
+    versions="1-10",
     flexible="6+",
     fields=[
         Field("throttle_time_ms", INT32, "2+"),

@@ -1,7 +1,7 @@
-"""Metadata (key 3): brokers, topics and partition leaders; v0-12.
+"""Metadata (key 3): brokers, topics and partition leaders; v0-13.
 
-A null topic list (v1+) asks for every topic; in v0 an empty list does. v13+ would add a
-top-level error code and is not declared.
+A null topic list (v1+) asks for every topic; in v0 an empty list does. v13 adds a top-level
+error code (KIP-1102: REBOOTSTRAP_REQUIRED), 0 on a broker that is serving.
 """
 
 from trafka.wire.api import Api
@@ -12,7 +12,7 @@ NO_AUTHORIZED_OPERATIONS = -(2**31)
 
 REQUEST = Message(
     "MetadataRequest",
-    versions="0-12",
+    versions="0-13",
     flexible="9+",
     fields=[
         Field(
@@ -31,7 +31,7 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "MetadataResponse",
-    versions="0-12",
+    versions="0-13",
     flexible="9+",
     fields=[
         Field("throttle_time_ms", INT32, "3+"),
@@ -69,6 +69,7 @@ RESPONSE = Message(
             ]),
         ),
         Field("cluster_authorized_operations", INT32, "8-10", default=NO_AUTHORIZED_OPERATIONS),
+        Field("error_code", INT16, "13+"),
     ],
 )
 

@@ -1,16 +1,20 @@
-"""Produce (key 0): record batches for partitions; declared v0-9.
+"""Produce (key 0): record batches for partitions; declared v0-13.
 
 v0-2 carry the old message formats; the broker answers them with UNSUPPORTED_VERSION but they
 are declared so their requests still decode. v3 is the first record-batch (magic 2) version.
+v10 adds the leader hints of KIP-951 (tagged, for NOT_LEADER_OR_FOLLOWER), v11 the
+TRANSACTION_ABORTABLE error, v12 marks a transaction version 2 producer (KIP-890: the produce
+adds its partition to the transaction) and v13 names topics by id (KIP-516).
 """
 
 from trafka.wire.api import Api
 from trafka.wire.schema import Array, Field, Message
-from trafka.wire.types import INT16, INT32, INT64, RECORDS, STRING
+from trafka.wire.messages.fetch import NODE_ENDPOINT
+from trafka.wire.types import INT16, INT32, INT64, RECORDS, STRING, UUID
 
 REQUEST = Message(
     "ProduceRequest",
-    versions="0-9",
+    versions="0-13",
     flexible="9+",
     fields=[
         Field("transactional_id", STRING, "3+", nullable="3+"),
@@ -19,7 +23,8 @@ REQUEST = Message(
         Field(
             "topic_data",
             Array([
-                Field("name", STRING),
+                Field("name", STRING, "0-12"),
+                Field("topic_id", UUID, "13+"),
                 Field(
                     "partition_data",
                     Array([
@@ -34,13 +39,14 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "ProduceResponse",
-    versions="0-9",
+    versions="0-13",
     flexible="9+",
     fields=[
         Field(
             "responses",
             Array([
-                Field("name", STRING),
+                Field("name", STRING, "0-12"),
+                Field("topic_id", UUID, "13+"),
                 Field(
                     "partition_responses",
                     Array([
@@ -58,11 +64,22 @@ RESPONSE = Message(
                             "8+",
                         ),
                         Field("error_message", STRING, "8+", nullable="8+"),
+                        Field(
+                            "current_leader",
+                            [
+                                Field("leader_id", INT32, default=-1),
+                                Field("leader_epoch", INT32, default=-1),
+                            ],
+                            "10+",
+                            tag=0,
+                            tagged="10+",
+                        ),
                     ]),
                 ),
             ]),
         ),
         Field("throttle_time_ms", INT32, "1+"),
+        Field("node_endpoints", Array(NODE_ENDPOINT), "10+", tag=0, tagged="10+"),
     ],
 )
 

@@ -1,7 +1,8 @@
-"""TxnOffsetCommit (key 28): commit offsets inside a transaction; v0-4.
+"""TxnOffsetCommit (key 28): commit offsets inside a transaction; v0-5.
 
 v2 adds the committed leader epoch, v3 the member id, group instance id and generation (and
-is flexible), v4 adds TRANSACTION_ABORTABLE. v5 belongs to transaction version 2 (KIP-890).
+is flexible), v4 adds TRANSACTION_ABORTABLE. v5 has v4's fields and marks a transaction
+version 2 producer (KIP-890: the commit adds the group's partition to the transaction).
 """
 
 from trafka.wire.api import Api
@@ -11,7 +12,7 @@ from trafka.wire.types import INT16, INT32, INT64, STRING
 
 REQUEST = Message(
     "TxnOffsetCommitRequest",
-    versions="0-4",
+    versions="0-5",
     flexible="3+",
     fields=[
         Field("transactional_id", STRING),
@@ -27,7 +28,7 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "TxnOffsetCommitResponse",
-    versions="0-4",
+    versions="0-5",
     flexible="3+",
     fields=[
         Field("throttle_time_ms", INT32),

@@ -1,0 +1,32 @@
+"""AlterClientQuotas (key 49), versions 0-1.
+
+Behavior:
+- Sets or removes quota values per entity (trafka/broker/quotas.py) with Kafka's controller
+  checks: entity types user and client-id (alone or together) or ip (alone, an address), their
+  keys (producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate;
+  connection_creation_rate for ip), values above 0 and whole numbers for the integral keys;
+  each failing entry gets INVALID_REQUEST and its message, the others are applied together and
+  written to the data dir before the answer. validate_only checks without applying.
+- Unlike Kafka, an ip entity must be an address (Kafka also resolves host names).
+- Quotas are stored, never enforced (docs/compatibility.md).
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+
+
+@registry.handles(49, min_version=0, max_version=1)
+async def handle(ctx, request):
+    entries = [
+        ([(e.entity_type, e.entity_name) for e in entry.entity], [(op.key, None if op.remove else op.value) for op in entry.ops])
+        for entry in request.entries
+    ]
+    results = ctx.broker.quotas.alter(entries, request.validate_only)
+    return {
+        "throttle_time_ms": 0,
+        "entries": [
+            {"error_code": error, "error_message": message, "entity": [{"entity_type": e.entity_type, "entity_name": e.entity_name} for e in entry.entity]}
+            for entry, (error, message) in zip(request.entries, results)
+        ],
+    }

@@ -1,0 +1,34 @@
+"""CreateDelegationToken (key 38), versions 1-3.
+
+Behavior:
+- No token authentication (trafka/broker/security/tokens.py): on PLAINTEXT and one-way SSL
+  connections DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, elsewhere a renewer that is not a User is
+  INVALID_PRINCIPAL_TYPE and any other request DELEGATION_TOKEN_AUTH_DISABLED, as a Kafka
+  broker without `delegation.token.secret.key` answers. The answer names the owner (the
+  request's owner, else the caller) and, from v3, the requester.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.security.tokens import split_principal, token_request_error
+from trafka.wire.errors import ErrorCode
+
+
+@registry.handles(38, min_version=1, max_version=3)
+async def handle(ctx, request):
+    requester_type, requester_name = split_principal(ctx.principal)
+    owner_type, owner_name = requester_type, requester_name
+    if request.owner_principal_name:
+        owner_type, owner_name = request.owner_principal_type or "User", request.owner_principal_name
+    error = token_request_error(ctx.session)
+    if error == ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED and any(r.principal_type != "User" for r in request.renewers):
+        error = ErrorCode.INVALID_PRINCIPAL_TYPE
+    return {
+        "error_code": error,
+        "principal_type": owner_type,
+        "principal_name": owner_name,
+        "token_requester_principal_type": requester_type,
+        "token_requester_principal_name": requester_name,
+        "throttle_time_ms": 0,
+    }

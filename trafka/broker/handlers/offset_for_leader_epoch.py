@@ -1,0 +1,42 @@
+"""OffsetForLeaderEpoch (key 23), versions 2-4.
+
+Behavior:
+- One broker, one leader since each partition was made: every partition is at leader epoch 0,
+  which started at its first offset. So, as Kafka's leader epoch cache answers: epoch 0 ends at
+  the log end offset (the next offset to be written); a later epoch or -1 is unknown
+  (leader epoch -1, end offset -1). Consumers ask after a leader change to detect truncation;
+  here there is never any.
+- current_leader_epoch above 0 is UNKNOWN_LEADER_EPOCH (the client knows a newer leader than
+  this broker); -1 skips the check. Absent topics or partitions are UNKNOWN_TOPIC_OR_PARTITION.
+- replica_id (v3+: -1 consumer, -2 debug consumer, a broker id for followers) changes nothing:
+  the high watermark is the log end offset.
+"""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.topics import find_log
+from trafka.wire.errors import ErrorCode
+
+LEADER_EPOCH = 0
+UNDEFINED = -1
+
+
+def _partition(broker, topic: str, p) -> dict:
+    answer = {"partition": p.partition, "error_code": ErrorCode.NONE, "leader_epoch": UNDEFINED, "end_offset": UNDEFINED}
+    log_ = find_log(broker, topic, p.partition)
+    if log_ is None:
+        return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    if p.current_leader_epoch > LEADER_EPOCH:
+        return answer | {"error_code": ErrorCode.UNKNOWN_LEADER_EPOCH}
+    if p.leader_epoch == LEADER_EPOCH:
+        return answer | {"leader_epoch": LEADER_EPOCH, "end_offset": log_.log_end_offset}
+    return answer
+
+
+@registry.handles(23, min_version=2, max_version=4)
+async def handle(ctx, request):
+    return {
+        "throttle_time_ms": 0,
+        "topics": [{"topic": t.topic, "partitions": [_partition(ctx.broker, t.topic, p) for p in t.partitions]} for t in request.topics],
+    }

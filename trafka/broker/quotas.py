@@ -1,0 +1,190 @@
+"""Client quotas (KIP-546): stored and reported as Kafka's controller keeps them, never enforced.
+
+An entity is a set of (type, name) pairs: `user`, `client-id` (alone or together) or `ip`
+(alone); a None name is the default entity of that type. Each has quota values by key. The
+checks are Kafka's ClientQuotaControlManager's, the filter Kafka's ClientQuotasImage.describe.
+Kafka throttles clients over their quotas; trafka never throttles (docs/compatibility.md).
+
+The quotas live in `<data dir>/client_quotas` (JSON), written atomically before
+AlterClientQuotas answers, so they survive a restart.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from pathlib import Path
+
+from trafka.storage.errors import StorageError
+from trafka.storage.files import atomic_write
+from trafka.wire.errors import ErrorCode
+
+USER, CLIENT_ID, IP = "user", "client-id", "ip"
+# Kafka's QuotaConfig: the keys of user/client-id entities and of ip entities, with their types.
+USER_AND_CLIENT_KEYS = {
+    "producer_byte_rate": "long",
+    "consumer_byte_rate": "long",
+    "request_percentage": "double",
+    "controller_mutation_rate": "double",
+}
+IP_KEYS = {"connection_creation_rate": "int"}
+_LIMITS = {"int": 2**31 - 1, "long": 2**63 - 1}
+
+MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED = 0, 1, 2
+
+Entity = frozenset  # of (entity type, entity name or None)
+
+
+class QuotaError(Exception):
+    def __init__(self, code: ErrorCode, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _valid_ip(name: str | None) -> bool:
+    if name is None:
+        return True
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        return False  # Kafka also resolves host names; trafka takes addresses only (no DNS in the loop)
+
+
+def _check_entity(pairs: list[tuple[str, str | None]]) -> dict[str, tuple[str, str]]:
+    """The valid keys (key -> type) for this entity, or QuotaError."""
+    if not pairs:
+        raise QuotaError(ErrorCode.INVALID_REQUEST, "Invalid empty client quota entity")
+    seen: dict[str, str | None] = {}
+    for entity_type, name in pairs:
+        if entity_type in seen:
+            raise QuotaError(ErrorCode.INVALID_REQUEST, f"Invalid client quota entity, duplicate entity entry {entity_type}")
+        if entity_type not in (USER, CLIENT_ID, IP):
+            raise QuotaError(ErrorCode.INVALID_REQUEST, f"Unhandled client quota entity type: {entity_type}")
+        if name is not None and name == "":
+            raise QuotaError(ErrorCode.INVALID_REQUEST, f"Empty {entity_type} not supported")
+        seen[entity_type] = name
+    if IP in seen:
+        if len(seen) > 1:
+            raise QuotaError(ErrorCode.INVALID_REQUEST,
+                             "Invalid quota entity combination, IP entity should not be combined with User or ClientId")
+        if not _valid_ip(seen[IP]):
+            raise QuotaError(ErrorCode.INVALID_REQUEST, f"{seen[IP]} is not a valid IP or resolvable host.")
+        return IP_KEYS
+    return USER_AND_CLIENT_KEYS
+
+
+def _check_value(keys: dict[str, str], key: str, value: float) -> None:
+    kind = keys.get(key)
+    if kind is None:
+        raise QuotaError(ErrorCode.INVALID_REQUEST, f"Invalid configuration key {key}")
+    if value <= 0.0:
+        raise QuotaError(ErrorCode.INVALID_REQUEST, f"Quota {key} must be greater than 0")
+    if kind == "double":
+        return
+    if value > _LIMITS[kind]:
+        article = "an" if kind == "int" else "a"
+        raise QuotaError(ErrorCode.INVALID_REQUEST, f"Proposed value for {key} is too large for {article} {kind.upper()}.")
+    if abs(value % 1.0) > 1e-6:
+        raise QuotaError(ErrorCode.INVALID_REQUEST, f"{key} cannot be a fractional value.")
+
+
+class ClientQuotas:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.entities: dict[Entity, dict[str, float]] = self._read()
+
+    def _read(self) -> dict[Entity, dict[str, float]]:
+        try:
+            data = json.loads(self.path.read_text())
+            return {
+                frozenset((t, n) for t, n in item["entity"]): {str(k): float(v) for k, v in item["values"].items()}
+                for item in data
+            }
+        except FileNotFoundError:
+            return {}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise StorageError(
+                f"{self.path} is corrupt: it must hold the client quotas as JSON "
+                '([{"entity": [[type, name]], "values": {key: value}}]); fix or remove it'
+            ) from None
+
+    def _write(self, entities: dict[Entity, dict[str, float]]) -> None:
+        data = [{"entity": sorted(entity, key=lambda p: p[0]), "values": values} for entity, values in entities.items()]
+        atomic_write(self.path, json.dumps(data, sort_keys=True) + "\n")
+
+    def alter(self, entries: list[tuple[list[tuple[str, str | None]], list[tuple[str, float | None]]]],
+              validate_only: bool) -> list[tuple[ErrorCode, str | None]]:
+        """One (error, message) per entry; valid entries are applied together (unless validate_only)."""
+        results: list[tuple[ErrorCode, str | None]] = []
+        changed = {entity: dict(values) for entity, values in self.entities.items()}
+        seen: set[Entity] = set()
+        for pairs, ops in entries:
+            entity = frozenset(pairs)
+            try:
+                if entity in seen:
+                    raise QuotaError(ErrorCode.INVALID_REQUEST, f"Ignoring duplicate entity {dict(pairs)}")
+                seen.add(entity)
+                keys = _check_entity(pairs)
+                alterations: dict[str, float | None] = {}
+                for key, value in ops:
+                    if key in alterations:
+                        raise QuotaError(ErrorCode.INVALID_REQUEST, f"Duplicate quota key {key} not updating quota for this entity")
+                    alterations[key] = value
+                for key, value in alterations.items():
+                    if value is not None:
+                        _check_value(keys, key, value)
+            except QuotaError as exc:
+                results.append((exc.code, str(exc)))
+                continue
+            values = changed.setdefault(entity, {})
+            for key, value in alterations.items():
+                if value is None:
+                    values.pop(key, None)
+                else:
+                    values[key] = value
+            if not values:
+                del changed[entity]
+            results.append((ErrorCode.NONE, None))
+        if not validate_only and changed != self.entities:
+            self._write(changed)
+            self.entities = changed
+        return results
+
+    def describe(self, components: list[tuple[str, int, str | None]], strict: bool) -> list[tuple[Entity, dict[str, float]]]:
+        """The entities matching the filter (Kafka's ClientQuotasImage.describe), or QuotaError."""
+        exact: dict[str, str | None] = {}
+        specified: set[str] = set()
+        for entity_type, match_type, match in components:
+            if not entity_type:
+                raise QuotaError(ErrorCode.INVALID_REQUEST, "Invalid empty entity type.")
+            if entity_type in exact or entity_type in specified:
+                raise QuotaError(ErrorCode.INVALID_REQUEST, f"Entity type {entity_type} cannot appear more than once in the filter.")
+            if entity_type not in (USER, CLIENT_ID, IP):
+                raise QuotaError(ErrorCode.UNSUPPORTED_VERSION, f"Unsupported entity type {entity_type}")
+            if match_type == MATCH_EXACT:
+                if match is None:
+                    raise QuotaError(ErrorCode.INVALID_REQUEST, "Request specified MATCH_TYPE_EXACT, but set match string to null.")
+                exact[entity_type] = match
+            elif match_type == MATCH_DEFAULT:
+                if match is not None:
+                    raise QuotaError(ErrorCode.INVALID_REQUEST, "Request specified MATCH_TYPE_DEFAULT, but also specified a match string.")
+                exact[entity_type] = None
+            elif match_type == MATCH_SPECIFIED:
+                if match is not None:
+                    raise QuotaError(ErrorCode.INVALID_REQUEST, "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string.")
+                specified.add(entity_type)
+            else:
+                raise QuotaError(ErrorCode.INVALID_REQUEST, f"Unknown match type {match_type}")
+        used = set(exact) | specified
+        if IP in used and used & {USER, CLIENT_ID}:
+            raise QuotaError(ErrorCode.INVALID_REQUEST, "Invalid entity filter component combination. IP filter component "
+                             "should not be used with user or clientId filter component.")
+        found = []
+        for entity, values in self.entities.items():
+            names = dict(entity)
+            if strict and len(names) != len(used):
+                continue
+            if all(t in names and names[t] == name for t, name in exact.items()) and all(t in names for t in specified):
+                found.append((entity, values))
+        return found
