@@ -190,7 +190,7 @@ def decoder(fields, version: int, flexible: bool):
 # `types.TaggedFields` does). The function appends bytes to a list; record data given as a list
 # of buffers (storage FileSlices for sendfile) is appended part by part, by reference.
 
-_PACK = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "bool": "?", "uuid": "16s"}
+_PACK = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "float64": "d", "bool": "?", "uuid": "16s"}
 _UV1 = [bytes([i]) for i in range(128)]
 _SHORT = 32  # compact arrays of numbers up to this long are written by a precompiled Struct
 

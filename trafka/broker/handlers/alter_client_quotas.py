@@ -9,11 +9,14 @@ Behavior:
   written to the data dir before the answer. validate_only checks without applying.
 - Unlike Kafka, an ip entity must be an address (Kafka also resolves host names).
 - Quotas are stored, never enforced (docs/compatibility.md).
+- Needs ALTER_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED for every entry), as in Kafka.
 """
 
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize
+from trafka.wire.errors import ErrorCode
 
 
 @registry.handles(49, min_version=0, max_version=1)
@@ -22,7 +25,10 @@ async def handle(ctx, request):
         ([(e.entity_type, e.entity_name) for e in entry.entity], [(op.key, None if op.remove else op.value) for op in entry.ops])
         for entry in request.entries
     ]
-    results = ctx.broker.quotas.alter(entries, request.validate_only)
+    if authorize(ctx, Op.ALTER_CONFIGS, CLUSTER):
+        results = ctx.broker.quotas.alter(entries, request.validate_only)
+    else:
+        results = [(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)] * len(entries)
     return {
         "throttle_time_ms": 0,
         "entries": [

@@ -6,17 +6,21 @@ Behavior:
   `strict` leaves out entities with types the filter does not name. A bad filter is the whole
   answer's error (INVALID_REQUEST; an unknown entity type UNSUPPORTED_VERSION) with null entries.
 - Quotas are reported, never enforced: throttle times stay 0 (docs/compatibility.md).
+- Needs DESCRIBE_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED), as in Kafka.
 """
 
 from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.quotas import QuotaError
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 
 @registry.handles(48, min_version=0, max_version=1)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.DESCRIBE_CONFIGS, CLUSTER):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None, "entries": None}
     components = [(c.entity_type, c.match_type, c.match) for c in request.components]
     try:
         found = ctx.broker.quotas.describe(components, request.strict)

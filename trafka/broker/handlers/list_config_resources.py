@@ -8,11 +8,13 @@ Behavior:
   two types list nothing. A type outside TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS and
   GROUP fails the whole request with UNSUPPORTED_VERSION, as in Kafka.
 - v0 is the older ListClientMetricsResources: client-metrics subscriptions only (none).
+- Needs DESCRIBE_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED), as in Kafka.
 """
 
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
@@ -29,6 +31,8 @@ def _names(broker, resource_type: int) -> list[str]:
 
 @registry.handles(74, min_version=0, max_version=1)
 async def handle(ctx, request):
+    if not authorize(ctx, Op.DESCRIBE_CONFIGS, CLUSTER):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "config_resources": []}
     if ctx.version == 0:
         wanted = {CLIENT_METRICS}
     else:

@@ -10,11 +10,14 @@ Behavior:
   this broker); -1 skips the check. Absent topics or partitions are UNKNOWN_TOPIC_OR_PARTITION.
 - replica_id (v3+: -1 consumer, -2 debug consumer, a broker id for followers) changes nothing:
   the high watermark is the log end offset.
+- As in Kafka, CLUSTER_ACTION on the cluster allows every topic; otherwise a topic needs
+  DESCRIBE (else TOPIC_AUTHORIZATION_FAILED for its partitions).
 """
 
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize
 from trafka.broker.topics import find_log
 from trafka.wire.errors import ErrorCode
 
@@ -34,9 +37,18 @@ def _partition(broker, topic: str, p) -> dict:
     return answer
 
 
+def _refused(index: int) -> dict:
+    return {"partition": index, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "leader_epoch": UNDEFINED, "end_offset": UNDEFINED}
+
+
 @registry.handles(23, min_version=2, max_version=4)
 async def handle(ctx, request):
-    return {
-        "throttle_time_ms": 0,
-        "topics": [{"topic": t.topic, "partitions": [_partition(ctx.broker, t.topic, p) for p in t.partitions]} for t in request.topics],
-    }
+    everything = authorize(ctx, Op.CLUSTER_ACTION, CLUSTER)
+    topics = []
+    for t in request.topics:
+        if everything or authorize(ctx, Op.DESCRIBE, TOPIC, t.topic):
+            partitions = [_partition(ctx.broker, t.topic, p) for p in t.partitions]
+        else:
+            partitions = [_refused(p.partition) for p in t.partitions]
+        topics.append({"topic": t.topic, "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}

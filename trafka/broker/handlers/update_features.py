@@ -12,12 +12,14 @@ Behavior:
   trafka implements no later transaction version.
 - v0-1 list one result per feature on success (none on failure); v2 answers with the top-level
   error only. A feature named twice is INVALID_REQUEST.
+- Needs ALTER on the cluster (else CLUSTER_AUTHORIZATION_FAILED), as in Kafka.
 """
 
 from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.features import SAFE_DOWNGRADE, UPGRADE, FeatureUpdate
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 FIRST_VERSION_WITH_UPGRADE_TYPE = 1
@@ -39,6 +41,8 @@ async def handle(ctx, request):
         for u in request.feature_updates
     ]
     names = [u.feature for u in updates]
+    if not authorize(ctx, Op.ALTER, CLUSTER):
+        return _answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None, names)
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate is not None:
         return _answer(ErrorCode.INVALID_REQUEST, f"Feature {duplicate} appears more than once in the request.", names)
