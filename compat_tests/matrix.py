@@ -61,6 +61,9 @@ CAPABILITIES = {
     "admin-reassignments": "admin: alter / list partition reassignments",
     "admin-describe-topics": "admin: describe topics (DescribeTopicPartitions, cursor)",
     "admin-quorum": "admin: describe metadata quorum (DescribeQuorum)",
+    "admin-features": "admin: describe / update features (UpdateFeatures, ApiVersions features)",
+    "admin-quotas": "admin: describe / alter client quotas (stored, not enforced)",
+    "admin-config-resources": "admin: list config resources (ListConfigResources)",
     "list-offsets": "list offsets: earliest, latest, by timestamp",
     "transactions": "transactions: commit/abort, read_committed, offsets in a transaction, fencing, timeout",
 }

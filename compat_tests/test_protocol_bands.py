@@ -6,6 +6,7 @@ below say which). kafka-python reads the whole as Kafka 4.1."""
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 from trafka.testing.rawwire import RawClient
 
@@ -93,3 +94,16 @@ def test_newer_api_versions_request_gets_35_and_a_v0_body(bootstrap):
     entries = [struct.unpack(">hhh", data[10 + 6 * i:16 + 6 * i]) for i in range(count)]
     assert {key: (lo, hi) for key, lo, hi in entries} == advertised(bootstrap)
     assert dict((key, (lo, hi)) for key, lo, hi in entries)[18] == (0, 4)
+
+
+def test_the_documented_table_is_what_is_advertised(bootstrap):
+    """docs/compatibility.md's API versions table, trafka and Kafka 4.1 columns, key by key."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "compatibility.md").read_text()
+    table = doc.split("<!-- bands:begin -->", 1)[1].split("<!-- bands:end -->", 1)[0]
+    rows = [line.split("|")[1:5] for line in table.strip().splitlines()[2:]]
+    documented = {int(key): (served.strip(), kafka.strip()) for key, _, served, kafka in rows}
+    served = advertised(bootstrap)
+    assert documented == {
+        key: (f"{served[key][0]}-{served[key][1]}" if key in served else "not served", f"{lo}-{hi}")
+        for key, (lo, hi) in KAFKA_41.items()
+    }

@@ -86,14 +86,14 @@ def test_unknown_api_key_or_version(broker, api_key, version, logged):
 
 def test_too_new_api_versions_gets_error_35_and_v0_body(broker):
     client = RawClient(broker.bootstrap_servers)
-    header = struct.pack(">hhih", 18, 4, 42, 3) + b"new" + b"\x00"
+    header = struct.pack(">hhih", 18, 5, 42, 3) + b"new" + b"\x00"  # v4 is served (Kafka 4.x); v5 is not
     body = b"\x05trafk\x02x\x00"
     client.send(struct.pack(">i", len(header + body)) + header + body)
     correlation_id, response = client.receive(18, 0)
     assert correlation_id == 42
     assert response.error_code == 35
     keys = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-    assert keys[18] == (0, 3)
+    assert keys[18] == (0, 4)
     assert keys[0][0] == 0
     # The connection stays usable: ask again at v3.
     client.send(framing.encode_request(APIS[18], 3, 43, "probe", {"client_software_name": "t", "client_software_version": "1"}))

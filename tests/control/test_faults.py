@@ -226,8 +226,9 @@ def test_bad_faults_are_refused_with_a_clear_error(broker, spec, message):
 
 def _mirrored_every_partition(api, version, request, response) -> bool:
     if api.key == 0:
-        asked = {(t["name"], p["index"]) for t in request["topic_data"] for p in t["partition_data"]}
-        answered = {(t["name"], p["index"]) for t in response["responses"] for p in t["partition_responses"]}
+        topic = "topic_id" if version >= 13 else "name"  # v13 names topics by id
+        asked = {(t[topic], p["index"]) for t in request["topic_data"] for p in t["partition_data"]}
+        answered = {(t[topic], p["index"]) for t in response["responses"] for p in t["partition_responses"]}
         return asked == answered and all(p["error_code"] == 6 for t in response["responses"] for p in t["partition_responses"])
     return True
 

@@ -55,6 +55,11 @@ SERVED = {
     "DeleteGroups": (42, range(0, 3), 2),
     "IncrementalAlterConfigs": (44, range(0, 2), 1),
     "OffsetDelete": (47, range(0, 1), None),
+    "OffsetForLeaderEpoch": (23, range(2, 5), 4),
+    "DescribeClientQuotas": (48, range(0, 2), 1),
+    "AlterClientQuotas": (49, range(0, 2), 1),
+    "UpdateFeatures": (57, range(0, 3), 0),
+    "ListConfigResources": (74, range(0, 2), 0),
 }
 DECLARED_BEYOND_SERVED = {"Produce": range(0, 14)}
 
