@@ -2,7 +2,8 @@
 (AbstractTokenProvider) log in on SASL_PLAINTEXT and SASL_SSL; expired, wrongly signed, malformed
 and subject-less tokens are refused with SASL_AUTHENTICATION_FAILED and a log line naming the
 principal and the peer; a token that expires while its connection is open ends the session as
-Kafka does (KIP-368): the next request other than a re-authentication closes the connection, and
+Kafka does (KIP-368; the session ends with the token or after connections.max.reauth.ms,
+whichever is first): the next request other than a re-authentication closes the connection, and
 re-authenticating with the expired token is refused. Broker time is moved with advance_clock, so
 nothing sleeps past an exp. This module's broker is its own: moving its clock would expire the
 tokens other modules' clients mint from the wall clock."""
@@ -23,6 +24,7 @@ KEYSTORE_PASSWORD = "keystore-secret"
 BROKER_JAAS = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
                'unsecuredLoginStringClaim_sub="admin";')
 SASL_AUTHENTICATION_FAILED = 58
+REAUTH_MS = 600_000
 CLOSED = (ConnectionError, OSError, EOFError, struct.error, ValueError)
 
 
@@ -35,6 +37,8 @@ def oauth_broker(pki, tmp_path_factory):
         "ssl.keystore.location": pki.broker["keystore.p12"],
         "ssl.keystore.password": KEYSTORE_PASSWORD,
         "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": BROKER_JAAS,
+        # sessions on SASL_PLAINTEXT end after 10 minutes or with their token, whichever is first
+        "listener.name.sasl_plaintext.oauthbearer.connections.max.reauth.ms": REAUTH_MS,
         "listener.name.sasl_ssl.oauthbearer.sasl.jaas.config": BROKER_JAAS,
     })
     broker.start()
@@ -184,7 +188,7 @@ def test_a_token_that_expires_while_connected_ends_the_session(oauth_broker):
     with RawClient(oauth_broker.bootstrap("SASL_PLAINTEXT")) as raw:
         peer = _peer(raw)
         answer = _login(raw, token)
-        # the session lasts as long as the token (connections.max.reauth.ms is 0 here)
+        # the session lasts as long as the token (shorter than connections.max.reauth.ms here)
         assert 55_000 <= answer.session_lifetime_ms <= 60_000
         assert raw.request(3, 1, {"topics": []}).brokers
         oauth_broker.advance_clock(61_000)
@@ -193,6 +197,20 @@ def test_a_token_that_expires_while_connected_ends_the_session(oauth_broker):
     log = oauth_broker.log_text()
     assert (f"closing connection from {peer}: session of User:erin expired (the OAUTHBEARER token's exp passed) "
             f"without re-authentication") in log
+
+
+def test_connections_max_reauth_ms_ends_a_session_before_a_longer_token(oauth_broker):
+    token = unsecured_jwt(claims_for("kate", oauth_broker.clock()["time_ms"], lifetime_s=3600))
+    with RawClient(oauth_broker.bootstrap("SASL_PLAINTEXT")) as raw:
+        peer = _peer(raw)
+        assert _login(raw, token).session_lifetime_ms == REAUTH_MS
+        oauth_broker.advance_clock(REAUTH_MS - 60_000)
+        assert raw.request(3, 1, {"topics": []}).brokers
+        oauth_broker.advance_clock(61_000)
+        with pytest.raises(CLOSED):
+            raw.request(3, 1, {"topics": []})
+    assert (f"closing connection from {peer}: session of User:kate expired (connections.max.reauth.ms) "
+            f"without re-authentication") in oauth_broker.log_text()
 
 
 def test_re_authenticating_with_the_expired_token_is_refused(oauth_broker):
@@ -218,7 +236,7 @@ def test_re_authenticating_with_a_fresh_token_keeps_the_connection(oauth_broker)
         _login(raw, unsecured_jwt(claims_for("gina", now, lifetime_s=60)))
         oauth_broker.advance_clock(30_000)
         renewed = _login(raw, unsecured_jwt(claims_for("gina", now + 30_000, lifetime_s=3600)))
-        assert renewed.session_lifetime_ms > 3_000_000
+        assert renewed.session_lifetime_ms == REAUTH_MS  # connections.max.reauth.ms is the shorter now
         oauth_broker.advance_clock(60_000)  # past the first token's exp, not the second's
         assert raw.request(3, 1, {"topics": []}).brokers
 
