@@ -78,6 +78,25 @@ def test_java_producer_and_consumer_group_denied_then_allowed(broker):
         consumer = java.make_consumer({**props, "group.id": group, "auto.offset.reset": "earliest"})
         consumer.subscribe([topic])
         assert [r.value for r in consumer.poll_until(1)] == [b"allowed"]
+
+        # A delegation token for another owner needs CREATE_TOKENS on that user; with it, the
+        # broker's answer is that token authentication is off (no delegation.token.secret.key).
+        owner = jvm.org.apache.kafka.common.security.auth.KafkaPrincipal("User", "bob")
+        token_options = jvm.org.apache.kafka.clients.admin.CreateDelegationTokenOptions().owner(owner)
+        with pytest.raises(KafkaJavaError) as info:
+            java_admin._get(java.call(java_admin.j.createDelegationToken, token_options).delegationToken())
+        assert info.value.simple_name == "DelegationTokenAuthorizationException"
+        acl, res = jvm.org.apache.kafka.common.acl, jvm.org.apache.kafka.common.resource
+        bindings = jvm.java.util.ArrayList()  # confluent-kafka has no USER resource nor CREATE_TOKENS: Java makes it
+        bindings.add(acl.AclBinding(res.ResourcePattern(res.ResourceType.USER, "User:bob", res.PatternType.LITERAL),
+                                    acl.AccessControlEntry("User:alice", "*", acl.AclOperation.CREATE_TOKENS,
+                                                           acl.AclPermissionType.ALLOW)))
+        super_admin = java.make_admin({**props, "sasl.jaas.config": props["sasl.jaas.config"].replace(
+            'username="alice" password="alice-secret"', 'username="admin" password="admin-secret"')})
+        super_admin._get(java.call(super_admin.j.createAcls, bindings).all())
+        with pytest.raises(KafkaJavaError) as info:
+            java_admin._get(java.call(java_admin.j.createDelegationToken, token_options).delegationToken())
+        assert info.value.simple_name == "DelegationTokenDisabledException"
     finally:
         java.close_clients()
         java.shutdown()

@@ -3,7 +3,8 @@
 Behavior:
 - No token authentication (trafka/broker/security/tokens.py): on PLAINTEXT and one-way SSL
   connections DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, elsewhere a renewer that is not a User is
-  INVALID_PRINCIPAL_TYPE and any other request DELEGATION_TOKEN_AUTH_DISABLED, as a Kafka
+  INVALID_PRINCIPAL_TYPE, a token for another owner without CREATE_TOKENS on that USER
+  DELEGATION_TOKEN_AUTHORIZATION_FAILED, and any other request DELEGATION_TOKEN_AUTH_DISABLED, as a Kafka
   broker without `delegation.token.secret.key` answers. The answer names the owner (the
   request's owner, else the caller) and, from v3, the requester.
 """
@@ -11,6 +12,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.security.authorizer import USER, Op, authorize
 from trafka.broker.security.tokens import split_principal, token_request_error
 from trafka.wire.errors import ErrorCode
 
@@ -24,6 +26,9 @@ async def handle(ctx, request):
     error = token_request_error(ctx.session)
     if error == ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED and any(r.principal_type != "User" for r in request.renewers):
         error = ErrorCode.INVALID_PRINCIPAL_TYPE
+    elif (error == ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED and (owner_type, owner_name) != (requester_type, requester_name)
+          and not authorize(ctx, Op.CREATE_TOKENS, USER, f"{owner_type}:{owner_name}")):
+        error = ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED  # a token for someone else needs CREATE_TOKENS on them
     return {
         "error_code": error,
         "principal_type": owner_type,
