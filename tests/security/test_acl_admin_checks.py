@@ -122,8 +122,9 @@ def test_authorized_operations_of_the_cluster_and_a_topic(broker):
 def test_scram_admin_needs_the_cluster(broker):
     from confluent_kafka.admin import AdminClient
 
-    alice = AdminClient({"bootstrap.servers": broker.bootstrap("SASL_PLAINTEXT"), **confluent_config(login("alice"))})
-    [future] = alice.describe_user_scram_credentials(["alice"]).values()
+    carol = unique("carol")  # a principal with no ACLs at all
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap("SASL_PLAINTEXT"), **confluent_config(login("bob"))})
+    [future] = admin.describe_user_scram_credentials([carol]).values()
     assert _error_name(future) == "CLUSTER_AUTHORIZATION_FAILED"
 
 
