@@ -218,3 +218,14 @@ def test_committing_offsets_needs_read_on_each_topic(broker):
         assert fetched.offset == 3
     finally:
         consumer.close()
+
+
+@pytest.mark.parametrize("client", sorted(CONSUMERS))
+def test_consumer_without_read_on_the_topic(broker, client):
+    """bob may see the topic (DESCRIBE) and use the group, but not read: Fetch is refused."""
+    topic, group = unique(f"{client}-unreadable"), unique(f"{client}-g")
+    _create_topic(broker, topic)
+    admin = confluent_admin(broker)
+    allow(admin, "User:bob", "GROUP", group, "READ")
+    allow(admin, "User:bob", "TOPIC", topic, "DESCRIBE")
+    assert CONSUMERS[client](_sasl(broker), login("bob"), topic, group) == "TOPIC_AUTHORIZATION_FAILED"
