@@ -84,7 +84,9 @@ class RunningBroker:
         """Stop cleanly and start again on the same data; seconds to the first answer."""
         if not self.restartable:
             return None
+        started = time.perf_counter()
         self._terminate()
+        self.last_stop_s = time.perf_counter() - started  # the clean close
         again = _spawn(self.name, self.argv, self.port, self.data_dir)
         self.process = again.process
         return again.started_in

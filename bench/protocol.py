@@ -254,6 +254,7 @@ def many_partitions(broker, topics: int = 500, partitions: int = 10) -> dict:
     result["produce_to_5000_partitions_s"] = time.perf_counter() - started
     if restart is not None and getattr(broker, "restartable", False):
         result["restart_with_data_s"] = restart()
+        result["stop_with_data_s"] = broker.last_stop_s
         result["rss_after_restart_with_data_mb"] = broker.rss_mb()
     return result
 
