@@ -3,12 +3,12 @@ SASL_PLAINTEXT and SASL_SSL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER), 
 refused logins: test_sasl_refusals.py."""
 
 import socket
-import struct
 
 import pytest
 
 from testkit.oauth_tokens import TokenSource
 from testkit.security import ROUNDTRIPS, Auth, upsert_scram
+from trafka.testing.rawwire import RawClient
 from trafka.testing.waiting import wait_for_log
 
 SCRAM_USERS = {"SCRAM-SHA-256": ("sam256", "sam-secret-256"), "SCRAM-SHA-512": ("sam512", "sam-secret-512")}
@@ -59,27 +59,20 @@ def test_metadata_answers_with_the_listener_the_client_came_in_on(secure_broker)
         assert [f"{b.host}:{b.port}" for b in brokers.values()] == [secure_broker.bootstrap(listener)]
 
 
-def _frame(api_key: int, version: int, body: bytes = b"") -> bytes:
-    header = struct.pack(">hhih", api_key, version, 7, 4) + b"test"
-    return struct.pack(">i", len(header) + len(body)) + header + body
-
-
 def test_no_request_but_api_versions_and_sasl_before_authentication(secure_broker):
-    host, port = secure_broker.bootstrap("SASL_PLAINTEXT").split(":")
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(_frame(3, 1, struct.pack(">i", 0)))  # Metadata v1, all topics
-        assert sock.recv(100) == b""  # closed without an answer
+    with RawClient(secure_broker.bootstrap("SASL_PLAINTEXT"), "test") as raw:
+        raw.send(raw.frame(3, 1, {"topics": []}))  # Metadata v1
+        assert raw.sock.recv(100) == b""  # closed without an answer
     wait_for_log(secure_broker, "before SASL authentication completed on listener SASL_PLAINTEXT")
 
 
 def test_plaintext_to_tls_and_tls_to_plaintext_are_closed_with_a_clear_line(secure_broker, pki):
     import ssl
 
-    host, port = secure_broker.bootstrap("SSL").split(":")
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(_frame(18, 0))
+    with RawClient(secure_broker.bootstrap("SSL"), "test") as raw:
+        raw.send(raw.frame(18, 0, {}))
         answer = b""
-        while chunk := sock.recv(100):
+        while chunk := raw.sock.recv(100):
             answer += chunk
         # closed without a Kafka answer: nothing (OpenSSL sends no alert for a record that is not
         # TLS at all) or at most a TLS alert record
