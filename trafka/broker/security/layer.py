@@ -44,7 +44,7 @@ class SecurityLayer:
         """Check every listener's settings before anything listens: bad TLS or JAAS stops the start."""
         for listener in listeners:
             if listener.tls:
-                self._contexts[listener.name] = tls.server_context(self.config, listener.name)
+                self._contexts[listener.name] = tls.server_context(self.config, listener.name, self.scram.path.parent)
             if listener.sasl:
                 for mechanism in self.mechanisms(listener):
                     if mechanism not in SUPPORTED_MECHANISMS:

@@ -1,7 +1,9 @@
 """TLS for SSL and SASL_SSL listeners: Kafka's ssl.* settings turned into an ssl.SSLContext.
 
-PEM keystores load directly; PKCS12 ones are opened with `cryptography` and handed to OpenSSL
-through a private temporary file, removed at once (Python's ssl loads keys only from files).
+PEM keystores load directly; PKCS12 ones and inline PEM are opened with `cryptography` and
+handed to OpenSSL through a private file (Python's ssl loads keys only from files): an in-memory
+file (memfd) where /proc is there, else a temporary file in TMPDIR or, on a read-only root file
+system without a writable /tmp, in the data directory, removed at once.
 The principal of an mTLS client is `User:` plus its certificate's subject (RFC 2253), as
 Kafka's default principal builder makes it.
 """
@@ -53,26 +55,52 @@ def _pem(obj) -> bytes:
     return obj.public_bytes(serialization.Encoding.PEM)
 
 
-def _load_chain(context: ssl.SSLContext, pem: bytes, password: str | None, what: str) -> None:
-    fd, path = tempfile.mkstemp(prefix="trafka-tls-", suffix=".pem")  # mode 0600
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _private_file(pem: bytes, scratch_dir: Path | None) -> tuple[str, object]:
+    """A path OpenSSL can open holding `pem`, and how to get rid of it."""
+    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+        fd = os.memfd_create("trafka-tls")  # never on a disk
+        _write_all(fd, pem)
+        return f"/proc/self/fd/{fd}", lambda: os.close(fd)
+    for directory in (None, scratch_dir):
+        try:
+            fd, path = tempfile.mkstemp(prefix="trafka-tls-", suffix=".pem", dir=directory)  # mode 0600
+        except OSError:  # no writable TMPDIR (a read-only container), or no such directory
+            continue
+        try:
+            _write_all(fd, pem)
+        finally:
+            os.close(fd)
+        return path, lambda: os.unlink(path)
+    raise ConfigError("cannot hand the TLS key to OpenSSL: no /proc, no writable temporary directory (TMPDIR) "
+                      "and no writable data directory")
+
+
+def _load_chain(context: ssl.SSLContext, pem: bytes, password: str | None, what: str,
+                scratch_dir: Path | None = None) -> None:
+    path, remove = _private_file(pem, scratch_dir)
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(pem)
         context.load_cert_chain(path, password=password or None)
     except ssl.SSLError as exc:
         raise ConfigError(f"cannot use {what}: {exc.reason or exc}") from None
     finally:
-        os.unlink(path)
+        remove()
 
 
-def _keystore(context: ssl.SSLContext, config, listener: str) -> None:
+def _keystore(context: ssl.SSLContext, config, listener: str, scratch_dir: Path | None) -> None:
     get = lambda name: setting(config, listener, name) or ""  # noqa: E731
     location, chain, key = get("ssl.keystore.location"), get("ssl.keystore.certificate.chain"), get("ssl.keystore.key")
     key_password = get("ssl.key.password") or get("ssl.keystore.password")
     if chain or key:
         if not (chain and key):
             raise ConfigError("ssl.keystore.certificate.chain and ssl.keystore.key go together")
-        _load_chain(context, key.encode() + b"\n" + chain.encode(), get("ssl.key.password"), "ssl.keystore.key")
+        _load_chain(context, key.encode() + b"\n" + chain.encode(), get("ssl.key.password"), "ssl.keystore.key",
+                    scratch_dir)
     elif not location:
         raise ConfigError(f"listener {listener} uses TLS: set ssl.keystore.location (or the inline PEM settings)")
     elif get("ssl.keystore.type") == "PKCS12" and not location.lower().endswith((".pem", ".crt")):
@@ -80,9 +108,10 @@ def _keystore(context: ssl.SSLContext, config, listener: str) -> None:
         if private_key is None or cert is None:
             raise ConfigError(f"keystore {location} holds no private key and certificate")
         _load_chain(context, _pem(private_key) + _pem(cert) + b"".join(_pem(c) for c in extra or []), None,
-                    f"keystore {location}")
+                    f"keystore {location}", scratch_dir)
     else:
-        _load_chain(context, _read(location, "ssl.keystore.location"), key_password, f"keystore {location}")
+        _load_chain(context, _read(location, "ssl.keystore.location"), key_password, f"keystore {location}",
+                    scratch_dir)
 
 
 def _truststore(context: ssl.SSLContext, config, listener: str) -> bool:
@@ -110,7 +139,9 @@ def _truststore(context: ssl.SSLContext, config, listener: str) -> bool:
     return True
 
 
-def server_context(config, listener: str) -> ssl.SSLContext:
+def server_context(config, listener: str, scratch_dir: Path | None = None) -> ssl.SSLContext:
+    """`scratch_dir` (the data directory): where a key may be written for a moment when there
+    is neither /proc nor a writable temporary directory."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     enabled = [v.strip() for v in setting(config, listener, "ssl.enabled.protocols").split(",") if v.strip()]
     unknown = [v for v in enabled if v not in _VERSIONS]
@@ -124,7 +155,7 @@ def server_context(config, listener: str) -> ssl.SSLContext:
             context.set_ciphers(ciphers.replace(",", ":"))
         except ssl.SSLError:
             raise ConfigError(f"invalid value for ssl.cipher.suites: no cipher matches {ciphers!r}") from None
-    _keystore(context, config, listener)
+    _keystore(context, config, listener, scratch_dir)
     has_trust = _truststore(context, config, listener)
     client_auth = setting(config, listener, "ssl.client.auth")
     if client_auth != "none" and not has_trust:
