@@ -210,3 +210,29 @@ def test_java_consumer_validates_its_position_with_offset_for_leader_epoch(java_
 
     assert first_offset_after_seek(0) == 5
     assert first_offset_after_seek(7) == 0
+
+
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_delegation_tokens_are_disabled_on_sasl(java_client_43, tmp_path):
+    """On an authenticated (SASL) connection Kafka without delegation.token.secret.key answers
+    DELEGATION_TOKEN_AUTH_DISABLED, which the Java Admin raises as DelegationTokenDisabledException."""
+    from trafka.testing import TrafkaBroker
+
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";'
+    config = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN", "sasl.jaas.config": jaas}
+    with TrafkaBroker(data_dir=tmp_path / "data", config=config, in_process=True) as broker:
+        java = java_client_43
+        call = java.call
+        admin = java.make_admin({
+            "bootstrap.servers": broker.bootstrap("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
+                                'username="alice" password="alice-secret";',
+        })
+        with pytest.raises(KafkaJavaError) as refused:
+            call(call(call(admin.j.createDelegationToken).delegationToken).get)
+        assert refused.value.simple_name == "DelegationTokenDisabledException"
+        with pytest.raises(KafkaJavaError) as refused:
+            call(call(call(admin.j.describeDelegationToken).delegationTokens).get)
+        assert refused.value.simple_name == "DelegationTokenDisabledException"
+        admin.close()
