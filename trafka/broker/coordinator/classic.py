@@ -414,6 +414,12 @@ class ClassicGroupManager:
                 if m.awaiting_sync():
                     m.sync_reply.set(self._sync_result(group, m))
                     m.heartbeat_deadline = now + m.session_timeout_ms
+            # The leader's answer goes out before the followers' parked handlers run: Kafka sends
+            # every member's answer at once, so a member that gave up partitions (usually the
+            # leader, the oldest member) has its new assignment when a newcomer's arrives.
+            # Parking the leader too let trio send the newcomer's first, and aiokafka's
+            # start() returned while the leader still held every partition.
+            return member.sync_reply.value
         return member, group.sync_deadline
 
     @staticmethod
