@@ -141,3 +141,37 @@ def test_idempotent_init_producer_id_needs_write_on_some_topic(tmp_path):
             assert raw.request(22, 1, init).error_code == 0
     finally:
         broker.stop()
+
+
+GROUP_AUTHORIZATION_FAILED = 30
+_GROUP_REQUESTS = [
+    (11, 1, {"group_id": "g", "session_timeout_ms": 10000, "rebalance_timeout_ms": 10000, "member_id": "",
+             "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b"x"}]}),
+    (11, 7, {"group_id": "g", "session_timeout_ms": 10000, "rebalance_timeout_ms": 10000, "member_id": "",
+             "group_instance_id": None, "protocol_type": "consumer",
+             "protocols": [{"name": "range", "metadata": b"x"}]}),
+    (14, 5, {"group_id": "g", "generation_id": 1, "member_id": "m", "group_instance_id": None,
+             "protocol_type": "consumer", "protocol_name": "range", "assignments": []}),
+    (12, 4, {"group_id": "g", "generation_id": 1, "member_id": "m", "group_instance_id": None}),
+    (13, 0, {"group_id": "g", "member_id": "m"}),
+    (13, 5, {"group_id": "g", "members": [{"member_id": "m", "group_instance_id": None, "reason": None}]}),
+]
+
+
+@pytest.fixture(scope="module")
+def guarded_broker(tmp_path_factory):
+    """A broker where the raw client's User:ANONYMOUS has no ACLs."""
+    broker = acl_broker(tmp_path_factory.mktemp("acl-guarded") / "data")
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.mark.parametrize("api_key,version,body", _GROUP_REQUESTS, ids=lambda v: str(v) if not isinstance(v, dict) else "")
+def test_group_requests_without_read_on_the_group(guarded_broker, api_key, version, body):
+    with RawClient(guarded_broker.bootstrap("PLAINTEXT")) as raw:
+        answer = raw.request(api_key, version, body)
+    assert answer.error_code == GROUP_AUTHORIZATION_FAILED
+    assert not getattr(answer, "members", None)

@@ -15,7 +15,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.security.authorizer import CLUSTER, TOPIC, TRANSACTIONAL_ID, Op, authorize, authorize_any, denied
+from trafka.broker.security.authorizer import CLUSTER, TOPIC, TRANSACTIONAL_ID, Op, authorize, authorize_any
 from trafka.wire.errors import ErrorCode
 
 MAX_EPOCH = 32766  # Kafka keeps Short.MaxValue - 1 as the last usable epoch
@@ -28,7 +28,7 @@ async def handle(ctx, request):
     current_epoch = request.producer_epoch
     if request.transactional_id is not None:
         if not authorize(ctx, Op.WRITE, TRANSACTIONAL_ID, request.transactional_id):
-            return denied(ctx, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            return {"error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "producer_id": -1, "producer_epoch": -1}
         error, producer_id, epoch = ctx.broker.txn_coordinator.init_producer_id(
             request.transactional_id, request.transaction_timeout_ms, current_id, current_epoch
         )
@@ -37,7 +37,7 @@ async def handle(ctx, request):
         return {"error_code": error, "producer_id": producer_id, "producer_epoch": epoch}
     # An idempotent producer: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic (Kafka 4).
     if not (authorize(ctx, Op.IDEMPOTENT_WRITE, CLUSTER, log_denied=False) or authorize_any(ctx, Op.WRITE, TOPIC)):
-        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        return {"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "producer_id": -1, "producer_epoch": -1}
     ids = ctx.broker.producer_ids
     if current_id >= 0 and 0 <= current_epoch < MAX_EPOCH:
         return {"error_code": ErrorCode.NONE, "producer_id": current_id, "producer_epoch": current_epoch + 1}

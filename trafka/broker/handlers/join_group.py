@@ -20,7 +20,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.security.authorizer import GROUP, Op, authorize, denied
+from trafka.broker.security.authorizer import GROUP, Op, authorize
 from trafka.wire.errors import ErrorCode
 from trafka.broker.coordinator.classic import JoinRequest
 
@@ -35,7 +35,9 @@ def client_host(ctx) -> str:
 @registry.handles(11, min_version=0, max_version=9)
 async def handle(ctx, request):
     if not authorize(ctx, Op.READ, GROUP, request.group_id):
-        return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "generation_id": -1,
+                "protocol_type": None, "protocol_name": None if ctx.version >= 7 else "", "leader": "",
+                "member_id": request.member_id, "members": []}
     rebalance_timeout = request.rebalance_timeout_ms
     result = await ctx.broker.group_coordinator.join_group(JoinRequest(
         group_id=request.group_id,

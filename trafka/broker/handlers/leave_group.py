@@ -11,7 +11,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.security.authorizer import GROUP, Op, authorize, denied
+from trafka.broker.security.authorizer import GROUP, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 FIRST_BATCH_VERSION = 3
@@ -20,7 +20,7 @@ FIRST_BATCH_VERSION = 3
 @registry.handles(13, min_version=0, max_version=5)
 async def handle(ctx, request):
     if not authorize(ctx, Op.READ, GROUP, request.group_id):
-        return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "members": []}
     coordinator = ctx.broker.group_coordinator
     if ctx.version < FIRST_BATCH_VERSION:
         error, (member_error,) = coordinator.leave_group(request.group_id, [(request.member_id, None)])
