@@ -86,3 +86,18 @@ def test_java_client_reauthenticates_and_keeps_working(reauth_broker):
         assert "without re-authentication" not in reauth_broker.log_text().split("authenticated User:alice")[-1]
     finally:
         java.shutdown()
+
+
+def test_re_authenticating_with_another_mechanism_is_refused(reauth_broker):
+    """As Kafka's SaslServerAuthenticator: the SaslHandshake is answered, the SaslAuthenticate
+    after it fails, and the connection is closed."""
+    with RawClient(reauth_broker.bootstrap("SASL_PLAINTEXT")) as raw:
+        assert _login(raw).error_code == 0
+        assert raw.request(17, 1, {"mechanism": "SCRAM-SHA-256"}).error_code == 0
+        answer = raw.request(36, 2, {"auth_bytes": b"n,,n=alice,r=abcdef"})
+        assert (answer.error_code, answer.error_message) == (
+            58, "SASL mechanism 'SCRAM-SHA-256' requested by client is not supported for re-authentication of "
+                "mechanism 'PLAIN'")
+        with pytest.raises((ConnectionError, OSError, EOFError, struct.error, ValueError)):
+            raw.request(3, 1, {"topics": []})
+    assert "failed authentication of User:alice from 127.0.0.1:" in reauth_broker.log_text()

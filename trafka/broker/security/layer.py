@@ -166,8 +166,13 @@ class Session:
             return ErrorCode.ILLEGAL_SASL_STATE, offered
         if mechanism not in offered:
             return ErrorCode.UNSUPPORTED_SASL_MECHANISM, offered
+        if self.principal is not None and mechanism != self._mechanism:
+            # As Kafka: the handshake succeeds, the re-authentication then fails with this message
+            self._server = _Refuse(f"SASL mechanism '{mechanism}' requested by client is not supported for "
+                                   f"re-authentication of mechanism '{self._mechanism}'", self.principal)
+        else:
+            self._server = self.layer.mechanism_server(self.listener, mechanism)
         self._mechanism = mechanism
-        self._server = self.layer.mechanism_server(self.listener, mechanism)
         self._failure_logged = False
         self.state = "authenticate"
         self.raw_tokens = version == 0
@@ -213,3 +218,16 @@ class Session:
             self._log_failure(message)
         self.state = "failed"
         return ErrorCode.SASL_AUTHENTICATION_FAILED, message, b"", 0
+
+
+class _Refuse:
+    """A mechanism server that refuses whatever comes (a re-authentication with another mechanism)."""
+
+    complete = False
+
+    def __init__(self, message: str, principal: str):
+        self.message = message
+        self.username = principal.removeprefix("User:")
+
+    def evaluate(self, token: bytes) -> bytes:
+        raise AuthenticationFailed(self.message)
