@@ -4,7 +4,7 @@ version ranges; a group is a function, so every message gets Field objects of it
 from __future__ import annotations
 
 from trafka.wire.schema import Array, Field
-from trafka.wire.types import INT8, INT16, INT32, INT64, STRING
+from trafka.wire.types import BOOL, INT8, INT16, INT32, INT64, STRING
 
 
 def by_topic(partition_fields: list[Field], versions: str = "0+", **kwargs) -> Field:
@@ -37,4 +37,17 @@ def config_resource_result() -> list[Field]:
         Field("error_message", STRING, nullable="0+"),
         Field("resource_type", INT8),
         Field("resource_name", STRING),
+    ]
+
+
+def config_changes(config_fields: list[Field]) -> list[Field]:
+    """AlterConfigs' and IncrementalAlterConfigs' request: each resource with its config changes
+    (`config_fields` per config), then validate_only."""
+    return [
+        Field("resources", Array([
+            Field("resource_type", INT8),
+            Field("resource_name", STRING),
+            Field("configs", Array(config_fields)),
+        ])),
+        Field("validate_only", BOOL),
     ]

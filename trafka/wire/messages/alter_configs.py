@@ -1,31 +1,15 @@
 """AlterConfigs (key 33): replace the whole config of resources; v0-2."""
 
 from trafka.wire.api import Api
-from trafka.wire.fields import config_resource_result
+from trafka.wire.fields import config_changes, config_resource_result
 from trafka.wire.schema import Array, Field, Message
-from trafka.wire.types import BOOL, INT8, INT32, STRING
+from trafka.wire.types import INT32, STRING
 
 REQUEST = Message(
     "AlterConfigsRequest",
     versions="0-2",
     flexible="2+",
-    fields=[
-        Field(
-            "resources",
-            Array([
-                Field("resource_type", INT8),
-                Field("resource_name", STRING),
-                Field(
-                    "configs",
-                    Array([
-                        Field("name", STRING),
-                        Field("value", STRING, nullable="0+"),
-                    ]),
-                ),
-            ]),
-        ),
-        Field("validate_only", BOOL),
-    ],
+    fields=config_changes([Field("name", STRING), Field("value", STRING, nullable="0+")]),
 )
 
 RESPONSE = Message(

@@ -4,32 +4,17 @@ config_operation: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT.
 """
 
 from trafka.wire.api import Api
-from trafka.wire.fields import config_resource_result
+from trafka.wire.fields import config_changes, config_resource_result
 from trafka.wire.schema import Array, Field, Message
-from trafka.wire.types import BOOL, INT8, INT32, STRING
+from trafka.wire.types import INT8, INT32, STRING
 
 REQUEST = Message(
     "IncrementalAlterConfigsRequest",
     versions="0-1",
     flexible="1+",
-    fields=[
-        Field(
-            "resources",
-            Array([
-                Field("resource_type", INT8),
-                Field("resource_name", STRING),
-                Field(
-                    "configs",
-                    Array([
-                        Field("name", STRING),
-                        Field("config_operation", INT8),
-                        Field("value", STRING, nullable="0+"),
-                    ]),
-                ),
-            ]),
-        ),
-        Field("validate_only", BOOL),
-    ],
+    fields=config_changes([
+        Field("name", STRING), Field("config_operation", INT8), Field("value", STRING, nullable="0+"),
+    ]),
 )
 
 RESPONSE = Message(
