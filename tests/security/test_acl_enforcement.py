@@ -103,6 +103,9 @@ def test_host_restricted_acl(broker):
     assert produce_confluent(_sasl(broker), login("bob"), topic, b"x") == "TOPIC_AUTHORIZATION_FAILED"
     allow(admin, "User:bob", "TOPIC", topic, "WRITE", host="127.0.0.1")
     assert produce_confluent(_sasl(broker), login("bob"), topic, b"x") is None
+    # A CIDR range (KIP-1276): a DENY for 127.0.0.0/8 now wins over the ALLOW for 127.0.0.1.
+    allow(admin, "User:bob", "TOPIC", topic, "WRITE", host="127.0.0.0/8", permission="DENY")
+    assert produce_confluent(_sasl(broker), login("bob"), topic, b"x") == "TOPIC_AUTHORIZATION_FAILED"
 
 
 def test_plaintext_clients_are_user_anonymous(broker):

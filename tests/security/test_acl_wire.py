@@ -78,6 +78,7 @@ def test_every_served_version_creates_describes_and_deletes(broker, version):
     (_creation(CLUSTER, "my-cluster", LITERAL, "User:a", READ), "kafka-cluster"),
     (_creation(TOPIC, "t", LITERAL, "alice", READ), "Could not parse principal"),
     (_creation(99, "t", LITERAL, "User:a", READ), "Invalid ACL"),
+    (_creation(TOPIC, "t", LITERAL, "User:a", READ, host="10.0.0.0/33"), "Invalid CIDR pattern"),
 ])
 def test_bad_bindings_are_invalid_request_one_by_one(broker, bad, words):
     good = _creation(TOPIC, unique("good"), LITERAL, "User:a", READ)

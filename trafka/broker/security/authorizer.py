@@ -3,7 +3,8 @@
 An ACL binding is a resource pattern (type, name, LITERAL or PREFIXED) and an entry (principal,
 host, operation, ALLOW or DENY). For one action — a principal from a host wants an operation on
 a named resource — the authorizer looks at the ACLs whose pattern covers the name (the literal
-name, the literal `*`, every prefix) and whose principal (or `User:*`) and host (or `*`) match:
+name, the literal `*`, every prefix) and whose principal (or `User:*`) and host (or `*`, or a
+CIDR range holding it, KIP-1276) match:
 a matching DENY wins, else a matching ALLOW allows, else it is denied — unless no ACL at all
 covers the resource and `allow.everyone.if.no.acl.found` is true. ALLOW on READ, WRITE, DELETE
 or ALTER implies DESCRIBE, ALLOW on ALTER_CONFIGS implies DESCRIBE_CONFIGS; ALL matches every
@@ -16,8 +17,10 @@ allows everything when no authorizer is configured (as Kafka does).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
+from functools import lru_cache
 from dataclasses import asdict, dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -147,6 +150,16 @@ class AclBinding:
                              "the principal type from the principal name)")
         if not self.host:
             raise InvalidAcl("Invalid empty host (use * for every host)")
+        if "/" in self.host and _network(self.host) is None:
+            raise InvalidAcl(f"Invalid CIDR pattern '{self.host}' in host")
+
+    def applies_to(self, principal: str, host: str) -> bool:
+        """The caller or User:*, from the host, `*`, or a CIDR range holding it (KIP-1276)."""
+        if self.principal not in (principal, WILDCARD_PRINCIPAL):
+            return False
+        if self.host in (host, WILDCARD):
+            return True
+        return "/" in self.host and _in_network(host, self.host)
 
     def covers(self, resource_type: ResourceType, name: str) -> bool:
         if resource_type != self.resource_type:
@@ -245,9 +258,7 @@ class Authorizer:
             if not acl.covers(resource_type, name):
                 continue
             covered = True
-            if acl.principal not in (principal, WILDCARD_PRINCIPAL) or acl.host not in (host, WILDCARD):
-                continue
-            if not acl.grants(operation):
+            if not acl.applies_to(principal, host) or not acl.grants(operation):
                 continue
             if acl.permission_type == PermissionType.DENY:
                 return False
@@ -264,8 +275,8 @@ class Authorizer:
             return True
         deny_literal, deny_prefixes, allows = set(), set(), []
         for acl in self.acls:
-            if (acl.resource_type != resource_type or acl.host not in (host, WILDCARD)
-                    or acl.principal not in (principal, WILDCARD_PRINCIPAL) or acl.operation not in (operation, Op.ALL)):
+            if (acl.resource_type != resource_type or not acl.applies_to(principal, host)
+                    or acl.operation not in (operation, Op.ALL)):
                 continue
             if acl.permission_type == PermissionType.DENY:
                 if acl.pattern_type == PatternType.LITERAL and acl.resource_name == WILDCARD:
@@ -314,6 +325,22 @@ class Authorizer:
 
     def _save(self) -> None:
         atomic_write(self.path, json.dumps([acl.to_json() for acl in self.acls], indent=1))
+
+
+@lru_cache(maxsize=256)
+def _network(text: str):
+    try:
+        return ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        return None
+
+
+def _in_network(host: str, cidr: str) -> bool:
+    network = _network(cidr)
+    try:
+        return network is not None and ipaddress.ip_address(host) in network
+    except ValueError:
+        return False
 
 
 def _describe(acl: AclBinding) -> str:
