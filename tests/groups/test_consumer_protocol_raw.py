@@ -238,3 +238,17 @@ def test_classic_and_consumer_groups_do_not_mix(raw):
     assert raw.request(11, 5, dict(classic_join, member_id=first.member_id)).error_code == 0
     refused = join(raw, "m2", topics=["t"], group="old-style")
     assert refused.error_code == E.GROUP_ID_NOT_FOUND
+
+
+def test_deleted_topic_leaves_the_assignment(raw):
+    keep = create_topic(raw, "keep", 1)
+    gone = create_topic(raw, "gone", 2)
+    first = join(raw, "m1", topics=["keep", "gone"])
+    assert assigned(first) == {keep: {0}, gone: {0, 1}}
+    body = raw.request(20, 6, {"topics": [{"name": "gone", "topic_id": uuid.UUID(int=0)}], "timeout_ms": 10000})
+    assert body.responses[0].error_code == 0, body
+    # The member still reports the deleted topic's partitions: it is told to drop them first.
+    revoke = heartbeat(raw, "m1", first.member_epoch, owned={keep: {0}, gone: {0, 1}})
+    assert revoke.member_epoch == first.member_epoch and assigned(revoke) == {keep: {0}}
+    done = heartbeat(raw, "m1", first.member_epoch, owned={keep: {0}})
+    assert done.member_epoch == first.member_epoch + 1

@@ -59,7 +59,8 @@ def _requested_topic(ctx, requested, allow_auto_create: bool) -> dict:
     broker = ctx.broker
     topic_id = requested.topic_id
     name = requested.name
-    if name is None and topic_id is not None and topic_id.int != 0:
+    # A lookup by id: Java 4.x sends the name as "" (its default), not null, beside the id.
+    if not name and topic_id is not None and topic_id.int != 0:
         try:
             topic = broker.logs.topic_by_id(topic_id)
         except UnknownTopic:
