@@ -114,6 +114,18 @@ class Slice:
     def __len__(self):
         return len(self.data)
 
+    def fileno(self):
+        return -1
+
+    def read(self):
+        return self.data
+
+
+def test_a_part_that_is_neither_bytes_nor_a_file_range_is_refused():
+    body = {"responses": [{"topic": "t", "partitions": [{"partition_index": 0, "records": ["not bytes"]}]}]}
+    with pytest.raises(c.ConstructError, match="str"):
+        framing.encode_response(APIS[1], 12, 1, body)
+
 
 @pytest.mark.parametrize("version", [4, 11, 12])
 def test_record_parts_stay_by_reference_in_the_frame(version):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import construct as c
 
 from trafka.wire.api import Api
+from trafka.wire.codegen import EncodingError
 from trafka.wire.types import EMPTY_TAGGED_FIELDS, uvarint_at
 
 SIZE = struct.Struct(">i")
@@ -139,6 +140,8 @@ def _runs(parts: list) -> list:
     for part in parts:
         if isinstance(part, (bytes, bytearray, memoryview)):
             run.append(part)
+        elif not (hasattr(part, "fileno") and hasattr(part, "read")):  # a storage FileSlice
+            raise EncodingError(f"a response part is a {type(part).__name__}, not bytes or a file range")
         else:
             if run:
                 out.append(b"".join(run))
