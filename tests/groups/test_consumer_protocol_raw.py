@@ -252,3 +252,18 @@ def test_deleted_topic_leaves_the_assignment(raw):
     assert revoke.member_epoch == first.member_epoch and assigned(revoke) == {keep: {0}}
     done = heartbeat(raw, "m1", first.member_epoch, owned={keep: {0}})
     assert done.member_epoch == first.member_epoch + 1
+
+
+def test_topics_created_or_grown_later_are_assigned(raw):
+    """Only existing topics are assigned; a subscribed topic created later, or given more
+    partitions, bumps the group epoch at the next heartbeat."""
+    first = join(raw, "m1", topics=["later"])
+    assert first.error_code == 0 and assigned(first) == {}
+    later = create_topic(raw, "later", 1)
+    second = heartbeat(raw, "m1", first.member_epoch, owned={})
+    assert second.member_epoch == first.member_epoch + 1 and assigned(second) == {later: {0}}
+    body = raw.request(37, 3, {"topics": [{"name": "later", "count": 3, "assignments": None}],
+                               "timeout_ms": 10000, "validate_only": False})
+    assert body.results[0].error_code == 0, body
+    third = heartbeat(raw, "m1", second.member_epoch, owned={later: {0}})
+    assert third.member_epoch == second.member_epoch + 1 and assigned(third) == {later: {0, 1, 2}}
