@@ -168,10 +168,10 @@ class ConsumerGroupManager:
         if group is not None:
             return group
         classic = self.groups.get(group_id)
+        if classic is not None and (not create or classic.members or classic.pending_members):
+            raise _Refused(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if not create:
             raise _Refused(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-        if classic is not None and (classic.members or classic.pending_members):
-            raise _Refused(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         group = ConsumerGroup(group_id, now)
         if classic is not None:
             group.offsets = classic.offsets
