@@ -10,7 +10,8 @@ import pytest
 from trafka.testing import TrafkaBroker
 from trafka.testing.rawwire import RawClient
 
-JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";'
+JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret" '
+        'user_javaplain="javaplain-secret" user_kafkaplain="kafkaplain-secret";')
 LIFETIME_MS = 1500
 
 
@@ -65,27 +66,54 @@ def test_handshake_v0_then_bare_tokens(reauth_broker):
         assert raw.request(3, 1, {"topics": []}).brokers
 
 
-def test_java_client_reauthenticates_and_keeps_working(reauth_broker):
+def _java_producer(bootstrap: str, mechanism: str, principal: str):
     from testkit.java import JavaKafka, JavaUnavailable
 
     try:
         java = JavaKafka("4.3.0")
     except JavaUnavailable as exc:
         pytest.skip(f"Java kafka-clients 4.3.0 unavailable: {exc}")
+    if mechanism == "PLAIN":
+        jaas = (f'org.apache.kafka.common.security.plain.PlainLoginModule required username="{principal}" '
+                f'password="{principal}-secret";')
+    else:  # the unsecured login handler: a token for an hour, re-used at each re-authentication
+        jaas = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
+                f'unsecuredLoginStringClaim_sub="{principal}";')
+    producer = java.make_producer({"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
+                                   "sasl.mechanism": mechanism, "sasl.jaas.config": jaas})
+    return (lambda value: producer.send("reauth-topic", value=value)), java.shutdown
+
+
+def _kafka_python_producer(bootstrap: str, mechanism: str, principal: str):
+    from kafka import KafkaProducer
+
+    from testkit.oauth_tokens import TokenSource
+    from testkit.security import Auth, kafka_python_config
+
+    auth = Auth("SASL_PLAINTEXT", mechanism, principal, f"{principal}-secret", token=TokenSource(principal))
+    producer = KafkaProducer(bootstrap_servers=bootstrap, **kafka_python_config(auth))
+    return (lambda value: producer.send("reauth-topic", value).get(timeout=30)), producer.close
+
+
+@pytest.mark.parametrize("client,mechanism", [("java-4.3.0", "PLAIN"), ("java-4.3.0", "OAUTHBEARER"),
+                                              ("kafka-python", "PLAIN"), ("kafka-python", "OAUTHBEARER")])
+def test_a_client_reauthenticates_and_keeps_working(reauth_broker, client, mechanism):
+    """Java and kafka-python 3 re-authenticate by themselves before the announced lifetime ends
+    (their timers run on the wall clock, so this test waits for them)."""
+    principal = f"{client.split('-')[0]}{mechanism.lower()}"
+    make = _java_producer if client.startswith("java") else _kafka_python_producer
+    send, close = make(reauth_broker.bootstrap("SASL_PLAINTEXT"), mechanism, principal)
     try:
-        producer = java.make_producer({
-            "bootstrap.servers": reauth_broker.bootstrap("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "PLAIN", "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule '
-                                                           'required username="alice" password="alice-secret";'})
-        before = reauth_broker.log_text().count("authenticated User:alice")
+        before = reauth_broker.log_text().count(f"authenticated User:{principal} ")
         for i in range(3):
-            producer.send("reauth-topic", value=f"v{i}".encode())
-            time.sleep(LIFETIME_MS / 1000 + 0.5)  # Java re-authenticates on its own wall-clock timer
-        producer.send("reauth-topic", value=b"last")
-        assert reauth_broker.log_text().count("authenticated User:alice") - before >= 3  # login + re-logins
-        assert "without re-authentication" not in reauth_broker.log_text().split("authenticated User:alice")[-1]
+            send(f"v{i}".encode())
+            time.sleep(LIFETIME_MS / 1000 + 0.5)  # the client's own re-authentication timer
+        send(b"last")
+        log = reauth_broker.log_text()
+        assert log.count(f"authenticated User:{principal} ") - before >= 3  # login + re-logins
+        assert f"session of User:{principal} expired" not in log
     finally:
-        java.shutdown()
+        close()
 
 
 def test_re_authenticating_with_another_mechanism_is_refused(reauth_broker):
