@@ -267,3 +267,19 @@ def test_topics_created_or_grown_later_are_assigned(raw):
     assert body.results[0].error_code == 0, body
     third = heartbeat(raw, "m1", second.member_epoch, owned={later: {0}})
     assert third.member_epoch == second.member_epoch + 1 and assigned(third) == {later: {0, 1, 2}}
+
+
+def test_static_member_rejoins_under_its_old_member_id(raw):
+    topic_id = create_topic(raw, "t", 2)
+    first = join(raw, "s1", topics=["t"], instance_id="i1")
+    assert assigned(first) == {topic_id: {0, 1}}
+    assert heartbeat(raw, "s1", -2, instance_id="i1").member_epoch == -2
+    back = join(raw, "s1", topics=["t"], instance_id="i1")
+    assert back.error_code == 0 and back.member_epoch == first.member_epoch
+    assert assigned(back) == {topic_id: {0, 1}}
+
+
+def test_errors_carry_only_the_error_and_its_message(raw):
+    response = heartbeat(raw, "nobody", 1, group="no-such-group")
+    assert response.error_code == E.GROUP_ID_NOT_FOUND and response.error_message
+    assert (response.member_id, response.member_epoch, response.heartbeat_interval_ms) == (None, 0, 0)

@@ -112,8 +112,8 @@ class ConsumerGroupManager:
         except _Refused as refused:
             log.info("group %s: heartbeat of member %s refused: %s (%s)", request.group_id, request.member_id,
                      refused.error.name, refused.message)
-            return HeartbeatResult(refused.error, refused.message, member_id=request.member_id or None,
-                                   member_epoch=request.member_epoch)
+            # As Kafka's error response: only the error and its message.
+            return HeartbeatResult(refused.error, refused.message)
         self._reschedule()
         return result
 
@@ -265,17 +265,20 @@ class ConsumerGroupManager:
         if request.member_epoch == 0:
             if existing is None:
                 return group.members.get(member_id) or ConsumerMember(member_id, instance_id=request.instance_id)
-            if existing.member_id == member_id:
-                return existing
             if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                if existing.member_id == member_id:
+                    return existing  # the same member joining again
                 raise _Refused(ErrorCode.UNRELEASED_INSTANCE_ID,
                                f"Static member {member_id} with instance id {request.instance_id} cannot join the "
                                f"group because the instance id is owned by {existing.member_id} member.")
-            # The instance comes back: a new member id takes over the old member's place,
-            # partitions and target assignment.
+            # The instance comes back (under a new member id or its old one): it takes over the
+            # old member's place, partitions and target assignment.
             rejoined = replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0,
                                state=MemberState.STABLE, pending_revocation={})
-            group.replace_static_member(existing.member_id, rejoined)
+            if existing.member_id == member_id:
+                group.put(rejoined)
+            else:
+                group.replace_static_member(existing.member_id, rejoined)
             log.info("group %s: static member %s rejoined as %s (was %s)", group.group_id, request.instance_id,
                      member_id, existing.member_id)
             return rejoined
