@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from bench import protocol
 from bench.brokers import _spawn, free_port
@@ -24,7 +26,11 @@ def main() -> int:
     parser.add_argument("workload", choices=("produce", "metadata", "fetch", "partitions"))
     parser.add_argument("--seconds", type=float, default=8.0)
     args = parser.parse_args()
-    pyspy = shutil.which("py-spy") or str(__import__("pathlib").Path(sys.executable).with_name("py-spy"))
+    pyspy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if not os.access(pyspy, os.X_OK):
+        print("py-spy is not installed (pip install '.[bench]'); without it, run the broker as "
+              "`python -m cProfile -o out -m trafka serve ...` and stop it with SIGINT", file=sys.stderr)
+        return 2
     port, data_dir = free_port(), tempfile.mkdtemp(prefix="bench-profile-")
     out = f"/tmp/trafka-profile-{args.workload}.txt"
     argv = [pyspy, "record", "--format", "raw", "--rate", "500", "-o", out, "--",
