@@ -11,7 +11,8 @@ from trafka.testing import TrafkaBroker
 from trafka.testing.rawwire import RawClient
 
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret" '
-        'user_javaplain="javaplain-secret" user_kafkaplain="kafkaplain-secret";')
+        'user_javaplain="javaplain-secret" user_kafkaplain="kafkaplain-secret" '
+        'user_confluentplain="confluentplain-secret";')
 LIFETIME_MS = 1500
 
 
@@ -95,13 +96,30 @@ def _kafka_python_producer(bootstrap: str, mechanism: str, principal: str):
     return (lambda value: producer.send("reauth-topic", value).get(timeout=30)), producer.close
 
 
+def _confluent_producer(bootstrap: str, mechanism: str, principal: str):
+    from confluent_kafka import Producer
+
+    from testkit.security import Auth, confluent_config
+
+    producer = Producer({"bootstrap.servers": bootstrap,
+                         **confluent_config(Auth("SASL_PLAINTEXT", mechanism, principal, f"{principal}-secret"))})
+
+    def send(value: bytes) -> None:
+        errors: list = []
+        producer.produce("reauth-topic", value, on_delivery=lambda err, msg: errors.append(err))
+        assert producer.flush(30) == 0 and errors == [None], errors
+
+    return send, lambda: producer.flush(5)
+
+
 @pytest.mark.parametrize("client,mechanism", [("java-4.3.0", "PLAIN"), ("java-4.3.0", "OAUTHBEARER"),
-                                              ("kafka-python", "PLAIN"), ("kafka-python", "OAUTHBEARER")])
+                                              ("kafka-python", "PLAIN"), ("kafka-python", "OAUTHBEARER"),
+                                              ("confluent-kafka", "PLAIN"), ("confluent-kafka", "OAUTHBEARER")])
 def test_a_client_reauthenticates_and_keeps_working(reauth_broker, client, mechanism):
-    """Java and kafka-python 3 re-authenticate by themselves before the announced lifetime ends
+    """Java, kafka-python 3 and librdkafka (>= 2.2) re-authenticate by themselves before the announced lifetime ends
     (their timers run on the wall clock, so this test waits for them)."""
     principal = f"{client.split('-')[0]}{mechanism.lower()}"
-    make = _java_producer if client.startswith("java") else _kafka_python_producer
+    make = {"java": _java_producer, "kafka": _kafka_python_producer, "confluent": _confluent_producer}[client.split("-")[0]]
     send, close = make(reauth_broker.bootstrap("SASL_PLAINTEXT"), mechanism, principal)
     try:
         before = reauth_broker.log_text().count(f"authenticated User:{principal} ")
