@@ -1,5 +1,6 @@
-"""The KIP-848 consumer group protocol with real clients: Java kafka-clients 4.3.0 and
-confluent-kafka 2.16.1, both with group.protocol=consumer, against a real broker."""
+"""The KIP-848 consumer group protocol with real clients: Java kafka-clients 4.3.0 (and 3.9.1 for
+the basic case) and confluent-kafka 2.16.1, all with group.protocol=consumer, against a real
+broker."""
 
 from __future__ import annotations
 
@@ -24,16 +25,26 @@ WAIT_S = 60
 CLIENTS = ["java", "confluent"]
 
 
-@pytest.fixture(scope="module")
-def java():
+def _jvm(version: str):
     try:
-        kafka = JavaKafka("4.3.0")
+        kafka = JavaKafka(version)
     except JavaUnavailable as exc:
-        pytest.skip(f"Java kafka-clients 4.3.0 unavailable: {exc}")
+        pytest.skip(f"Java kafka-clients {version} unavailable: {exc}")
     try:
         yield kafka
     finally:
         kafka.shutdown()
+
+
+@pytest.fixture(scope="module")
+def java():
+    yield from _jvm("4.3.0")
+
+
+@pytest.fixture(scope="module")
+def java39():
+    """kafka-clients 3.9.1 speaks ConsumerGroupHeartbeat v0: the broker makes its member id."""
+    yield from _jvm("3.9.1")
 
 
 @pytest.fixture
@@ -49,8 +60,8 @@ def members(request, broker):
     made = []
 
     def make(client: str, group: str, topics=None, pattern=None, instance_id=None):
-        if client == "java":
-            member = JavaMember(request.getfixturevalue("java"), broker, group, instance_id)
+        if client in ("java", "java39"):
+            member = JavaMember(request.getfixturevalue(client), broker, group, instance_id)
         else:
             member = ConfluentMember(broker, group, instance_id)
         member.subscribe(topics, pattern)
@@ -131,7 +142,7 @@ def partitions(topic: str, count: int) -> set[tuple[str, int]]:
     return {(topic, p) for p in range(count)}
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", [*CLIENTS, "java39"])
 def test_two_members_share_then_one_takes_all(broker, members, client):
     group, topic = f"g-{uuid.uuid4().hex[:6]}", "four"
     create_topic(broker.bootstrap_servers, topic, 4)
