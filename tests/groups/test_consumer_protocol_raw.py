@@ -283,3 +283,30 @@ def test_errors_carry_only_the_error_and_its_message(raw):
     response = heartbeat(raw, "nobody", 1, group="no-such-group")
     assert response.error_code == E.GROUP_ID_NOT_FOUND and response.error_message
     assert (response.member_id, response.member_epoch, response.heartbeat_interval_ms) == (None, 0, 0)
+
+
+def test_member_that_does_not_revoke_is_fenced_after_its_rebalance_timeout(broker, raw):
+    topic_id = create_topic(raw, "t", 2)
+    join(raw, "m1", topics=["t"], rebalance_timeout_ms=10000)
+    join(raw, "m2", topics=["t"])
+    told = heartbeat(raw, "m1", 1, owned={topic_id: {0, 1}})
+    assert len(assigned(told)[topic_id]) == 1  # one partition to revoke
+    broker.advance_clock(6000)
+    still = heartbeat(raw, "m1", 1, owned={topic_id: {0, 1}})  # heartbeats, but keeps both
+    assert still.error_code == 0 and still.member_epoch == 1
+    broker.advance_clock(4001)
+    assert heartbeat(raw, "m1", 1, owned={topic_id: {0, 1}}).error_code == E.UNKNOWN_MEMBER_ID
+    taken = heartbeat(raw, "m2", 2, owned={})
+    assert taken.member_epoch == 3 and assigned(taken) == {topic_id: {0, 1}}
+
+
+def test_broker_assignor_setting(tmp_path):
+    config = {"offsets.topic.num.partitions": 3, "group.consumer.assignors": "range"}
+    with TrafkaBroker(data_dir=tmp_path / "data", config=config, in_process=True) as broker, \
+            RawClient(broker.bootstrap_servers) as raw:
+        topic_id = create_topic(raw, "t", 5)
+        assert join(raw, "z", topics=["t"], assignor="uniform").error_code == E.UNSUPPORTED_ASSIGNOR
+        join(raw, "a", topics=["t"])
+        join(raw, "b", topics=["t"])
+        kept = assigned(heartbeat(raw, "a", 1, owned={topic_id: {0, 1, 2, 3, 4}}))[topic_id]
+        assert kept == {0, 1, 2}  # range by default now
