@@ -14,7 +14,7 @@ from testkit.security import upsert_scram
 from trafka.testing.waiting import wait_for_log
 
 pytestmark = pytest.mark.skipif(shutil.which("kcat") is None,
-                                reason="kcat is not installed (compat_tests/setup_deps.py)")
+                                reason="kcat is not installed (testkit/setup_deps.py)")
 
 SCRAM = {"SCRAM-SHA-256": ("kcat256", "kcat-secret-256"), "SCRAM-SHA-512": ("kcat512", "kcat-secret-512")}
 
