@@ -8,7 +8,8 @@ ConsumerGroup, scaled down. One heartbeat does three steps, as in Kafka:
    more) bumps the group epoch. Subscriptions by regex are resolved here against the existing
    topics on every heartbeat, so a topic created later is picked up at the next heartbeat.
 2. If the group epoch is ahead of the target assignment epoch, the server-side assignor
-   (`assignors.py`: the member's ServerAssignor, else the first of group.consumer.assignors)
+   (`assignors.py`: the ServerAssignor most members ask for, else the first of
+   group.consumer.assignors)
    computes a new target assignment for every member.
 3. The member is reconciled towards its target (`_reconcile`, CurrentAssignmentBuilder): it
    first revokes what it must give up (UnrevokedPartitions, member epoch unchanged); once its
