@@ -153,3 +153,30 @@ def test_trafka_groups_shows_consumer_groups_from_the_data_dir(broker):
     assert states == [["shown", "Stable", "consumer", "-", "1", "1", "-"]]
     assert members == [["shown", "member-x", "-", client_id, "/127.0.0.1", "t", "t-0,t-1"]]
     assert offsets == [["shown", "t", "0", "-", "0", "-", "member-x"], ["shown", "t", "1", "0", "0", "0", "member-x"]]
+
+
+def test_consumer_group_offsets_expire_as_kafkas_and_the_empty_group_goes(tmp_path):
+    """offsets.retention.minutes for a consumer group: an offset of a topic no member subscribes
+    to expires that long after its commit; once the group is empty the rest follow and the group
+    is deleted (tombstones, so it stays gone after a restart). Broker time is moved, not waited."""
+    from trafka.testing import TrafkaBroker
+
+    config = {"offsets.topic.num.partitions": 2, "offsets.retention.minutes": 1,
+              "offsets.retention.check.interval.ms": 1000, "group.consumer.session.timeout.ms": 600_000}
+    with TrafkaBroker(data_dir=tmp_path / "data", config=config) as broker:
+        create_topic(broker.bootstrap_servers, "t", 1)
+        create_topic(broker.bootstrap_servers, "u", 1)
+        with RawClient(broker.bootstrap_servers) as raw:
+            joined = heartbeat(raw, "aging", "m", 0, topics=["t"], owned={})
+            assert commit(raw, "aging", "m", joined.member_epoch, "t", 0, 4) == ErrorCode.NONE
+            assert commit(raw, "aging", "m", joined.member_epoch, "u", 0, 6) == ErrorCode.NONE
+            broker.advance_clock(120_000)
+            assert (committed(raw, "aging", "t", 0), committed(raw, "aging", "u", 0)) == (4, -1)
+            assert heartbeat(raw, "aging", "m", -1).error_code == ErrorCode.NONE
+            broker.advance_clock(120_000)
+            assert committed(raw, "aging", "t", 0) == -1
+            assert "aging" not in listed_types(raw)
+        broker.restart()
+        with RawClient(broker.bootstrap_servers) as raw:
+            assert "aging" not in listed_types(raw)
+            assert describe(raw, "aging").error_code == ErrorCode.GROUP_ID_NOT_FOUND
