@@ -41,20 +41,20 @@ def test_java_describe_and_update_features(java_client_43, trafka_broker):
     java = java_client_43
     admin = java.make_admin({"bootstrap.servers": trafka_broker.bootstrap_servers})
     finalized, supported, epoch = _features(java, admin)
-    assert finalized == {"metadata.version": (27, 27), "group.version": (1, 1)}
-    assert supported == {"metadata.version": (7, 27), "group.version": (0, 1), "transaction.version": (0, 0)}
+    assert finalized == {"metadata.version": (27, 27), "group.version": (1, 1), "transaction.version": (2, 2)}
+    assert supported == {"metadata.version": (7, 27), "group.version": (0, 1), "transaction.version": (0, 2)}
     with pytest.raises(KafkaJavaError) as refused:
         _update(java, admin, {"metadata.version": (26, "SAFE_DOWNGRADE")})
     assert refused.value.simple_name == "InvalidUpdateVersionException"
     assert "Refusing to perform the requested downgrade" in refused.value.message
     with pytest.raises(KafkaJavaError) as refused:
-        _update(java, admin, {"transaction.version": (2, "UPGRADE")})
+        _update(java, admin, {"transaction.version": (3, "UPGRADE")})
     assert refused.value.simple_name == "InvalidUpdateVersionException"
     _update(java, admin, {"group.version": (0, "SAFE_DOWNGRADE")}, validate_only=True)
     assert _features(java, admin)[0] == finalized
     _update(java, admin, {"group.version": (0, "SAFE_DOWNGRADE")})
     after, _, new_epoch = _features(java, admin)
-    assert after == {"metadata.version": (27, 27)} and new_epoch == epoch + 1
+    assert after == {"metadata.version": (27, 27), "transaction.version": (2, 2)} and new_epoch == epoch + 1
     _update(java, admin, {"group.version": (1, "UPGRADE")})
     assert _features(java, admin)[0] == finalized
 
@@ -69,9 +69,9 @@ def test_kafka_python_describe_and_update_features(trafka_broker):
     try:
         described = admin.describe_features()
         assert {name: f.get("finalized") for name, f in described.items()} == {
-            "metadata.version": (27, 27), "group.version": (1, 1), "transaction.version": None}
+            "metadata.version": (27, 27), "group.version": (1, 1), "transaction.version": (2, 2)}
         assert {name: f["supported"] for name, f in described.items()} == {
-            "metadata.version": (7, 27), "group.version": (0, 1), "transaction.version": (0, 0)}
+            "metadata.version": (7, 27), "group.version": (0, 1), "transaction.version": (0, 2)}
         with pytest.raises(InvalidUpdateVersionError):
             admin.update_features({"metadata.version": ("SAFE_DOWNGRADE", 20)})
         assert admin.update_features({"group.version": ("SAFE_DOWNGRADE", 0)}, validate_only=True) == {"group.version": "OK"}

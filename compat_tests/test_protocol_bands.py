@@ -72,9 +72,9 @@ def test_finalized_features_as_a_single_node_kafka_41_reports_them(bootstrap):
         v3 = raw.request(18, 3, {"client_software_name": "compat", "client_software_version": "1"})
     supported = {f.name: (f.min_version, f.max_version) for f in v4.supported_features}
     group_max = 1 if 68 in advertised(bootstrap) else 0
-    assert supported == {"metadata.version": (7, 27), "group.version": (0, group_max), "transaction.version": (0, 0)}
+    assert supported == {"metadata.version": (7, 27), "group.version": (0, group_max), "transaction.version": (0, 2)}
     finalized = {f.name: (f.min_version_level, f.max_version_level) for f in v4.finalized_features}
-    expected = {"metadata.version": (27, 27)} | ({"group.version": (1, 1)} if group_max else {})
+    expected = {"metadata.version": (27, 27), "transaction.version": (2, 2)} | ({"group.version": (1, 1)} if group_max else {})
     assert finalized == expected
     assert v4.finalized_features_epoch >= 1
     # v3 leaves out ranges starting at 0, which clients before KAFKA-17011 cannot read.

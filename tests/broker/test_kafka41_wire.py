@@ -165,7 +165,9 @@ def test_feature_updates_are_checked_as_kafkas_controller_checks_them(client):
     assert "Refusing to perform the requested downgrade" in refused.error_message
     assert update(client, {"metadata.version": (26, 3)}).error_message == "Unsafe metadata.version downgrades are not supported."
     assert update(client, {"metadata.version": (28, 1)}).error_code == E.INVALID_UPDATE_VERSION  # beyond 4.1-IV1
-    assert update(client, {"transaction.version": (2, 1)}).error_code == E.INVALID_UPDATE_VERSION  # TV2 not implemented
+    assert finalized["transaction.version"] == 2  # KIP-890 part 2, as a fresh Kafka 4.1
+    assert update(client, {"transaction.version": (3, 1)}).error_code == E.INVALID_UPDATE_VERSION  # no TV3 in 4.1
+    assert update(client, {"transaction.version": (1, 1)}).error_code == E.INVALID_UPDATE_VERSION  # a downgrade needs its type
     assert update(client, {"no.such.feature": (1, 1)}).error_code == E.INVALID_UPDATE_VERSION
     assert update(client, {"metadata.version": (27, 1)}).error_code == E.NONE  # already there: a no-op
     # v0-1 list one result per feature on success, none on failure.

@@ -10,9 +10,11 @@ and tools look at:
   from 4.0 on, and so does trafka.
 - group.version: 1 (the KIP-848 consumer protocol) is supported and finalized only while
   ConsumerGroupHeartbeat (key 68) is served, as on Kafka 4.1; otherwise 0-0.
-- transaction.version: 0-0. Level 1 writes flexible `__transaction_state` records and level 2
-  bumps the epoch at every commit/abort (KIP-890 part 2); trafka implements level 0 only
-  (docs/transactions.md), so it is never finalized and clients keep the classic protocol.
+- transaction.version: 0-2, finalized at 2 as on a fresh Kafka 4.1. Level 1 writes flexible
+  `__transaction_state` records; level 2 lets clients use KIP-890 part 2 (implicit partition
+  adds, an epoch bump at every commit/abort; docs/transactions.md). Java 4.x follows the
+  finalized level: UpdateFeatures lowering it to 0 or 1 turns its new producers back to the
+  classic protocol.
 
 A feature at level 0 is not listed as finalized, as in KRaft. Finalized levels that differ
 from the defaults and the epoch live in `<data dir>/finalized_features` (JSON), written
@@ -40,6 +42,7 @@ TRANSACTION_VERSION = "transaction.version"
 METADATA_VERSION_MIN = 7  # 3.3-IV3, the oldest Kafka 4.x accepts
 METADATA_VERSION_LATEST = 27  # 4.1-IV1, Kafka 4.1's latest production level
 CONSUMER_GROUP_HEARTBEAT = 68
+TRANSACTION_VERSION_LATEST = 2  # KIP-890 part 2 (trafka/broker/transaction/coordinator.py)
 
 # UpdateFeatures' upgrade types (v1+); v0's allow_downgrade maps to SAFE_DOWNGRADE.
 UPGRADE = 1
@@ -52,7 +55,7 @@ def supported_features(served_keys) -> dict[str, tuple[int, int]]:
     return {
         METADATA_VERSION: (METADATA_VERSION_MIN, METADATA_VERSION_LATEST),
         GROUP_VERSION: (0, 1 if CONSUMER_GROUP_HEARTBEAT in served_keys else 0),
-        TRANSACTION_VERSION: (0, 0),
+        TRANSACTION_VERSION: (0, TRANSACTION_VERSION_LATEST),
     }
 
 

@@ -59,7 +59,7 @@ class Broker:
             self.clock.on_advance(self.group_coordinator.reschedule)
         # Creates __transaction_state if missing, replays it, finishes interrupted commits/aborts.
         self.txn_coordinator = TransactionCoordinator(
-            self.logs, config, self.clock, self.producer_ids, self.group_coordinator
+            self.logs, config, self.clock, self.producer_ids, self.group_coordinator, self.features
         )
         self._data_arrived = trio.Event()
         self.metadata_cache = MetadataCache()

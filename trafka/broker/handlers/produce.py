@@ -21,11 +21,11 @@ Behavior:
 - v13 names topics by id: an id no topic has is UNKNOWN_TOPIC_ID, as in Kafka (WRITE is checked
   on the topic the id names). The v10+ leader hints (current_leader, node_endpoints) stay
   empty: no answer is ever NOT_LEADER_OR_FOLLOWER.
-- v12+ is how a transaction version 2 producer (KIP-890 part 2) writes: Kafka adds the
-  partition to the transaction implicitly. trafka finalizes transaction.version 0 and does
-  not (docs/transactions.md): a transactional batch for a partition not added with
-  AddPartitionsToTxn is INVALID_TXN_STATE, whatever the version. Java 4.x and librdkafka send
-  transactional batches with v11 at most unless transaction.version 2 is finalized.
+- v12+ is how a transaction version 2 producer (KIP-890 part 2) writes: a transactional batch
+  for a partition not in the transaction adds it (starting the transaction if none is open),
+  as Kafka's verification asks its coordinator to (docs/transactions.md). Below v12 the
+  partition must have been added with AddPartitionsToTxn (else INVALID_TXN_STATE). Java 4.x
+  sends v12+ only while transaction.version 2 is finalized.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ log = logging.getLogger("trafka.broker")
 
 FIRST_RECORD_BATCH_VERSION = 3
 FIRST_VERSION_WITH_TOPIC_IDS = 13
+FIRST_IMPLICIT_ADD_VERSION = 12  # transaction version 2 (KIP-890 part 2)
 INTERNAL_TOPICS = (OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC)
 
 # What a storage refusal means on the wire.
@@ -55,7 +56,7 @@ def partition_error(index: int, error: ErrorCode, message: str | None = None) ->
     return {"index": index, "error_code": error, "base_offset": -1, "error_message": message}
 
 
-def _verify_transaction(broker, transactional_id: str, topic_name: str, index: int, records) -> ErrorCode:
+def _verify_transaction(broker, transactional_id: str, topic_name: str, index: int, records, add: bool) -> ErrorCode:
     try:
         batches = list(rec.iter_batches(records, validate=False))
     except rec.CorruptRecordError:
@@ -64,7 +65,7 @@ def _verify_transaction(broker, transactional_id: str, topic_name: str, index: i
         if not header.is_transactional:
             return ErrorCode.INVALID_REQUEST
         error = broker.txn_coordinator.verify_produce(
-            transactional_id, header.producer_id, header.producer_epoch, topic_name, index
+            transactional_id, header.producer_id, header.producer_epoch, topic_name, index, add=add
         )
         if error:
             return error
@@ -78,7 +79,7 @@ def _starts_transactional(records) -> bool:
         return False  # the log's own validation answers
 
 
-def _append(broker, topic_name: str, partition: dict, transactional_id: str | None = None) -> dict:
+def _append(broker, topic_name: str, partition: dict, transactional_id: str | None = None, add: bool = False) -> dict:
     index = partition.index
     if topic_name in INTERNAL_TOPICS:
         return partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"clients may not write to internal topic {topic_name}")
@@ -88,7 +89,7 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
     if not partition.records:
         return partition_error(index, ErrorCode.INVALID_RECORD, "no record batches")
     if transactional_id is not None:
-        error = _verify_transaction(broker, transactional_id, topic_name, index, partition.records)
+        error = _verify_transaction(broker, transactional_id, topic_name, index, partition.records, add)
         if error:
             return partition_error(index, error)
     elif _starts_transactional(partition.records):
@@ -135,6 +136,6 @@ async def handle(ctx, request):
     names = [topic_name(ctx.broker, t.name, t.topic_id, by_id=by_id) for t in request.topic_data]
     refused = {name for name in names if name is not None and not authorize(ctx, Op.WRITE, TOPIC, name)}
     response = _respond(request, lambda name, p: partition_error(p.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                        if name in refused else _append(ctx.broker, name, p, txn_id), names)
+                        if name in refused else _append(ctx.broker, name, p, txn_id, ctx.version >= FIRST_IMPLICIT_ADD_VERSION), names)
     ctx.broker.notify_data_arrived()
     return None if request.acks == 0 else response

@@ -9,9 +9,9 @@ Behavior:
   v2 has no meaning here: Kafka answers PRODUCER_FENCED for every version).
 - v3 carries the member's generation, member id and group instance id, checked as an
   OffsetCommit's are when given.
-- v5 marks a transaction version 2 producer, whose commit Kafka adds to the transaction
-  itself. trafka finalizes transaction.version 0, so v5 is served as v4: the group's partition
-  must have been added with AddOffsetsToTxn (else INVALID_TXN_STATE).
+- v5 marks a transaction version 2 producer (KIP-890 part 2), which sends no AddOffsetsToTxn:
+  the group's `__consumer_offsets` partition is added to the transaction here (starting one if
+  none is open). Below v5 it must have been added with AddOffsetsToTxn (else INVALID_TXN_STATE).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from trafka.broker.security.authorizer import GROUP, TOPIC, TRANSACTIONAL_ID, Op
 from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.wire.errors import ErrorCode
+
+FIRST_IMPLICIT_ADD_VERSION = 5
 
 
 def _respond(request, errors) -> dict:
@@ -52,7 +54,8 @@ async def handle(ctx, request):
     groups = ctx.broker.group_coordinator
     partition = groups.offsets_topic.partition_for(request.group_id)
     error = ctx.broker.txn_coordinator.verify_produce(
-        request.transactional_id, request.producer_id, request.producer_epoch, OFFSETS_TOPIC, partition
+        request.transactional_id, request.producer_id, request.producer_epoch, OFFSETS_TOPIC, partition,
+        add=ctx.version >= FIRST_IMPLICIT_ADD_VERSION,
     )
     if error == ErrorCode.INVALID_PRODUCER_EPOCH:
         error = ErrorCode.PRODUCER_FENCED

@@ -8,8 +8,8 @@ Behavior:
   validate_only (v1+) checks without applying.
 - A level below the finalized one needs a downgrade type (v0: allow_downgrade = safe
   downgrade); metadata.version is never downgraded (Kafka 4.x refuses both kinds); a level
-  <= 0 removes a feature (not metadata.version). transaction.version cannot be raised above 0:
-  trafka implements no later transaction version.
+  <= 0 removes a feature (not metadata.version). transaction.version goes from 0 to 2 (2 is
+  the default); lowering it changes what new Java producers use, not open transactions.
 - v0-1 list one result per feature on success (none on failure); v2 answers with the top-level
   error only. A feature named twice is INVALID_REQUEST.
 - Needs ALTER on the cluster (else CLUSTER_AUTHORIZATION_FAILED), as in Kafka.

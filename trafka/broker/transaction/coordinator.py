@@ -15,6 +15,21 @@ event loop: no request ever sees a Prepare* state except after a crash, when sta
 the markers of every transaction it finds in PrepareCommit/PrepareAbort (Kafka's
 TransactionMarkerChannelManager retrying after a coordinator fail-over).
 
+Transaction version 2 (KIP-890 part 2), for clients that see `transaction.version` 2 finalized
+(Java 4.x): a transactional Produce v12+ or a TxnOffsetCommit v5 adds its partition to the
+transaction itself (no AddPartitionsToTxn / AddOffsetsToTxn), and every EndTxn v5 bumps the
+producer epoch: PrepareCommit/PrepareAbort carries epoch + 1, the markers are written with it,
+and the answer hands the new epoch to the producer. When the epoch is exhausted (32766) the
+commit/abort also takes a new producer id (NextProducerId), which replaces the old one at
+Complete* with epoch 0 (PreviousProducerId keeps the old one, so a retried EndTxn is still
+recognised). A retried EndTxn v5 after completion (the epoch before the bump) is answered NONE
+with the current id and epoch; the same epoch as the current one is the next transaction's
+EndTxn (an abort of nothing is allowed, a commit of nothing is INVALID_TXN_STATE). Each
+transaction records the version it was begun with (ClientTransactionVersion) and is finished
+under that version's rules: an EndTxn v5 for a transaction begun with AddPartitionsToTxn does
+not bump. A timed-out or fenced version 2 transaction is aborted with two bumps (the fence,
+then the abort's own), as in Kafka.
+
 Time comes from the injected clock. `abort_timed_out(now)` aborts (with an epoch bump, so the
 old producer is fenced) every Ongoing transaction older than its timeout, and
 `expire_transactional_ids(now)` forgets ids idle for transactional.id.expiration.ms; the
@@ -40,6 +55,8 @@ log = logging.getLogger("trafka.transaction")
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 MAX_EPOCH = 32766  # Short.MaxValue - 1: the epoch after which a new producer id is handed out
+SHORT_MAX = 32767  # the epoch an exhausting version 2 commit/abort writes its markers with
+TV_0, TV_2 = 0, 2  # the client transaction versions a transaction records (1 is never a client's)
 COORDINATOR_EPOCH = 0  # one broker, never a fail-over: the state partitions' leader epoch
 
 EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT, DEAD, PREPARE_EPOCH_FENCE = TxnState
@@ -56,17 +73,27 @@ class TransactionMetadata:
     partitions: set[tuple[str, int]] = field(default_factory=set)
     start_ms: int = -1
     last_update_ms: int = -1
+    previous_producer_id: int = NO_PRODUCER_ID
+    next_producer_id: int = NO_PRODUCER_ID
+    client_version: int = TV_0
+
+    @property
+    def bumps_epoch(self) -> bool:
+        """Whether this transaction ends under version 2 rules."""
+        return self.client_version >= TV_2
 
     def record(self) -> TxnRecord:
         return TxnRecord(
             self.producer_id, self.producer_epoch, self.timeout_ms, self.state,
             tuple(sorted(self.partitions)), self.last_update_ms, self.start_ms,
+            self.previous_producer_id, self.next_producer_id, self.client_version,
         )
 
 
 class TransactionCoordinator:
-    def __init__(self, logs, config, clock, producer_ids, group_coordinator):
+    def __init__(self, logs, config, clock, producer_ids, group_coordinator, features=None):
         self.logs = logs
+        self.features = features  # FeatureLevels: transaction.version >= 1 writes flexible records
         self.config = config
         self.clock = clock
         self.producer_ids = producer_ids
@@ -90,6 +117,8 @@ class TransactionCoordinator:
             self.transactions[transactional_id] = TransactionMetadata(
                 transactional_id, record.producer_id, record.producer_epoch, record.timeout_ms, record.state,
                 partitions=set(record.partitions), start_ms=record.start_ms, last_update_ms=record.last_update_ms,
+                previous_producer_id=record.previous_producer_id, next_producer_id=record.next_producer_id,
+                client_version=record.client_version,
             )
         unfinished = [t for t in self.transactions.values() if t.state in (PREPARE_COMMIT, PREPARE_ABORT)]
         for txn in unfinished:
@@ -103,12 +132,21 @@ class TransactionCoordinator:
 
     def _store(self, txn: TransactionMetadata) -> None:
         """Write the transaction's current metadata; raises StorageError."""
-        self.state_topic.append(txn.transactional_id, formats.txn_key(txn.transactional_id), formats.txn_value(txn.record()))
+        self.state_topic.append(
+            txn.transactional_id, formats.txn_key(txn.transactional_id), formats.txn_value(txn.record(), self._flexible_records())
+        )
+
+    def _flexible_records(self) -> bool:
+        from trafka.broker.features import TRANSACTION_VERSION
+
+        return self.features is not None and self.features.level(TRANSACTION_VERSION) >= 1
 
     def _transition(self, txn: TransactionMetadata, **changes) -> ErrorCode:
         """Apply changes, write them, and roll them back if the write fails."""
         before = {name: getattr(txn, name) for name in changes}
         before["last_update_ms"] = txn.last_update_ms
+        before["previous_producer_id"] = txn.previous_producer_id
+        txn.previous_producer_id = txn.producer_id  # Kafka's prevProducerId: the id before this transition
         for name, value in changes.items():
             setattr(txn, name, value)
         txn.last_update_ms = self._now()
@@ -167,10 +205,17 @@ class TransactionCoordinator:
         return ErrorCode.NONE, txn.producer_id, txn.producer_epoch
 
     def _fence_and_abort(self, txn: TransactionMetadata) -> ErrorCode:
-        bumped = min(txn.producer_epoch + 1, MAX_EPOCH)
+        """Kafka's prepareFenceProducerEpoch then an abort: the epoch goes up by one (and, for a
+        version 2 transaction, by one more for the abort itself, never past Short.MaxValue)."""
+        bumped = min(txn.producer_epoch + 1, MAX_EPOCH if not txn.bumps_epoch else SHORT_MAX)
         error = self._transition(txn, state=PREPARE_EPOCH_FENCE, producer_epoch=bumped, last_producer_epoch=txn.producer_epoch)
         if error:
             return error
+        if txn.bumps_epoch:
+            aborted = min(txn.producer_epoch + 1, SHORT_MAX)
+            error = self._transition(txn, state=PREPARE_ABORT, producer_epoch=aborted, last_producer_epoch=txn.producer_epoch)
+            if error:
+                return error
         return self._complete(txn, False)
 
     # --- validation shared by AddPartitions / AddOffsets / EndTxn -------------------------
@@ -210,11 +255,15 @@ class TransactionCoordinator:
         partition = self.group_coordinator.offsets_topic.partition_for(group_id)
         return self._add(txn, {(OFFSETS_TOPIC, partition)})
 
-    def _add(self, txn: TransactionMetadata, partitions: set[tuple[str, int]]) -> ErrorCode:
+    def _add(self, txn: TransactionMetadata, partitions: set[tuple[str, int]], client_version: int = TV_0) -> ErrorCode:
+        """Add partitions; a new transaction records the client's transaction version, an open
+        one keeps the version it began with."""
         if txn.state is ONGOING and partitions <= txn.partitions:
             return ErrorCode.NONE
-        start = txn.start_ms if txn.state is ONGOING else self._now()
-        return self._transition(txn, state=ONGOING, partitions=txn.partitions | partitions, start_ms=start)
+        if txn.state is ONGOING:
+            return self._transition(txn, partitions=txn.partitions | partitions)
+        return self._transition(txn, state=ONGOING, partitions=txn.partitions | partitions, start_ms=self._now(),
+                                client_version=client_version)
 
     def _partition_exists(self, topic: str, partition: int) -> bool:
         found = self.logs.topics.get(topic)
@@ -234,8 +283,66 @@ class TransactionCoordinator:
             return ErrorCode.NONE  # a retry of the EndTxn that completed it
         return ErrorCode.INVALID_TXN_STATE
 
-    def _end(self, txn: TransactionMetadata, commit: bool) -> ErrorCode:
-        error = self._transition(txn, state=PREPARE_COMMIT if commit else PREPARE_ABORT)
+    def end_transaction_v2(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
+    ) -> tuple[ErrorCode, int, int]:
+        """EndTxn v5 (Kafka's endTransaction for transaction version 2): (error, the producer id
+        and epoch the producer uses next). A transaction begun under version 0 is finished
+        under its rules, without a bump."""
+        failed = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
+        txn = self.transactions.get(transactional_id)
+        if txn is None or txn.state is DEAD:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, *failed
+        if txn.state is ONGOING and not txn.bumps_epoch:
+            error = self.end_transaction(transactional_id, producer_id, producer_epoch, commit)
+            return (error, txn.producer_id, txn.producer_epoch) if not error else (error, *failed)
+        # A retry after an exhausted epoch gave the producer a new id: the old id at 32766.
+        retry_on_overflow = (txn.previous_producer_id == producer_id and producer_epoch == MAX_EPOCH
+                             and txn.producer_epoch == 0 and txn.previous_producer_id != txn.producer_id)
+        retry_on_bump = txn.producer_id == producer_id and txn.producer_epoch == producer_epoch + 1
+        if txn.state in (COMPLETE_COMMIT, COMPLETE_ABORT):
+            valid_epoch = retry_on_bump or retry_on_overflow or producer_epoch == txn.producer_epoch
+        elif txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
+            valid_epoch = retry_on_bump
+        else:
+            valid_epoch = producer_epoch == txn.producer_epoch
+        if txn.producer_id != producer_id and not retry_on_overflow:
+            return ErrorCode.INVALID_PRODUCER_ID_MAPPING, *failed
+        if not valid_epoch:
+            return ErrorCode.PRODUCER_FENCED, *failed
+        retry = retry_on_bump or retry_on_overflow
+        state = txn.state
+        if state is ONGOING:
+            error = self._end(txn, commit, bump=True)
+        elif state in (PREPARE_COMMIT, PREPARE_ABORT, PREPARE_EPOCH_FENCE):
+            same = state is (PREPARE_COMMIT if commit else PREPARE_ABORT)
+            error = ErrorCode.CONCURRENT_TRANSACTIONS if same or state is PREPARE_EPOCH_FENCE else ErrorCode.INVALID_TXN_STATE
+        elif state is COMPLETE_COMMIT and commit or state is COMPLETE_ABORT and not commit:
+            # The retry of the EndTxn that completed it; the same epoch is a commit of nothing.
+            error = ErrorCode.NONE if retry else (ErrorCode.INVALID_TXN_STATE if commit else self._end(txn, False, bump=True))
+        elif commit:  # Empty, or the other result of a completed transaction
+            error = ErrorCode.INVALID_TXN_STATE
+        else:
+            # Version 2 may abort with no partition added (Empty, or after a commit).
+            error = ErrorCode.INVALID_TXN_STATE if retry else self._end(txn, False, bump=True)
+        if error:
+            return error, *failed
+        return ErrorCode.NONE, txn.producer_id, txn.producer_epoch
+
+    def _end(self, txn: TransactionMetadata, commit: bool, *, bump: bool = False) -> ErrorCode:
+        changes = {"state": PREPARE_COMMIT if commit else PREPARE_ABORT}
+        if bump:
+            # Version 2: the markers carry epoch + 1; an exhausted epoch also takes a new id,
+            # which replaces the old one once the markers are written.
+            changes.update(
+                producer_epoch=min(txn.producer_epoch + 1, SHORT_MAX),
+                last_producer_epoch=txn.producer_epoch,
+                next_producer_id=self.producer_ids.next_id() if txn.producer_epoch >= MAX_EPOCH else NO_PRODUCER_ID,
+                client_version=TV_2,
+            )
+            if txn.state is not ONGOING:  # an abort with no partition added starts now
+                changes.update(start_ms=self._now(), partitions=set())
+        error = self._transition(txn, **changes)
         if error:
             return error
         return self._complete(txn, commit)
@@ -244,9 +351,13 @@ class TransactionCoordinator:
         """Write the markers, then CompleteCommit/CompleteAbort (Kafka's marker channel)."""
         for topic, partition in sorted(txn.partitions):
             self._write_marker(txn, topic, partition, commit)
-        error = self._transition(txn, state=COMPLETE_COMMIT if commit else COMPLETE_ABORT, partitions=set())
+        changes = {"state": COMPLETE_COMMIT if commit else COMPLETE_ABORT, "partitions": set(), "next_producer_id": NO_PRODUCER_ID}
+        if txn.bumps_epoch and txn.next_producer_id != NO_PRODUCER_ID:
+            changes.update(producer_id=txn.next_producer_id, producer_epoch=0)
+        error = self._transition(txn, **changes)
         if not error:
-            log.info("transaction %s: %s", txn.transactional_id, "committed" if commit else "aborted")
+            log.info("transaction %s: %s (producer %d epoch %d next)", txn.transactional_id,
+                     "committed" if commit else "aborted", txn.producer_id, txn.producer_epoch)
         return error
 
     def _write_marker(self, txn: TransactionMetadata, topic: str, partition: int, commit: bool) -> None:
@@ -264,14 +375,23 @@ class TransactionCoordinator:
 
     # --- Produce --------------------------------------------------------------------------
 
-    def verify_produce(self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str, partition: int) -> ErrorCode:
+    def verify_produce(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str, partition: int, *, add: bool = False
+    ) -> ErrorCode:
         """Kafka's transaction verification (transaction.partition.verification.enable): a
-        transactional batch is accepted only for a partition of the producer's open transaction."""
+        transactional batch is accepted only for a partition of the producer's open transaction.
+        With `add` (a version 2 producer: Produce v12+, TxnOffsetCommit v5) a partition not in
+        the transaction is added to it instead, starting one if none is open, as Kafka's
+        AddPartitionsToTxnManager asks its coordinator to."""
         txn = self.transactions.get(transactional_id)
         if txn is None or txn.state is DEAD or txn.producer_id != producer_id:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING
         if producer_epoch < txn.producer_epoch:
             return ErrorCode.INVALID_PRODUCER_EPOCH
+        if add and txn.producer_epoch == producer_epoch and txn.state in (EMPTY, ONGOING, COMPLETE_COMMIT, COMPLETE_ABORT):
+            return self._add(txn, {(topic, partition)}, TV_2)
+        if add and txn.state in (PREPARE_COMMIT, PREPARE_ABORT, PREPARE_EPOCH_FENCE):
+            return ErrorCode.CONCURRENT_TRANSACTIONS
         if txn.producer_epoch != producer_epoch or txn.state is not ONGOING or (topic, partition) not in txn.partitions:
             return ErrorCode.INVALID_TXN_STATE
         return ErrorCode.NONE

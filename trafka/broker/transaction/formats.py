@@ -1,8 +1,13 @@
 """Record formats of `__transaction_state`, Kafka's own layout (TransactionLogKey/Value).
 
 A key is an int16 version (0) and the transactional id. A value is an int16 version and the
-transaction's metadata; we write version 0 (version 1 is the same fields, flexible, with
-tagged fields for transaction version 2). A null value is a tombstone: the transactional id
+transaction's metadata. Version 1 is the same fields, flexible, with three tagged fields for
+transaction version 2 (KIP-890): the producer id before the last transition (tag 0), the
+producer id handed out when an EndTxn exhausts the epoch (tag 1) and the transaction version
+the client began the transaction with (tag 2). As Kafka does, we write version 1 while
+`transaction.version` >= 1 is finalized, and version 0 otherwise unless the record carries one
+of the tagged values (a transaction begun under version 2 keeps its rules across a restart
+even after the feature was lowered). A null value is a tombstone: the transactional id
 expired. Compaction keeps the latest record per key, so the log replayed in order is the
 coordinator's state.
 """
@@ -18,6 +23,8 @@ from trafka.wire.types import INT8, INT16, INT32, INT64, STRING
 
 TRANSACTION_LOG_KEY_VERSION = 0
 TRANSACTION_LOG_VALUE_VERSION = 0
+FLEXIBLE_VALUE_VERSION = 1
+NO_PRODUCER_ID = -1
 
 TRANSACTION_LOG_KEY = Message(
     "TransactionLogKey",
@@ -32,6 +39,8 @@ TRANSACTION_LOG_VALUE = Message(
     flexible="1+",
     fields=[
         Field("producer_id", INT64),
+        Field("previous_producer_id", INT64, "1+", tag=0, tagged="1+", default=-1),
+        Field("next_producer_id", INT64, "1+", tag=1, tagged="1+", default=-1),
         Field("producer_epoch", INT16),
         Field("transaction_timeout_ms", INT32),
         Field("transaction_status", INT8),
@@ -42,6 +51,7 @@ TRANSACTION_LOG_VALUE = Message(
         ),
         Field("transaction_last_update_timestamp_ms", INT64),
         Field("transaction_start_timestamp_ms", INT64),
+        Field("client_transaction_version", INT16, "1+", tag=2, tagged="1+", default=0),
     ],
 )
 
@@ -79,6 +89,14 @@ class TxnRecord:
     partitions: tuple[tuple[str, int], ...]
     last_update_ms: int
     start_ms: int
+    previous_producer_id: int = NO_PRODUCER_ID
+    next_producer_id: int = NO_PRODUCER_ID
+    client_version: int = 0
+
+    @property
+    def needs_flexible(self) -> bool:
+        """Whether version 0 would lose something (the tagged fields differ from their defaults)."""
+        return self.client_version != 0 or self.next_producer_id != NO_PRODUCER_ID
 
 
 def txn_key(transactional_id: str) -> bytes:
@@ -87,7 +105,9 @@ def txn_key(transactional_id: str) -> bytes:
     )
 
 
-def txn_value(record: TxnRecord) -> bytes:
+def txn_value(record: TxnRecord, flexible: bool = False) -> bytes:
+    """The value record: version 1 when `flexible` (transaction.version >= 1 finalized) or when
+    the record needs it, else version 0."""
     by_topic: dict[str, list[int]] = {}
     for topic, partition in sorted(record.partitions):
         by_topic.setdefault(topic, []).append(partition)
@@ -101,8 +121,12 @@ def txn_value(record: TxnRecord) -> bytes:
         if record.state not in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT) else None,
         "transaction_last_update_timestamp_ms": record.last_update_ms,
         "transaction_start_timestamp_ms": record.start_ms,
+        "previous_producer_id": record.previous_producer_id,
+        "next_producer_id": record.next_producer_id,
+        "client_transaction_version": record.client_version,
     }
-    return _VERSION.pack(TRANSACTION_LOG_VALUE_VERSION) + TRANSACTION_LOG_VALUE.build(body, TRANSACTION_LOG_VALUE_VERSION)
+    version = FLEXIBLE_VALUE_VERSION if flexible or record.needs_flexible else TRANSACTION_LOG_VALUE_VERSION
+    return _VERSION.pack(version) + TRANSACTION_LOG_VALUE.build(body, version)
 
 
 def parse_txn_key(data: bytes) -> str:
@@ -127,4 +151,5 @@ def parse_txn_value(data: bytes) -> TxnRecord:
     return TxnRecord(
         v.producer_id, v.producer_epoch, v.transaction_timeout_ms, TxnState(v.transaction_status), partitions,
         v.transaction_last_update_timestamp_ms, v.transaction_start_timestamp_ms,
+        v.previous_producer_id, v.next_producer_id, v.client_transaction_version,
     )
