@@ -165,3 +165,28 @@ def test_lowering_transaction_version_turns_java43_back_to_the_classic_protocol(
     p2.begin(); p2.send(topic, b"c2"); p2.commit()
     assert admin.transaction(tid2) == ("CompleteCommit", pid2, epoch2 + 1, [])
     assert read_values(request, "java-4.3.0", bootstrap, topic, COMMITTED, until=b"c2") == [b"c1", b"c2"]
+
+
+def _request_counts(broker) -> dict[str, int]:
+    def read(inner):
+        return {name: stats.count for name, stats in inner.stats.apis.items()}
+
+    return broker._thread_broker.call(read, broker._thread_broker.broker)
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("client, adds", [("java-4.3.0", False), ("java-3.9.1", True)])
+def test_which_requests_each_protocol_sends(request, java_client_43, trafka_inprocess_broker, client, adds):
+    """Version 2 sends no AddPartitionsToTxn / AddOffsetsToTxn (the Produce and TxnOffsetCommit
+    add their partitions); the classic protocol does."""
+    bootstrap = trafka_inprocess_broker.bootstrap_servers
+    topic = make_topic(bootstrap, unique("tv-requests"))
+    p = producer(request, client, bootstrap, unique("tv-requests"))
+    p.init()
+    before = _request_counts(trafka_inprocess_broker)
+    p.begin(); p.send(topic, b"v"); p.send_offsets(topic, 0, 1, unique("tv-requests")); p.commit()
+    after = _request_counts(trafka_inprocess_broker)
+    sent = {name: after.get(name, 0) - before.get(name, 0) for name in ("AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn")}
+    assert sent == ({"AddPartitionsToTxn": 1, "AddOffsetsToTxn": 1, "EndTxn": 1} if adds else
+                    {"AddPartitionsToTxn": 0, "AddOffsetsToTxn": 0, "EndTxn": 1})
+    assert read_values(request, client, bootstrap, topic, COMMITTED, count=1) == [b"v"]
