@@ -125,6 +125,10 @@ def test_an_exhausted_epoch_rotates_the_producer_id(open_coordinators):
     assert (txn.producer_id, txn.previous_producer_id, txn.next_producer_id) == (new_pid, pid, -1)
     # A retry names the old id and epoch: answered with the new ones, also after a restart.
     assert txns.end_transaction_v2("app", pid, 32766, True) == (E.NONE, new_pid, 0)
+    # So does an InitProducerId naming the old id at its last epoch (Kafka's isValidProducerId;
+    # the last epoch is not in the record, so after a restart it is fenced, as in Kafka).
+    assert txns.init_producer_id("app", TIMEOUT, pid, 32766) == (E.NONE, new_pid, 0)
+    assert txns.init_producer_id("app", TIMEOUT, pid, 5)[0] == E.PRODUCER_FENCED
     logs, txns = open_()
     assert txns.end_transaction_v2("app", pid, 32766, True) == (E.NONE, new_pid, 0)
     assert txns.verify_produce("app", new_pid, 0, "t", 0, add=True) == E.NONE

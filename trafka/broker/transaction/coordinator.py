@@ -178,7 +178,10 @@ class TransactionCoordinator:
                 return error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
             self.transactions[transactional_id] = txn
             return ErrorCode.NONE, txn.producer_id, txn.producer_epoch
-        if producer_id != NO_PRODUCER_ID and producer_id != txn.producer_id:
+        # The previous id at an exhausted epoch: a retry after a version 2 EndTxn handed out a
+        # new id whose answer was lost (Kafka's isValidProducerId); it gets the new id below.
+        rotated = producer_id == txn.previous_producer_id and producer_epoch >= MAX_EPOCH
+        if producer_id != NO_PRODUCER_ID and producer_id != txn.producer_id and not rotated:
             return ErrorCode.PRODUCER_FENCED, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
         if producer_epoch != NO_PRODUCER_EPOCH and producer_epoch != txn.producer_epoch:
             if producer_epoch == txn.last_producer_epoch:
