@@ -89,6 +89,7 @@ def test_implicit_adds_and_an_epoch_bump_per_commit_and_abort(open_coordinators)
     assert txns.end_transaction_v2("app", pid, epoch + 9, False)[0] == E.PRODUCER_FENCED
     assert txns.end_transaction_v2("app", pid + 1, epoch + 3, False)[0] == E.INVALID_PRODUCER_ID_MAPPING
     assert txns.end_transaction_v2("nobody", pid, epoch, False)[0] == E.INVALID_PRODUCER_ID_MAPPING
+    assert txns.end_transaction_v2("", pid, epoch, False)[0] == E.INVALID_REQUEST
 
 
 def test_a_version_0_transaction_is_finished_by_its_rules(open_coordinators):

@@ -44,6 +44,7 @@ import logging
 from dataclasses import dataclass, field
 
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
+from trafka.broker.features import TRANSACTION_VERSION
 from trafka.broker.transaction import formats
 from trafka.broker.transaction.formats import TxnRecord, TxnState
 from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC, TransactionStateTopic
@@ -137,8 +138,6 @@ class TransactionCoordinator:
         )
 
     def _flexible_records(self) -> bool:
-        from trafka.broker.features import TRANSACTION_VERSION
-
         return self.features is not None and self.features.level(TRANSACTION_VERSION) >= 1
 
     def _transition(self, txn: TransactionMetadata, **changes) -> ErrorCode:
@@ -293,6 +292,8 @@ class TransactionCoordinator:
         and epoch the producer uses next). A transaction begun under version 0 is finished
         under its rules, without a bump."""
         failed = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST, *failed
         txn = self.transactions.get(transactional_id)
         if txn is None or txn.state is DEAD:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING, *failed
