@@ -1,0 +1,104 @@
+"""Admin client calls of Java kafka-clients 4.3.0, confluent-kafka and kafka-python that the
+other compat modules leave out, each against the session broker: describing topics, list-typed
+topic configs subtracted down to nothing, the broker's configs as a Kafka 4 node reports them,
+group administration, and the calls a one-node Kafka 4.1 broker refuses."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from compat_tests.conftest import make_topic
+from testkit.java import KafkaJavaError, _jiter
+
+
+def _unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+@pytest.mark.compat("admin-describe-topics")
+@pytest.mark.compat_client("confluent-kafka")
+def test_confluent_describe_topics(bootstrap):
+    from confluent_kafka import KafkaException, TopicCollection
+    from confluent_kafka.admin import AdminClient
+
+    topic = make_topic(bootstrap, _unique("describe-ck"), partitions=3)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    (future,) = admin.describe_topics(TopicCollection([topic])).values()
+    described = future.result(timeout=30)
+    assert (described.name, described.is_internal) == (topic, False)
+    assert [(p.id, p.leader.id, [r.id for r in p.replicas], [r.id for r in p.isr]) for p in described.partitions] == [
+        (0, 0, [0], [0]), (1, 0, [0], [0]), (2, 0, [0], [0])]
+    (missing,) = admin.describe_topics(TopicCollection([_unique("describe-ck-none")])).values()
+    with pytest.raises(KafkaException, match="UNKNOWN_TOPIC_OR_PART"):
+        missing.result(timeout=30)
+
+
+@pytest.mark.compat("admin-describe-topics")
+@pytest.mark.compat_client("kafka-python")
+def test_kafka_python_describe_topic_partitions_with_the_cursor(bootstrap):
+    from kafka import KafkaAdminClient
+
+    topic = make_topic(bootstrap, _unique("describe-kp"), partitions=3)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        first = admin.describe_topic_partitions([topic], response_partition_limit=2)
+        rest = admin.describe_topic_partitions([topic], response_partition_limit=2, cursor=first["next_cursor"])
+    finally:
+        admin.close()
+    ((name, error, parts),) = [(t["name"], t["error_code"], t["partitions"]) for t in first["topics"]]
+    assert (name, error) == (topic, 0)
+    assert [(p["partition_index"], p["leader_id"], p["replica_nodes"]) for p in parts] == [(0, 0, [0]), (1, 0, [0])]
+    assert first["next_cursor"] == {"topic_name": topic, "partition_index": 2}
+    assert [p["partition_index"] for p in rest["topics"][0]["partitions"]] == [2]
+    assert rest["next_cursor"] is None
+
+
+def _broker_configs_are_a_kafka4_nodes(configs: dict, bootstrap: str, data_dir) -> None:
+    endpoint = f"PLAINTEXT://{bootstrap}"
+    assert configs["advertised.listeners"] == endpoint
+    assert configs["listeners"] == endpoint
+    assert configs["process.roles"] == "broker,controller"
+    assert configs["node.id"] == "0"
+    assert configs["log.dirs"] == str(data_dir.resolve())
+
+
+@pytest.mark.compat("admin-configs")
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_subtracts_a_list_config_to_nothing_and_reads_broker_configs(java_client_43, bootstrap,
+                                                                           trafka_session_broker):
+    """Kafka accepts cleanup.policy SUBTRACTed down to an empty list (KIP-1161)."""
+    topic = make_topic(bootstrap, _unique("subtract-java"), configs={"cleanup.policy": "compact,delete"})
+    admin = java_client_43.make_admin({"bootstrap.servers": bootstrap})
+    jvm, call = java_client_43.jvm, java_client_43.call
+    clients_admin = jvm.org.apache.kafka.clients.admin
+    resource = jvm.org.apache.kafka.common.config.ConfigResource(
+        jvm.org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic)
+    ops = jvm.java.util.ArrayList()
+    ops.add(clients_admin.AlterConfigOp(clients_admin.ConfigEntry("cleanup.policy", "compact,delete"),
+                                        clients_admin.AlterConfigOp.OpType.SUBTRACT))
+    changes = jvm.java.util.HashMap()
+    changes.put(resource, ops)
+    assert call(call(call(admin.j.incrementalAlterConfigs, changes).all).get) is None
+    assert admin.describeConfigs(topic)["cleanup.policy"] == ""
+    _broker_configs_are_a_kafka4_nodes(admin.describeConfigs("0", "broker"), bootstrap, trafka_session_broker.data_dir)
+
+
+@pytest.mark.compat("admin-configs")
+@pytest.mark.compat_client("confluent-kafka")
+def test_confluent_subtracts_a_list_config_to_nothing_and_reads_broker_configs(bootstrap, trafka_session_broker):
+    from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                                       ResourceType)
+
+    topic = make_topic(bootstrap, _unique("subtract-ck"), configs={"cleanup.policy": "delete"})
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    entry = ConfigEntry("cleanup.policy", "delete", incremental_operation=AlterConfigOpType.SUBTRACT)
+    resource = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[entry])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(timeout=30)
+    (described,) = admin.describe_configs([ConfigResource(ResourceType.TOPIC, topic)]).values()
+    assert described.result(timeout=30)["cleanup.policy"].value == ""
+    (broker,) = admin.describe_configs([ConfigResource(ResourceType.BROKER, "0")]).values()
+    configs = {name: entry.value for name, entry in broker.result(timeout=30).items()}
+    _broker_configs_are_a_kafka4_nodes(configs, bootstrap, trafka_session_broker.data_dir)
