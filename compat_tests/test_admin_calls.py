@@ -102,3 +102,67 @@ def test_confluent_subtracts_a_list_config_to_nothing_and_reads_broker_configs(b
     (broker,) = admin.describe_configs([ConfigResource(ResourceType.BROKER, "0")]).values()
     configs = {name: entry.value for name, entry in broker.result(timeout=30).items()}
     _broker_configs_are_a_kafka4_nodes(configs, bootstrap, trafka_session_broker.data_dir)
+
+
+def _java_list(jvm, *items):
+    values = jvm.java.util.ArrayList()
+    for item in items:
+        values.add(item)
+    return values
+
+
+def _java_error(call) -> str:
+    with pytest.raises(KafkaJavaError) as caught:
+        call()
+    return caught.value.simple_name
+
+
+@pytest.mark.compat("group")
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_classic_group_administration(java_client_43, bootstrap):
+    """listConsumerGroups, describeClassicGroups, alter/delete committed offsets,
+    removeMembersFromConsumerGroup naming a static member, deleteConsumerGroups."""
+    from trafka.testing.waiting import wait_until
+
+    k = java_client_43
+    jvm, call = k.jvm, k.call
+    clients_admin = jvm.org.apache.kafka.clients.admin
+    topic = make_topic(bootstrap, _unique("admin-groups-java"), partitions=2)
+    group, instance = _unique("static-group"), "static-1"
+    consumer = k.make_consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.instance.id": instance,
+                                "enable.auto.commit": "false", "session.timeout.ms": "45000"})
+    consumer.subscribe([topic])
+    wait_until(lambda: consumer.poll(100) is not None and len(consumer.assignment()) == 2, 60, "two partitions")
+    consumer.commitSync({(topic, 0): 1, (topic, 1): 2})
+    consumer.close()  # a static member does not leave on close: it stays until removed or timed out
+    admin = k.make_admin({"bootstrap.servers": bootstrap})
+
+    listed = {g.groupId(): g for g in _jiter(call(call(call(admin.j.listConsumerGroups).all).get))}
+    assert listed[group].type().get().toString() == "Classic"
+    (classic,) = call(call(call(admin.j.describeClassicGroups, _java_list(jvm, group)).all).get).values()
+    assert (classic.state().toString(), classic.protocol(), classic.protocolData()) == ("Stable", "consumer", "range")
+    assert [m.groupInstanceId().get() for m in _jiter(classic.members())] == [instance]
+
+    # Offsets of a group with a member: altering is refused as on Kafka, deleting a subscribed
+    # topic's offsets too.
+    offsets = jvm.java.util.HashMap()
+    offsets.put(k.tp(topic, 0), jvm.org.apache.kafka.clients.consumer.OffsetAndMetadata(7))
+    assert _java_error(lambda: call(call(call(admin.j.alterConsumerGroupOffsets, group, offsets).all).get)) == \
+        "UnknownMemberIdException"
+    parts = jvm.java.util.HashSet()
+    parts.add(k.tp(topic, 0))
+    assert _java_error(lambda: call(call(call(admin.j.deleteConsumerGroupOffsets, group, parts).all).get)) == \
+        "GroupSubscribedToTopicException"
+
+    members = _java_list(jvm, clients_admin.MemberToRemove(instance))
+    options = clients_admin.RemoveMembersFromConsumerGroupOptions(members)
+    assert call(call(call(admin.j.removeMembersFromConsumerGroup, group, options).all).get) is None
+    (classic,) = call(call(call(admin.j.describeClassicGroups, _java_list(jvm, group)).all).get).values()
+    assert (classic.state().toString(), classic.members().size()) == ("Empty", 0)
+
+    # An empty group's offsets change and go.
+    assert call(call(call(admin.j.alterConsumerGroupOffsets, group, offsets).all).get) is None
+    assert call(call(call(admin.j.deleteConsumerGroupOffsets, group, parts).all).get) is None
+    assert admin.listConsumerGroupOffsets(group) == {(topic, 1): 2}
+    assert call(call(call(admin.j.deleteConsumerGroups, _java_list(jvm, group)).all).get) is None
+    assert group not in {g.groupId() for g in _jiter(call(call(call(admin.j.listConsumerGroups).all).get))}
