@@ -1,17 +1,13 @@
 """ExpireDelegationToken (key 40), versions 1-2.
 
-Behavior:
-- No token authentication (trafka/broker/security/tokens.py): DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
-  on PLAINTEXT and one-way SSL connections, DELEGATION_TOKEN_AUTH_DISABLED elsewhere, with
-  expiry timestamp -1, as Kafka answers without `delegation.token.secret.key`.
+Behavior: answered exactly as RenewDelegationToken (renew_delegation_token.py): no token
+authentication, so DELEGATION_TOKEN_REQUEST_NOT_ALLOWED on PLAINTEXT and one-way SSL
+connections, DELEGATION_TOKEN_AUTH_DISABLED elsewhere, with expiry timestamp -1.
 """
 
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.security.tokens import token_request_error
+from trafka.broker.handlers.renew_delegation_token import handle as _answer_without_tokens
 
-
-@registry.handles(40, min_version=1, max_version=2)
-async def handle(ctx, request):
-    return {"error_code": token_request_error(ctx.session), "expiry_timestamp_ms": -1, "throttle_time_ms": 0}
+handle = registry.handles(40, min_version=1, max_version=2)(_answer_without_tokens)

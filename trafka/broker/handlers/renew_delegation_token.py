@@ -4,6 +4,7 @@ Behavior:
 - No token authentication (trafka/broker/security/tokens.py): DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
   on PLAINTEXT and one-way SSL connections, DELEGATION_TOKEN_AUTH_DISABLED elsewhere, with
   expiry timestamp -1, as Kafka answers without `delegation.token.secret.key`.
+- ExpireDelegationToken (key 40) is answered by this same function (expire_delegation_token.py).
 """
 
 from __future__ import annotations
