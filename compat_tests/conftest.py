@@ -26,7 +26,7 @@ import pytest
 
 from compat_tests import matrix
 from testkit import drivers
-from testkit.java import JavaKafka, JavaUnavailable
+from testkit.java import running_jvm
 from testkit.setup_deps import SetupError, spark_kafka_jars as _spark_kafka_jars
 
 _HERE = Path(__file__).resolve().parent
@@ -75,27 +75,16 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(f"  {nodeid}")
 
 
-def _session_jvm(version: str):
-    try:
-        kafka = JavaKafka(version)
-    except JavaUnavailable as exc:
-        pytest.skip(f"Java kafka-clients {version} unavailable: {exc}")
-    try:
-        yield kafka
-    finally:
-        kafka.shutdown()
-
-
 @pytest.fixture(scope="session")
 def java_jvm_39():
     """Session-wide JVM with kafka-clients 3.9.1 (clients made here live until you close them)."""
-    yield from _session_jvm("3.9.1")
+    yield from running_jvm("3.9.1")
 
 
 @pytest.fixture(scope="session")
 def java_jvm_43():
     """Session-wide JVM with kafka-clients 4.3.0 (clients made here live until you close them)."""
-    yield from _session_jvm("4.3.0")
+    yield from running_jvm("4.3.0")
 
 
 @pytest.fixture

@@ -317,6 +317,21 @@ class JavaKafka:
         self.shutdown()
 
 
+def running_jvm(version: str):
+    """A generator for pytest fixtures: yields a JavaKafka of `version`, shut down afterwards,
+    or skips the test when Java cannot run here (`yield from running_jvm("4.3.0")`)."""
+    import pytest
+
+    try:
+        kafka = JavaKafka(version)
+    except JavaUnavailable as exc:
+        pytest.skip(f"Java kafka-clients {version} unavailable: {exc}")
+    try:
+        yield kafka
+    finally:
+        kafka.shutdown()
+
+
 class _Client:
     def __init__(self, kafka: JavaKafka, j):
         self.kafka = kafka

@@ -8,34 +8,13 @@ import pytest
 from confluent_kafka import Consumer, ConsumerGroupState, ConsumerGroupType
 from confluent_kafka.admin import AdminClient
 
-from testkit.groups import GROUP_BROKER_CONFIG, PolledConsumer, create_topic
-from testkit.java import JavaKafka, JavaUnavailable
-from trafka.testing import TrafkaBroker
+from testkit.groups import PolledConsumer, create_topic
 from trafka.testing.rawwire import RawClient
 from trafka.testing.waiting import wait_until
 from trafka.wire.errors import ErrorCode
 
 WAIT_S = 60
 GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)  # READ, DELETE, DESCRIBE
-
-
-@pytest.fixture(scope="module")
-def java():
-    try:
-        kafka = JavaKafka("4.3.0")
-    except JavaUnavailable as exc:
-        pytest.skip(f"Java kafka-clients 4.3.0 unavailable: {exc}")
-    try:
-        yield kafka
-    finally:
-        kafka.shutdown()
-
-
-@pytest.fixture
-def broker(tmp_path):
-    config = {**GROUP_BROKER_CONFIG, "group.consumer.heartbeat.interval.ms": 300}
-    with TrafkaBroker(data_dir=tmp_path / "data", config=config) as running:
-        yield running
 
 
 class Members:
@@ -67,14 +46,14 @@ class Members:
 
 
 @pytest.fixture
-def members(broker):
-    made = Members(broker.bootstrap_servers)
+def members(consumer_broker):
+    made = Members(consumer_broker.bootstrap_servers)
     yield made
     made.close()
 
 
-def test_java_admin_describes_and_lists_consumer_protocol_groups(broker, members, java):
-    bootstrap = broker.bootstrap_servers
+def test_java_admin_describes_and_lists_consumer_protocol_groups(consumer_broker, members, java):
+    bootstrap = consumer_broker.bootstrap_servers
     create_topic(bootstrap, "four", 4)
     members.add("modern", "four", "member-a")
     members.add("modern", "four", "member-b")
@@ -111,8 +90,8 @@ def test_java_admin_describes_and_lists_consumer_protocol_groups(broker, members
         classic.close()
 
 
-def test_confluent_admin_describes_and_lists_consumer_protocol_groups(broker, members):
-    bootstrap = broker.bootstrap_servers
+def test_confluent_admin_describes_and_lists_consumer_protocol_groups(consumer_broker, members):
+    bootstrap = consumer_broker.bootstrap_servers
     create_topic(bootstrap, "three", 3)
     members.add("modern-c", "three", "only-member")
     members.settle([3])
@@ -142,9 +121,9 @@ def _describe(raw: RawClient, version: int, *groups: str, operations: bool = Fal
     return raw.request(69, version, {"group_ids": list(groups), "include_authorized_operations": operations}).groups
 
 
-def test_consumer_group_describe_on_the_wire(broker):
-    create_topic(broker.bootstrap_servers, "t", 2)
-    with RawClient(broker.bootstrap_servers) as raw:
+def test_consumer_group_describe_on_the_wire(consumer_broker):
+    create_topic(consumer_broker.bootstrap_servers, "t", 2)
+    with RawClient(consumer_broker.bootstrap_servers) as raw:
         joined = raw.request(68, 1, {
             "group_id": "g", "member_id": "m1", "member_epoch": 0, "instance_id": "i1", "rack_id": "r1",
             "rebalance_timeout_ms": 60000, "subscribed_topic_names": ["t"], "subscribed_topic_regex": None,

@@ -7,33 +7,13 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Consumer
 
-from testkit.groups import GROUP_BROKER_CONFIG, create_topic, produce
-from testkit.java import JavaKafka, JavaUnavailable
-from trafka.testing import TrafkaBroker
+from testkit.groups import create_topic, produce
+from testkit.java import JavaKafka
 from trafka.testing.rawwire import RawClient
 from trafka.testing.waiting import wait_until
 
 WAIT_S = 60
 CLIENTS = ["java", "confluent"]
-
-
-@pytest.fixture(scope="module")
-def java():
-    try:
-        kafka = JavaKafka("4.3.0")
-    except JavaUnavailable as exc:
-        pytest.skip(f"Java kafka-clients 4.3.0 unavailable: {exc}")
-    try:
-        yield kafka
-    finally:
-        kafka.shutdown()
-
-
-@pytest.fixture
-def broker(tmp_path):
-    config = {**GROUP_BROKER_CONFIG, "group.consumer.heartbeat.interval.ms": 300}
-    with TrafkaBroker(data_dir=tmp_path / "data", config=config) as running:
-        yield running
 
 
 class JavaMember:
@@ -100,8 +80,8 @@ def membership(description) -> dict[str, tuple[int, list]]:
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_commits_members_and_assignment_survive_a_restart(broker, request, client):
-    bootstrap = broker.bootstrap_servers
+def test_commits_members_and_assignment_survive_a_restart(consumer_broker, request, client):
+    bootstrap = consumer_broker.bootstrap_servers
     group, topic = f"durable-{client}", "four"
     create_topic(bootstrap, topic, 4)
     produce(bootstrap, topic, [f"a{i}" for i in range(8)], partitions=4)
@@ -113,7 +93,7 @@ def test_commits_members_and_assignment_survive_a_restart(broker, request, clien
         before = described(bootstrap, group)
         assert [len(parts) for _, (_, [(_, parts)]) in membership(before).items()] == [4]
 
-        broker.restart()
+        consumer_broker.restart()
 
         # The running consumer reconnects and heartbeats on with the epoch it had: not fenced,
         # no new member, no new group epoch, the same four partitions.
@@ -127,7 +107,7 @@ def test_commits_members_and_assignment_survive_a_restart(broker, request, clien
         first.commit()
     finally:
         first.close()
-    broker.restart()
+    consumer_broker.restart()
     # A new consumer of the group resumes at the offsets committed before and after the first restart.
     produce(bootstrap, topic, [f"c{i}" for i in range(4)], partitions=4)
     second = member(client, request, bootstrap, group, topic)

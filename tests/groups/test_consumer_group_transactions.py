@@ -7,31 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from testkit.groups import GROUP_BROKER_CONFIG, create_topic, produce
-from testkit.java import JavaKafka, JavaUnavailable, KafkaJavaError
-from trafka.testing import TrafkaBroker
+from testkit.groups import create_topic, produce
+from testkit.java import KafkaJavaError
 from trafka.testing.rawwire import RawClient
 
 WAIT_S = 60
-
-
-@pytest.fixture(scope="module")
-def java():
-    try:
-        kafka = JavaKafka("4.3.0")
-    except JavaUnavailable as exc:
-        pytest.skip(f"Java kafka-clients 4.3.0 unavailable: {exc}")
-    try:
-        yield kafka
-    finally:
-        kafka.shutdown()
-
-
-@pytest.fixture
-def broker(tmp_path):
-    config = {**GROUP_BROKER_CONFIG, "group.consumer.heartbeat.interval.ms": 300}
-    with TrafkaBroker(data_dir=tmp_path / "data", config=config) as running:
-        yield running
 
 
 def committed(bootstrap: str, group: str, topic: str) -> int:
@@ -41,8 +21,8 @@ def committed(bootstrap: str, group: str, topic: str) -> int:
     return answer.topics[0].partitions[0].committed_offset
 
 
-def test_transactional_offsets_of_a_consumer_protocol_member(broker, java):
-    bootstrap = broker.bootstrap_servers
+def test_transactional_offsets_of_a_consumer_protocol_member(consumer_broker, java):
+    bootstrap = consumer_broker.bootstrap_servers
     create_topic(bootstrap, "in", 1)
     create_topic(bootstrap, "out", 1)
     produce(bootstrap, "in", ["a", "b", "c"])

@@ -15,7 +15,7 @@ import pytest
 from confluent_kafka import Consumer
 
 from testkit.groups import create_topic
-from testkit.java import JavaKafka, JavaUnavailable
+from testkit.java import JavaKafka, running_jvm
 from trafka.testing import TrafkaBroker
 from trafka.testing.waiting import wait_until
 
@@ -25,26 +25,10 @@ WAIT_S = 60
 CLIENTS = ["java", "confluent"]
 
 
-def _jvm(version: str):
-    try:
-        kafka = JavaKafka(version)
-    except JavaUnavailable as exc:
-        pytest.skip(f"Java kafka-clients {version} unavailable: {exc}")
-    try:
-        yield kafka
-    finally:
-        kafka.shutdown()
-
-
-@pytest.fixture(scope="module")
-def java():
-    yield from _jvm("4.3.0")
-
-
 @pytest.fixture(scope="module")
 def java39():
     """kafka-clients 3.9.1 speaks ConsumerGroupHeartbeat v0: the broker makes its member id."""
-    yield from _jvm("3.9.1")
+    yield from running_jvm("3.9.1")
 
 
 @pytest.fixture

@@ -8,19 +8,11 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Consumer
 
-from testkit.groups import GROUP_BROKER_CONFIG, create_topic, group_consumer, produce
-from trafka.testing import TrafkaBroker
+from testkit.groups import create_topic, group_consumer, produce
 from trafka.testing.rawwire import RawClient
 from trafka.testing.waiting import wait_until
 
 WAIT_S = 60
-
-
-@pytest.fixture
-def broker(tmp_path):
-    config = {**GROUP_BROKER_CONFIG, "group.consumer.heartbeat.interval.ms": 300}
-    with TrafkaBroker(data_dir=tmp_path / "data", config=config) as running:
-        yield running
 
 
 def confluent(bootstrap: str, group: str, protocol: str) -> Consumer:
@@ -47,8 +39,8 @@ def group_type(bootstrap: str, group: str) -> str | None:
     return next((g.group_type for g in body.groups if g.group_id == group), None)
 
 
-def test_an_empty_group_changes_protocol_and_keeps_its_offsets(broker):
-    bootstrap = broker.bootstrap_servers
+def test_an_empty_group_changes_protocol_and_keeps_its_offsets(consumer_broker):
+    bootstrap = consumer_broker.bootstrap_servers
     create_topic(bootstrap, "t", 2)
     produce(bootstrap, "t", ["a0", "a1", "a2", "a3"], partitions=2)
 
@@ -76,7 +68,7 @@ def test_an_empty_group_changes_protocol_and_keeps_its_offsets(broker):
     finally:
         modern.close()
 
-    broker.restart()
+    consumer_broker.restart()
     assert group_type(bootstrap, "moving") == "consumer"
     produce(bootstrap, "t", ["c0", "c1"], partitions=2)
     # The group is empty again: a classic consumer takes it back, at the consumer members' commits.
@@ -88,5 +80,5 @@ def test_an_empty_group_changes_protocol_and_keeps_its_offsets(broker):
         back.commit(asynchronous=False)
     finally:
         back.close()
-    broker.restart()
+    consumer_broker.restart()
     assert group_type(bootstrap, "moving") == "classic"

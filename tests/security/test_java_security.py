@@ -11,7 +11,7 @@ import uuid
 import pytest
 from testkit.security import upsert_scram
 
-from testkit.java import JavaKafka, JavaUnavailable, KafkaJavaError
+from testkit.java import KafkaJavaError, running_jvm
 from trafka.testing.waiting import wait_for_log
 
 P12_PASSWORD = "java-keystore-secret"
@@ -24,14 +24,7 @@ UNSECURED_LOGIN = "org.apache.kafka.common.security.oauthbearer.internals.unsecu
 
 @pytest.fixture(scope="module", params=["3.9.1", "4.3.0"])
 def java(request):
-    try:
-        kafka = JavaKafka(request.param)
-    except JavaUnavailable as exc:
-        pytest.skip(f"Java kafka-clients {request.param} unavailable: {exc}")
-    try:
-        yield kafka
-    finally:
-        kafka.shutdown()
+    yield from running_jvm(request.param)
 
 
 @pytest.fixture(scope="module")
