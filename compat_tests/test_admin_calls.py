@@ -166,3 +166,60 @@ def test_java_classic_group_administration(java_client_43, bootstrap):
     assert admin.listConsumerGroupOffsets(group) == {(topic, 1): 2}
     assert call(call(call(admin.j.deleteConsumerGroups, _java_list(jvm, group)).all).get) is None
     assert group not in {g.groupId() for g in _jiter(call(call(call(admin.j.listConsumerGroups).all).get))}
+
+
+@pytest.mark.compat("admin-log-dirs")
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_describe_replica_log_dirs(java_client_43, bootstrap, trafka_session_broker):
+    k = java_client_43
+    jvm, call = k.jvm, k.call
+    topic = make_topic(bootstrap, _unique("replica-dirs-java"), partitions=1)
+    here = jvm.org.apache.kafka.common.TopicPartitionReplica(topic, 0, 0)
+    admin = k.make_admin({"bootstrap.servers": bootstrap})
+    described = call(call(call(admin.j.describeReplicaLogDirs, _java_list(jvm, here)).all).get)
+    info = described.get(here)
+    assert info.getCurrentReplicaLogDir() == str(trafka_session_broker.data_dir.resolve())
+    assert info.getFutureReplicaLogDir() is None  # no move in progress
+
+
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_scram_credentials_and_client_metrics_resources(java_client_43, bootstrap):
+    k = java_client_43
+    jvm, call = k.jvm, k.call
+    clients_admin = jvm.org.apache.kafka.clients.admin
+    user = _unique("scram-user")
+    admin = k.make_admin({"bootstrap.servers": bootstrap})
+    upsert = clients_admin.UserScramCredentialUpsertion(
+        user, clients_admin.ScramCredentialInfo(clients_admin.ScramMechanism.SCRAM_SHA_256, 8192), "secret")
+    assert call(call(call(admin.j.alterUserScramCredentials, _java_list(jvm, upsert)).all).get) is None
+    described = call(call(call(admin.j.describeUserScramCredentials, _java_list(jvm, user)).all).get)
+    (info,) = _jiter(described.get(user).credentialInfos())
+    assert (info.mechanism().toString(), info.iterations()) == ("SCRAM_SHA_256", 8192)
+    deletion = clients_admin.UserScramCredentialDeletion(user, clients_admin.ScramMechanism.SCRAM_SHA_256)
+    assert call(call(call(admin.j.alterUserScramCredentials, _java_list(jvm, deletion)).all).get) is None
+    # The user is gone: RESOURCE_NOT_FOUND, which all() shows as no credentials and
+    # description(user) as the exception.
+    gone = call(admin.j.describeUserScramCredentials, _java_list(jvm, user))
+    assert call(call(gone.all).get).get(user).credentialInfos().isEmpty()
+    assert _java_error(lambda: call(call(gone.description, user).get)) == "ResourceNotFoundException"
+    # ListConfigResources with the client-metrics type: no subscriptions are kept here.
+    assert call(call(call(admin.j.listClientMetricsResources).all).get).isEmpty()
+
+
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_calls_trafka_does_not_serve_get_unsupported_version(java_client_43, bootstrap):
+    """Share groups (KIP-932, a preview in Kafka 4.1), streams groups (KIP-1071, early access in
+    4.1), UnregisterBroker and the KRaft voter changes are not served: the Java admin client sees
+    they are not advertised and fails each call with UnsupportedVersionException, no request sent."""
+    k = java_client_43
+    jvm, call = k.jvm, k.call
+    admin = k.make_admin({"bootstrap.servers": bootstrap})
+    uuid_ = jvm.org.apache.kafka.common.Uuid.randomUuid()
+    calls = {
+        "describeShareGroups": lambda: call(call(call(admin.j.describeShareGroups, _java_list(jvm, "sg")).all).get),
+        "describeStreamsGroups": lambda: call(call(call(admin.j.describeStreamsGroups, _java_list(jvm, "sg")).all).get),
+        "unregisterBroker": lambda: call(call(call(admin.j.unregisterBroker, 0).all).get),
+        "addRaftVoter": lambda: call(call(call(admin.j.addRaftVoter, 1, uuid_, jvm.java.util.HashSet()).all).get),
+        "removeRaftVoter": lambda: call(call(call(admin.j.removeRaftVoter, 1, uuid_).all).get),
+    }
+    assert {name: _java_error(fn) for name, fn in calls.items()} == {name: "UnsupportedVersionException" for name in calls}
