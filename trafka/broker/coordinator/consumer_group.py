@@ -51,11 +51,6 @@ class ConsumerGroupState(enum.Enum):
     STABLE = "Stable"
     DEAD = "Dead"
 
-    @classmethod
-    def parse(cls, name: str) -> "ConsumerGroupState | None":
-        """A state by Kafka's name, case-insensitively (ListGroups' states filter)."""
-        return next((s for s in cls if s.value.lower() == name.strip().lower()), None)
-
 
 class MemberState(enum.Enum):
     STABLE = "Stable"

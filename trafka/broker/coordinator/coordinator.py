@@ -103,29 +103,32 @@ class GroupCoordinator(ConsumerGroupStore, ClassicGroupManager, ConsumerGroupMan
             return ErrorCode.GROUP_ID_NOT_FOUND
         if not group.is_(EMPTY):
             return ErrorCode.NON_EMPTY_GROUP
-        tombstones = [(formats.offset_key(OffsetKey(group_id, t, p)), None) for t, p in group.offsets]
-        tombstones.append((formats.group_key(GroupKey(group_id)), None))
-        try:
-            self.offsets_topic.append(group_id, tombstones)
-        except storage_errors.StorageError as exc:
-            log.error("group %s: cannot delete: %s", group_id, exc)
-            return coordinator_write_error(exc)
+        error = self._write_deletion(group_id, group.offsets, [(formats.group_key(GroupKey(group_id)), None)])
+        if error is not None:
+            return error
         group.transition(DEAD, self._now())
         del self.groups[group_id]
         log.info("group %s: deleted with %d committed offsets", group_id, len(group.offsets))
         return ErrorCode.NONE
 
+    def _write_deletion(self, group_id: str, offsets, more_tombstones: list) -> ErrorCode | None:
+        """Tombstone the group's committed `offsets` and `more_tombstones` in __consumer_offsets;
+        the error for the client when the write fails, else None."""
+        tombstones = [(formats.offset_key(OffsetKey(group_id, t, p)), None) for t, p in offsets]
+        try:
+            self.offsets_topic.append(group_id, tombstones + list(more_tombstones))
+        except storage_errors.StorageError as exc:
+            log.error("group %s: cannot delete: %s", group_id, exc)
+            return coordinator_write_error(exc)
+        return None
+
     def _delete_consumer_group(self, group_id: str) -> ErrorCode:
         group = self.consumer_groups[group_id]
         if group.members:
             return ErrorCode.NON_EMPTY_GROUP
-        tombstones = [(formats.offset_key(OffsetKey(group_id, t, p)), None) for t, p in group.offsets]
-        tombstones += self.consumer_group_tombstones(group_id)
-        try:
-            self.offsets_topic.append(group_id, tombstones)
-        except storage_errors.StorageError as exc:
-            log.error("group %s: cannot delete: %s", group_id, exc)
-            return coordinator_write_error(exc)
+        error = self._write_deletion(group_id, group.offsets, self.consumer_group_tombstones(group_id))
+        if error is not None:
+            return error
         group.dead = True
         del self.consumer_groups[group_id]
         self.forget_consumer_group(group_id)

@@ -34,11 +34,6 @@ class GroupState(enum.Enum):
     STABLE = "Stable"
     DEAD = "Dead"
 
-    @classmethod
-    def parse(cls, name: str) -> "GroupState | None":
-        """A state by Kafka's name, case-insensitively (ListGroups' states filter)."""
-        return next((s for s in cls if s.value.lower() == name.strip().lower()), None)
-
 
 _PREVIOUS_STATES = {
     GroupState.PREPARING_REBALANCE: {GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY},
