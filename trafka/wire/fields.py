@@ -51,3 +51,26 @@ def config_changes(config_fields: list[Field]) -> list[Field]:
         ])),
         Field("validate_only", BOOL),
     ]
+
+
+def leader_hint(versions: str, *, tag: int) -> Field:
+    """`current_leader`, the tagged leader hint of a NOT_LEADER_OR_FOLLOWER partition answer
+    (KIP-951 in Produce, the v12+ tagged field in Fetch)."""
+    return Field(
+        "current_leader",
+        [Field("leader_id", INT32, default=-1), Field("leader_epoch", INT32, default=-1)],
+        versions,
+        tag=tag,
+        tagged=versions,
+    )
+
+
+def node_endpoints(versions: str) -> Field:
+    """`node_endpoints`: the leaders named by leader hints (KIP-951), Produce's and Fetch's tag 0."""
+    endpoint = [
+        Field("node_id", INT32),
+        Field("host", STRING),
+        Field("port", INT32),
+        Field("rack", STRING, nullable="0+", default=None),
+    ]
+    return Field("node_endpoints", Array(endpoint), versions, tag=0, tagged=versions)

@@ -8,18 +8,11 @@ only to followers and to NOT_LEADER_OR_FOLLOWER answers.
 """
 
 from trafka.wire.api import Api
+from trafka.wire.fields import leader_hint, node_endpoints
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID
 
 NO_HIGH_WATERMARK = 2**63 - 1  # a follower that does not send its high watermark (v18)
-
-# The leaders named in NOT_LEADER_OR_FOLLOWER answers (KIP-951); Produce declares the same.
-NODE_ENDPOINT = [
-    Field("node_id", INT32),
-    Field("host", STRING),
-    Field("port", INT32),
-    Field("rack", STRING, nullable="0+", default=None),
-]
 
 REQUEST = Message(
     "FetchRequest",
@@ -109,16 +102,7 @@ RESPONSE = Message(
                             tag=0,
                             tagged="12+",
                         ),
-                        Field(
-                            "current_leader",
-                            [
-                                Field("leader_id", INT32, default=-1),
-                                Field("leader_epoch", INT32, default=-1),
-                            ],
-                            "12+",
-                            tag=1,
-                            tagged="12+",
-                        ),
+                        leader_hint("12+", tag=1),
                         Field(
                             "snapshot_id",
                             [
@@ -143,7 +127,7 @@ RESPONSE = Message(
                 ),
             ]),
         ),
-        Field("node_endpoints", Array(NODE_ENDPOINT), "16+", tag=0, tagged="16+"),
+        node_endpoints("16+"),
     ],
 )
 

@@ -8,8 +8,8 @@ adds its partition to the transaction) and v13 names topics by id (KIP-516).
 """
 
 from trafka.wire.api import Api
+from trafka.wire.fields import leader_hint, node_endpoints
 from trafka.wire.schema import Array, Field, Message
-from trafka.wire.messages.fetch import NODE_ENDPOINT
 from trafka.wire.types import INT16, INT32, INT64, RECORDS, STRING, UUID
 
 REQUEST = Message(
@@ -64,22 +64,13 @@ RESPONSE = Message(
                             "8+",
                         ),
                         Field("error_message", STRING, "8+", nullable="8+"),
-                        Field(
-                            "current_leader",
-                            [
-                                Field("leader_id", INT32, default=-1),
-                                Field("leader_epoch", INT32, default=-1),
-                            ],
-                            "10+",
-                            tag=0,
-                            tagged="10+",
-                        ),
+                        leader_hint("10+", tag=0),
                     ]),
                 ),
             ]),
         ),
         Field("throttle_time_ms", INT32, "1+"),
-        Field("node_endpoints", Array(NODE_ENDPOINT), "10+", tag=0, tagged="10+"),
+        node_endpoints("10+"),
     ],
 )
 
