@@ -223,3 +223,90 @@ def test_java_calls_trafka_does_not_serve_get_unsupported_version(java_client_43
         "removeRaftVoter": lambda: call(call(call(admin.j.removeRaftVoter, 1, uuid_).all).get),
     }
     assert {name: _java_error(fn) for name, fn in calls.items()} == {name: "UnsupportedVersionException" for name in calls}
+
+
+def _consumer_protocol_member(bootstrap: str, group: str, topic: str, partitions: int, instance_id=None):
+    """A confluent-kafka consumer in a KIP-848 group, polled until it owns every partition."""
+    from confluent_kafka import Consumer
+
+    from trafka.testing.waiting import wait_until
+
+    config = {"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
+              "enable.auto.commit": False, "auto.offset.reset": "earliest"}
+    if instance_id:
+        config = {**config, "group.protocol": "classic", "group.instance.id": instance_id}
+    consumer = Consumer(config)
+    consumer.subscribe([topic])
+
+    def owns_all():
+        consumer.poll(0.1)
+        return len(consumer.assignment()) == partitions
+
+    wait_until(owns_all, 60, f"{group}'s member owns {topic}")
+    return consumer
+
+
+@pytest.mark.compat("group")
+@pytest.mark.compat_client("confluent-kafka")
+def test_confluent_offsets_admin_on_a_consumer_protocol_group(bootstrap):
+    """alter/list/delete group offsets on a KIP-848 group: refused while it has a member
+    (UNKNOWN_MEMBER_ID, as Kafka's admin commits are), accepted once it is empty."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    topic = make_topic(bootstrap, _unique("ck-group-offsets"), partitions=2)
+    group = _unique("ck-modern")
+    member = _consumer_protocol_member(bootstrap, group, topic, 2)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    request = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 3), TopicPartition(topic, 1, 4)])]
+    try:
+        refused = admin.alter_consumer_group_offsets(request)[group].result(timeout=30)
+        assert [tp.error.name() for tp in refused.topic_partitions] == ["UNKNOWN_MEMBER_ID"] * 2
+    finally:
+        member.close()
+    altered = admin.alter_consumer_group_offsets(request)[group].result(timeout=30)
+    assert sorted((tp.partition, tp.offset, tp.error) for tp in altered.topic_partitions) == [(0, 3, None), (1, 4, None)]
+    listed = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(timeout=30)
+    assert sorted((tp.topic, tp.partition, tp.offset) for tp in listed.topic_partitions) == [(topic, 0, 3), (topic, 1, 4)]
+    admin.delete_consumer_groups([group])[group].result(timeout=30)
+    assert group not in {g.group_id for g in admin.list_consumer_groups().result(timeout=30).valid}
+
+
+@pytest.mark.compat("group")
+@pytest.mark.compat_client("kafka-python")
+def test_kafka_python_group_admin_calls(bootstrap):
+    """alter/reset/delete group offsets on an empty KIP-848 group, remove_group_members naming a
+    static classic member."""
+    from kafka import KafkaAdminClient, KafkaProducer, OffsetAndMetadata, OffsetSpec, TopicPartition
+    from kafka.admin import MemberToRemove
+    from kafka.errors import NoError
+
+    topic = make_topic(bootstrap, _unique("kp-group-admin"), partitions=1)
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    for i in range(5):
+        producer.send(topic, f"v{i}".encode(), partition=0).get(timeout=10)
+    producer.close()
+    modern, classic = _unique("kp-modern"), _unique("kp-classic")
+    _consumer_protocol_member(bootstrap, modern, topic, 1).close()
+    static = _consumer_protocol_member(bootstrap, classic, topic, 1, instance_id="kp-static")
+    static.close()  # a static member stays in its group after close
+    tp = TopicPartition(topic, 0)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.alter_group_offsets(modern, {tp: OffsetAndMetadata(2, None, -1)})
+        assert admin.list_group_offsets(modern)[modern][tp].offset == 2
+        admin.reset_group_offsets(modern, {tp: OffsetSpec.LATEST})
+        assert admin.list_group_offsets(modern)[modern][tp].offset == 5
+        admin.delete_group_offsets(modern, [tp])
+        assert tp not in admin.list_group_offsets(modern)[modern]
+        # DescribeGroups does not describe a consumer-protocol group, as on Kafka 4.
+        assert "is not a classic group" in admin.describe_groups([modern])[modern]["error"]
+
+        described = admin.describe_groups([classic])[classic]
+        assert [m["group_instance_id"] for m in described["members"]] == ["kp-static"]
+        removed = admin.remove_group_members(classic, [MemberToRemove(group_instance_id="kp-static")])
+        assert list(removed.values()) == [NoError]
+        described = admin.describe_groups([classic])[classic]
+        assert (described["group_state"], described["members"]) == ("Empty", [])
+    finally:
+        admin.close()
