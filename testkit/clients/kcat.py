@@ -5,7 +5,20 @@ from __future__ import annotations
 import json
 import subprocess
 
-from testkit.clients.base import CREATE_TIME, Got, LOG_APPEND_TIME, Msg, TIMEOUT_S
+from testkit.clients.base import Auth, CREATE_TIME, Got, LOG_APPEND_TIME, Msg, TIMEOUT_S
+from testkit.clients.confluent import confluent_config
+
+
+def kcat_options(auth: Auth, **settings: str) -> list[str]:
+    """kcat's `-X` options to connect as `auth`. kcat is librdkafka, so these are the settings
+    confluent-kafka gets (confluent_config); `settings` (dots written as underscores) add to or
+    replace them, e.g. sasl_oauthbearer_config="principalClaimName=user principal=x"."""
+    config = {**confluent_config(auth), **{name.replace("_", "."): value for name, value in settings.items()}}
+    options = []
+    for name, value in config.items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        options += ["-X", f"{name}={text}"]
+    return options
 
 
 class Kcat:

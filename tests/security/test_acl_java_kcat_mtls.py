@@ -11,6 +11,7 @@ import pytest
 from cryptography import x509
 from testkit.acl import JAAS, STANDARD_AUTHORIZER, acl_broker, allow, confluent_admin, unique
 from testkit.acl_clients import produce_confluent
+from testkit.clients.kcat import kcat_options
 from testkit.java import JavaKafka, JavaUnavailable, KafkaJavaError
 from testkit.security import Auth
 from testkit.tls import make_pki
@@ -106,9 +107,8 @@ def test_java_producer_and_consumer_group_denied_then_allowed(broker):
 def test_kcat_produce_denied_then_allowed(broker):
     topic = unique("kcat")
     _create_topic(broker, topic)
-    command = ["kcat", "-b", broker.bootstrap("SASL_PLAINTEXT"), "-X", "security.protocol=SASL_PLAINTEXT",
-               "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=bob", "-X", "sasl.password=bob-secret",
-               "-X", "message.timeout.ms=10000", "-P", "-t", topic]
+    options = kcat_options(Auth("SASL_PLAINTEXT", "PLAIN", "bob", "bob-secret"), message_timeout_ms="10000")
+    command = ["kcat", "-b", broker.bootstrap("SASL_PLAINTEXT"), *options, "-P", "-t", topic]
     refused = subprocess.run(command, input=b"refused\n", capture_output=True, timeout=60)
     assert refused.returncode != 0 and b"Topic authorization failed" in refused.stderr, refused.stderr
     allow(confluent_admin(broker), "User:bob", "TOPIC", topic, "WRITE")

@@ -9,7 +9,8 @@ import subprocess
 import uuid
 
 import pytest
-from testkit.security import upsert_scram
+from testkit.clients.kcat import kcat_options
+from testkit.security import Auth, upsert_scram
 
 from trafka.testing.waiting import wait_for_log
 
@@ -26,49 +27,34 @@ def kcat_users(secure_broker):
     return SCRAM
 
 
-def _x(**settings: str) -> list[str]:
-    out = []
-    for name, value in settings.items():
-        out += ["-X", f"{name.replace('_', '.')}={value}"]
-    return out
-
-
-def _sasl(protocol: str, mechanism: str, user: str, password: str) -> list[str]:
-    return _x(security_protocol=protocol, sasl_mechanisms=mechanism, sasl_username=user, sasl_password=password)
-
-
-def _oauth(protocol: str, config: str) -> list[str]:
-    return _x(security_protocol=protocol, sasl_mechanisms="OAUTHBEARER") + [
-        "-X", "enable.sasl.oauthbearer.unsecure.jwt=true", "-X", f"sasl.oauthbearer.config={config}"]
-
-
 def _options(pki, case: str) -> tuple[str, list[str]]:
     """case -> (listener, kcat options)."""
     s256, s512 = SCRAM["SCRAM-SHA-256"], SCRAM["SCRAM-SHA-512"]
-    tls = _x(ssl_ca_location=str(pki.ca_pem))
+    ca = pki.ca_pem
+    no_sub = {"sasl_oauthbearer_config": "principalClaimName=user principal=kcat-nosub"}
     cases = {
-        "SASL_PLAINTEXT-PLAIN": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret")),
-        "SASL_PLAINTEXT-SCRAM-SHA-256": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-256", *s256)),
-        "SASL_PLAINTEXT-SCRAM-SHA-512": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-512", *s512)),
-        "SASL_PLAINTEXT-OAUTHBEARER": ("SASL_PLAINTEXT", _oauth("SASL_PLAINTEXT", "principal=kcat-oauth")),
-        "SSL": ("SSL", _x(security_protocol="SSL") + tls),
-        "SASL_SSL-PLAIN": ("SASL_SSL", _sasl("SASL_SSL", "PLAIN", "bob", "bob-secret") + tls),
-        "SASL_SSL-SCRAM-SHA-256": ("SASL_SSL", _sasl("SASL_SSL", "SCRAM-SHA-256", *s256) + tls),
-        "SASL_SSL-SCRAM-SHA-512": ("SASL_SSL", _sasl("SASL_SSL", "SCRAM-SHA-512", *s512) + tls),
-        "SASL_SSL-OAUTHBEARER": ("SASL_SSL", _oauth("SASL_SSL", "principal=kcat-oauth") + tls),
-        "MTLS": ("MTLS", _x(security_protocol="SSL", ssl_certificate_location=str(pki.client["cert.pem"]),
-                            ssl_key_location=str(pki.client["key.pem"])) + tls),
+        "SASL_PLAINTEXT-PLAIN": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret")),
+        "SASL_PLAINTEXT-SCRAM-SHA-256": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "SCRAM-SHA-256", *s256)),
+        "SASL_PLAINTEXT-SCRAM-SHA-512": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "SCRAM-SHA-512", *s512)),
+        "SASL_PLAINTEXT-OAUTHBEARER": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "OAUTHBEARER", "kcat-oauth")),
+        "SSL": ("SSL", Auth("SSL", ca=ca)),
+        "SASL_SSL-PLAIN": ("SASL_SSL", Auth("SASL_SSL", "PLAIN", "bob", "bob-secret", ca=ca)),
+        "SASL_SSL-SCRAM-SHA-256": ("SASL_SSL", Auth("SASL_SSL", "SCRAM-SHA-256", *s256, ca=ca)),
+        "SASL_SSL-SCRAM-SHA-512": ("SASL_SSL", Auth("SASL_SSL", "SCRAM-SHA-512", *s512, ca=ca)),
+        "SASL_SSL-OAUTHBEARER": ("SASL_SSL", Auth("SASL_SSL", "OAUTHBEARER", "kcat-oauth", ca=ca)),
+        "MTLS": ("MTLS", Auth("SSL", ca=ca, cert=pki.client["cert.pem"], key=pki.client["key.pem"])),
         # refused
-        "PLAIN-wrong-password": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "PLAIN", "alice", "wrong")),
-        "PLAIN-unknown-user": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "PLAIN", "mallory", "alice-secret")),
-        "SCRAM-SHA-256-wrong-password": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-256", "kcat256", "wrong")),
-        "SCRAM-SHA-256-unknown-user": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-256", "nokcat", "x")),
-        "SCRAM-SHA-512-wrong-password": ("SASL_SSL", _sasl("SASL_SSL", "SCRAM-SHA-512", "kcat512", "wrong") + tls),
-        "SCRAM-SHA-512-unknown-user": ("SASL_PLAINTEXT", _sasl("SASL_PLAINTEXT", "SCRAM-SHA-512", "nokcat512", "x")),
-        "OAUTHBEARER-no-sub": ("SASL_PLAINTEXT", _oauth("SASL_PLAINTEXT", "principalClaimName=user principal=kcat-nosub")),
-        "MTLS-no-certificate": ("MTLS", _x(security_protocol="SSL") + tls),
+        "PLAIN-wrong-password": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "PLAIN", "alice", "wrong")),
+        "PLAIN-unknown-user": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "PLAIN", "mallory", "alice-secret")),
+        "SCRAM-SHA-256-wrong-password": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "SCRAM-SHA-256", "kcat256", "wrong")),
+        "SCRAM-SHA-256-unknown-user": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "SCRAM-SHA-256", "nokcat", "x")),
+        "SCRAM-SHA-512-wrong-password": ("SASL_SSL", Auth("SASL_SSL", "SCRAM-SHA-512", "kcat512", "wrong", ca=ca)),
+        "SCRAM-SHA-512-unknown-user": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "SCRAM-SHA-512", "nokcat512", "x")),
+        "OAUTHBEARER-no-sub": ("SASL_PLAINTEXT", Auth("SASL_PLAINTEXT", "OAUTHBEARER", "kcat-nosub"), no_sub),
+        "MTLS-no-certificate": ("MTLS", Auth("SSL", ca=ca)),
     }
-    return cases[case]
+    listener, auth, *settings = cases[case]
+    return listener, kcat_options(auth, **(settings[0] if settings else {}))
 
 
 def _kcat_errors_until(bootstrap: str, options: list[str], text: bytes) -> bytes:
@@ -139,7 +125,7 @@ def test_kcat_of_the_wrong_protocol_is_disconnected_with_a_clear_line(secure_bro
         listener, options, line = "SSL", [], "(is the client speaking plaintext to a TLS listener?)"
         says = b"Disconnected"
     else:
-        listener, options = "PLAINTEXT", _x(security_protocol="SSL", ssl_ca_location=str(pki.ca_pem))
+        listener, options = "PLAINTEXT", kcat_options(Auth("SSL", ca=pki.ca_pem))
         line, says = "the client started a TLS handshake on a listener without TLS", b"SSL handshake failed"
     before = secure_broker.log_text().count(line)
     errors = _kcat_errors_until(secure_broker.bootstrap(listener), options, says)

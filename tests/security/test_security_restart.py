@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+from testkit.clients.kcat import kcat_options
 from testkit.security import Auth, aiokafka_config, confluent_config, kafka_python_config, secure_config, upsert_scram
 from trafka.testing import TrafkaBroker
 
@@ -188,8 +189,7 @@ def test_connected_clients_log_in_again_after_a_restart(restart_broker, pki, cli
 def test_kcat_logs_in_with_the_stored_credential_after_a_restart(restart_broker, pki):
     user, password = USERS["SCRAM-SHA-256"]
     restart_broker.restart()
-    options = ["-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanisms=SCRAM-SHA-256", "-X", f"sasl.username={user}",
-               "-X", f"sasl.password={password}", "-X", f"ssl.ca.location={pki.ca_pem}"]
+    options = kcat_options(Auth("SASL_SSL", "SCRAM-SHA-256", user, password, ca=pki.ca_pem))
     base = [shutil.which("kcat"), "-b", restart_broker.bootstrap("SASL_SSL"), *options]
     topic = f"restart-kcat-{uuid.uuid4().hex[:6]}"
     subprocess.run([*base, "-P", "-t", topic], input=b"after-restart\n", check=True, timeout=60)
