@@ -299,6 +299,7 @@ def test_kafka_python_group_admin_calls(bootstrap):
         assert admin.list_group_offsets(modern)[modern][tp].offset == 5
         admin.delete_group_offsets(modern, [tp])
         assert tp not in admin.list_group_offsets(modern)[modern]
+        assert {g["group_id"]: g["group_type"] for g in admin.list_groups()}[modern] == "consumer"
         # DescribeGroups does not describe a consumer-protocol group, as on Kafka 4.
         assert "is not a classic group" in admin.describe_groups([modern])[modern]["error"]
 
@@ -310,3 +311,55 @@ def test_kafka_python_group_admin_calls(bootstrap):
         assert (described["group_state"], described["members"]) == ("Empty", [])
     finally:
         admin.close()
+
+
+@pytest.mark.compat("admin-configs")
+@pytest.mark.compat_client("kafka-python")
+def test_kafka_python_reset_configs_and_find_hanging_transactions(bootstrap):
+    from kafka import KafkaAdminClient
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    topic = make_topic(bootstrap, _unique("kp-reset"), configs={"retention.ms": "1000"})
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+
+    def retention():
+        described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)], config_filter="all")
+        entry = described["topic"][topic]["retention.ms"]
+        return entry["value"], entry["config_source"]
+
+    try:
+        assert retention() == ("1000", "DYNAMIC_TOPIC_CONFIG")
+        assert admin.reset_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs={"retention.ms": None})]) \
+            == {"topic": {topic: "OK"}}
+        assert retention() == ("604800000", "DEFAULT_CONFIG")
+        # DescribeProducers on every partition and ListTransactions: nothing hangs here.
+        assert admin.find_hanging_transactions() == []
+    finally:
+        admin.close()
+
+
+@pytest.mark.compat("transactions")
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_force_terminate_transaction(java_client_43, bootstrap):
+    """Admin.forceTerminateTransaction (KIP-939, InitProducerId from the admin client) aborts an
+    open transaction and fences its producer."""
+    k = java_client_43
+    call = k.call
+    topic = make_topic(bootstrap, _unique("force-terminate"))
+    txn_id = _unique("terminated")
+    producer = k.make_producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id})
+    call(producer.j.initTransactions)
+    call(producer.j.beginTransaction)
+    producer.send(topic, value=b"never committed")
+    admin = k.make_admin({"bootstrap.servers": bootstrap})
+    assert call(call(call(admin.j.forceTerminateTransaction, txn_id).result).get) is None
+    assert _java_error(lambda: call(producer.j.commitTransaction)) in ("ProducerFencedException",
+                                                                       "InvalidProducerEpochException")
+    reader = k.make_consumer({"bootstrap.servers": bootstrap, "isolation.level": "read_committed"})
+    reader.assign([(topic, 0)])
+    assert reader.poll(500) == []
+    (state,) = call(call(call(admin.j.describeTransactions, _java_list(k.jvm, txn_id)).all).get).values()
+    # Aborted, then the admin's InitProducerId bumped the epoch: Empty, as on Kafka.
+    assert state.state().toString() == "Empty"
+    # The abort marker follows the record: the log end is 2, the last stable offset too.
+    assert admin.listOffsets([(topic, 0)], "latest")[(topic, 0)].offset == 2
