@@ -363,3 +363,24 @@ def test_java_force_terminate_transaction(java_client_43, bootstrap):
     assert state.state().toString() == "Empty"
     # The abort marker follows the record: the log end is 2, the last stable offset too.
     assert admin.listOffsets([(topic, 0)], "latest")[(topic, 0)].offset == 2
+
+
+@pytest.mark.compat("admin-topics")
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_create_partitions_and_delete_records(java_client_43, bootstrap):
+    k = java_client_43
+    topic = make_topic(bootstrap, _unique("grow-java"), partitions=1)
+    producer = k.make_producer({"bootstrap.servers": bootstrap})
+    for i in range(4):
+        producer.send(topic, value=f"v{i}", partition=0)
+    admin = k.make_admin({"bootstrap.servers": bootstrap})
+    admin.createPartitions(topic, 3)
+    assert [p["partition"] for p in admin.describeTopics(topic)[topic]["partitions"]] == [0, 1, 2]
+    with pytest.raises(KafkaJavaError) as fewer:
+        admin.createPartitions(topic, 2)
+    assert fewer.value.simple_name == "InvalidPartitionsException"
+    admin.deleteRecords({(topic, 0): 3})
+    assert admin.listOffsets([(topic, 0)], "earliest")[(topic, 0)].offset == 3
+    with pytest.raises(KafkaJavaError) as beyond:
+        admin.deleteRecords({(topic, 0): 9})
+    assert beyond.value.simple_name == "OffsetOutOfRangeException"
