@@ -384,3 +384,54 @@ def test_java_create_partitions_and_delete_records(java_client_43, bootstrap):
     with pytest.raises(KafkaJavaError) as beyond:
         admin.deleteRecords({(topic, 0): 9})
     assert beyond.value.simple_name == "OffsetOutOfRangeException"
+
+
+@pytest.mark.compat("admin-topics")
+@pytest.mark.compat_client("confluent-kafka")
+def test_confluent_create_partitions_delete_records_and_scram_credentials(bootstrap):
+    from confluent_kafka import Producer, TopicPartition
+    from confluent_kafka.admin import (AdminClient, NewPartitions, ScramCredentialInfo, ScramMechanism,
+                                       UserScramCredentialDeletion, UserScramCredentialUpsertion)
+
+    topic = make_topic(bootstrap, _unique("grow-ck"), partitions=1)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(4):
+        producer.produce(topic, f"v{i}".encode(), partition=0)
+    assert producer.flush(30) == 0
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_partitions([NewPartitions(topic, 3)])[topic].result(timeout=30)
+    (described,) = admin.list_topics(topic, timeout=30).topics.values()
+    assert sorted(described.partitions) == [0, 1, 2]
+    (deleted,) = admin.delete_records([TopicPartition(topic, 0, 3)]).values()
+    assert deleted.result(timeout=30).low_watermark == 3
+
+    user = _unique("ck-scram")
+    info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096)
+    for future in admin.alter_user_scram_credentials([UserScramCredentialUpsertion(user, info, b"pw")]).values():
+        future.result(timeout=30)
+    description = admin.describe_user_scram_credentials([user])[user].result(timeout=30)
+    assert [(i.mechanism, i.iterations) for i in description.scram_credential_infos] == [(ScramMechanism.SCRAM_SHA_512, 4096)]
+    for future in admin.alter_user_scram_credentials(
+            [UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_512)]).values():
+        future.result(timeout=30)
+
+
+@pytest.mark.compat_client("kafka-python")
+def test_kafka_python_scram_credentials(bootstrap):
+    from kafka import KafkaAdminClient
+    from kafka.admin import ScramMechanism, UserScramCredentialDeletion, UserScramCredentialUpsertion
+
+    user = _unique("kp-scram")
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    mechanism = ScramMechanism.SCRAM_SHA_256
+    try:
+        assert admin.alter_user_scram_credentials([UserScramCredentialUpsertion(user, mechanism, "pw", iterations=8192)]) \
+            == {user: None}
+        assert admin.describe_user_scram_credentials([user]) == {
+            user: {"error": None, "credential_infos": [{"mechanism": mechanism, "iterations": 8192}]}}
+        assert admin.alter_user_scram_credentials([UserScramCredentialDeletion(user, mechanism)]) == {user: None}
+        ((name, gone),) = admin.describe_user_scram_credentials([user]).items()
+        assert (name, gone["credential_infos"]) == (user, [])
+        assert gone["error"] == f"Attempt to describe a user credential that does not exist: {user}"
+    finally:
+        admin.close()
