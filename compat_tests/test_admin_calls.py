@@ -435,3 +435,16 @@ def test_kafka_python_scram_credentials(bootstrap):
         assert gone["error"] == f"Attempt to describe a user credential that does not exist: {user}"
     finally:
         admin.close()
+
+
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_renew_and_expire_delegation_tokens_are_refused_on_plaintext(java_client_43, bootstrap):
+    """As Kafka without delegation.token.secret.key on a PLAINTEXT listener:
+    DELEGATION_TOKEN_REQUEST_NOT_ALLOWED."""
+    k = java_client_43
+    call = k.call
+    admin = k.make_admin({"bootstrap.servers": bootstrap})
+    hmac = bytearray(b"not-a-token")
+    renew = lambda: call(call(call(admin.j.renewDelegationToken, hmac).expiryTimestamp).get)  # noqa: E731
+    expire = lambda: call(call(call(admin.j.expireDelegationToken, hmac).expiryTimestamp).get)  # noqa: E731
+    assert (_java_error(renew), _java_error(expire)) == ("UnsupportedByAuthenticationException",) * 2
