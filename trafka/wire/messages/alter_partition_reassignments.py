@@ -4,6 +4,7 @@ v1 adds allow_replication_factor_change (KIP-860).
 """
 
 from trafka.wire.api import Api
+from trafka.wire.fields import by_topic
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import BOOL, INT16, INT32, STRING
 
@@ -14,19 +15,10 @@ REQUEST = Message(
     fields=[
         Field("timeout_ms", INT32, default=60000),
         Field("allow_replication_factor_change", BOOL, "1+", default=True),
-        Field(
-            "topics",
-            Array([
-                Field("name", STRING),
-                Field(
-                    "partitions",
-                    Array([
-                        Field("partition_index", INT32),
-                        Field("replicas", Array(INT32), nullable="0+", default=None),
-                    ]),
-                ),
-            ]),
-        ),
+        by_topic([
+            Field("partition_index", INT32),
+            Field("replicas", Array(INT32), nullable="0+", default=None),
+        ]),
     ],
 )
 

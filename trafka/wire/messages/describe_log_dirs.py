@@ -5,6 +5,7 @@ and usable bytes (KIP-827).
 """
 
 from trafka.wire.api import Api
+from trafka.wire.fields import by_topic
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import BOOL, INT16, INT32, INT64, STRING
 
@@ -36,21 +37,12 @@ RESPONSE = Message(
             Array([
                 Field("error_code", INT16),
                 Field("log_dir", STRING),
-                Field(
-                    "topics",
-                    Array([
-                        Field("name", STRING),
-                        Field(
-                            "partitions",
-                            Array([
-                                Field("partition_index", INT32),
-                                Field("partition_size", INT64),
-                                Field("offset_lag", INT64),
-                                Field("is_future_key", BOOL),
-                            ]),
-                        ),
-                    ]),
-                ),
+                by_topic([
+                    Field("partition_index", INT32),
+                    Field("partition_size", INT64),
+                    Field("offset_lag", INT64),
+                    Field("is_future_key", BOOL),
+                ]),
                 Field("total_bytes", INT64, "4+", default=-1),
                 Field("usable_bytes", INT64, "4+", default=-1),
             ]),

@@ -6,8 +6,9 @@ remote (tiered) lookups (KIP-1075).
 """
 
 from trafka.wire.api import Api
-from trafka.wire.schema import Array, Field, Message
-from trafka.wire.types import INT8, INT16, INT32, INT64, STRING
+from trafka.wire.fields import by_topic
+from trafka.wire.schema import Field, Message
+from trafka.wire.types import INT8, INT16, INT32, INT64
 
 REQUEST = Message(
     "ListOffsetsRequest",
@@ -16,20 +17,11 @@ REQUEST = Message(
     fields=[
         Field("replica_id", INT32, default=-1),
         Field("isolation_level", INT8, "2+"),
-        Field(
-            "topics",
-            Array([
-                Field("name", STRING),
-                Field(
-                    "partitions",
-                    Array([
-                        Field("partition_index", INT32),
-                        Field("current_leader_epoch", INT32, "4+", default=-1),
-                        Field("timestamp", INT64),
-                    ]),
-                ),
-            ]),
-        ),
+        by_topic([
+            Field("partition_index", INT32),
+            Field("current_leader_epoch", INT32, "4+", default=-1),
+            Field("timestamp", INT64),
+        ]),
         Field("timeout_ms", INT32, "10+"),
     ],
 )
@@ -40,22 +32,13 @@ RESPONSE = Message(
     flexible="6+",
     fields=[
         Field("throttle_time_ms", INT32, "2+"),
-        Field(
-            "topics",
-            Array([
-                Field("name", STRING),
-                Field(
-                    "partitions",
-                    Array([
-                        Field("partition_index", INT32),
-                        Field("error_code", INT16),
-                        Field("timestamp", INT64, default=-1),
-                        Field("offset", INT64, default=-1),
-                        Field("leader_epoch", INT32, "4+", default=-1),
-                    ]),
-                ),
-            ]),
-        ),
+        by_topic([
+            Field("partition_index", INT32),
+            Field("error_code", INT16),
+            Field("timestamp", INT64, default=-1),
+            Field("offset", INT64, default=-1),
+            Field("leader_epoch", INT32, "4+", default=-1),
+        ]),
     ],
 )
 

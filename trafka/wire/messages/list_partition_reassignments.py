@@ -1,6 +1,7 @@
 """ListPartitionReassignments (key 46): the reassignments in progress (KIP-455); v0."""
 
 from trafka.wire.api import Api
+from trafka.wire.fields import by_topic
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import INT16, INT32, STRING
 
@@ -30,21 +31,12 @@ RESPONSE = Message(
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),
         Field("error_message", STRING, nullable="0+", default=None),
-        Field(
-            "topics",
-            Array([
-                Field("name", STRING),
-                Field(
-                    "partitions",
-                    Array([
-                        Field("partition_index", INT32),
-                        Field("replicas", Array(INT32)),
-                        Field("adding_replicas", Array(INT32)),
-                        Field("removing_replicas", Array(INT32)),
-                    ]),
-                ),
-            ]),
-        ),
+        by_topic([
+            Field("partition_index", INT32),
+            Field("replicas", Array(INT32)),
+            Field("adding_replicas", Array(INT32)),
+            Field("removing_replicas", Array(INT32)),
+        ]),
     ],
 )
 

@@ -6,6 +6,7 @@ several groups at once and answers per group; v9 adds each group's member id and
 """
 
 from trafka.wire.api import Api
+from trafka.wire.fields import by_topic
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import BOOL, INT16, INT32, INT64, STRING
 
@@ -51,21 +52,14 @@ RESPONSE = Message(
     flexible="6+",
     fields=[
         Field("throttle_time_ms", INT32, "3+"),
-        Field(
-            "topics",
-            Array([
-                Field("name", STRING),
-                Field(
-                    "partitions",
-                    Array([
-                        Field("partition_index", INT32),
-                        Field("committed_offset", INT64),
-                        Field("committed_leader_epoch", INT32, "5+", default=-1),
-                        Field("metadata", STRING, nullable="0+"),
-                        Field("error_code", INT16),
-                    ]),
-                ),
-            ]),
+        by_topic(
+            [
+                Field("partition_index", INT32),
+                Field("committed_offset", INT64),
+                Field("committed_leader_epoch", INT32, "5+", default=-1),
+                Field("metadata", STRING, nullable="0+"),
+                Field("error_code", INT16),
+            ],
             "0-7",
         ),
         Field("error_code", INT16, "2-7"),
@@ -73,22 +67,13 @@ RESPONSE = Message(
             "groups",
             Array([
                 Field("group_id", STRING),
-                Field(
-                    "topics",
-                    Array([
-                        Field("name", STRING),
-                        Field(
-                            "partitions",
-                            Array([
-                                Field("partition_index", INT32),
-                                Field("committed_offset", INT64),
-                                Field("committed_leader_epoch", INT32, default=-1),
-                                Field("metadata", STRING, nullable="8+"),
-                                Field("error_code", INT16),
-                            ]),
-                        ),
-                    ]),
-                ),
+                by_topic([
+                    Field("partition_index", INT32),
+                    Field("committed_offset", INT64),
+                    Field("committed_leader_epoch", INT32, default=-1),
+                    Field("metadata", STRING, nullable="8+"),
+                    Field("error_code", INT16),
+                ]),
                 Field("error_code", INT16),
             ]),
             "8+",
