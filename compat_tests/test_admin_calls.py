@@ -448,3 +448,37 @@ def test_java_renew_and_expire_delegation_tokens_are_refused_on_plaintext(java_c
     renew = lambda: call(call(call(admin.j.renewDelegationToken, hmac).expiryTimestamp).get)  # noqa: E731
     expire = lambda: call(call(call(admin.j.expireDelegationToken, hmac).expiryTimestamp).get)  # noqa: E731
     assert (_java_error(renew), _java_error(expire)) == ("UnsupportedByAuthenticationException",) * 2
+
+
+@pytest.mark.compat("admin-configs")
+@pytest.mark.compat_client("confluent-kafka")
+@pytest.mark.filterwarnings("ignore:.*deprecated:DeprecationWarning")  # both calls still exist; they are tried here
+def test_confluent_legacy_alter_configs_and_list_groups(bootstrap):
+    """AlterConfigs (33) replaces a topic's whole set of overrides; the old list_groups
+    (ListGroups through librdkafka's rd_kafka_list_groups) sees a classic group."""
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+    from trafka.testing.waiting import wait_until
+
+    topic = make_topic(bootstrap, _unique("legacy-ck"), configs={"retention.ms": "1000", "segment.ms": "60000"})
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    (future,) = admin.alter_configs([ConfigResource(ResourceType.TOPIC, topic, set_config={"retention.ms": "5000"})]).values()
+    future.result(timeout=30)
+    (described,) = admin.describe_configs([ConfigResource(ResourceType.TOPIC, topic)]).values()
+    configs = described.result(timeout=30)
+    assert (configs["retention.ms"].value, configs["retention.ms"].is_default) == ("5000", False)
+    assert configs["segment.ms"].is_default  # not named: back to its default
+
+    group = _unique("ck-legacy-group")
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "classic"})
+    consumer.subscribe([topic])
+    try:
+        def listed():
+            consumer.poll(0.1)
+            return {g.id: g for g in admin.list_groups(timeout=10)}.get(group)
+
+        found = wait_until(lambda: (g := listed()) is not None and g.state == "Stable" and g, 60, "the group listed Stable")
+        assert (found.protocol_type, found.protocol, len(found.members)) == ("consumer", "range", 1)
+    finally:
+        consumer.close()
