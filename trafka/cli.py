@@ -147,14 +147,20 @@ def _group_rows(group, log_end: dict[tuple[str, int], int]):
             owners.update({(topic, p): member.member_id for p in partitions})
         members.append((group.group_id, member.member_id, member.group_instance_id or "-", member.client_id,
                         member.client_host, "?" if topics is None else ",".join(sorted(topics)), _partition_list(assignment)))
-    offsets = []
+    return state, members, _offset_rows(group, owners, log_end)
+
+
+def _offset_rows(group, owners: dict[tuple[str, int], str], log_end: dict[tuple[str, int], int]) -> list[tuple]:
+    """One row per partition the group committed or a member owns: committed offset, log end,
+    lag and owner ("-" for what is unknown). Classic and consumer groups alike."""
+    rows = []
     for topic, partition in sorted({*group.offsets, *owners}):
         committed = group.offsets.get((topic, partition))
         end = log_end.get((topic, partition))
         lag = "-" if committed is None or end is None else str(end - committed.offset)
-        offsets.append((group.group_id, topic, str(partition), "-" if committed is None else str(committed.offset),
-                        "-" if end is None else str(end), lag, owners.get((topic, partition), "-")))
-    return state, members, offsets
+        rows.append((group.group_id, topic, str(partition), "-" if committed is None else str(committed.offset),
+                     "-" if end is None else str(end), lag, owners.get((topic, partition), "-")))
+    return rows
 
 
 def _consumer_group_rows(group, log_end: dict[tuple[str, int], int]):
@@ -171,14 +177,7 @@ def _consumer_group_rows(group, log_end: dict[tuple[str, int], int]):
         subscription = sorted(member.subscribed_topic_names) + ([member.subscribed_topic_regex] if member.subscribed_topic_regex else [])
         members.append((group.group_id, member.member_id, member.instance_id or "-", member.client_id,
                         member.client_host, ",".join(subscription) or "-", _partition_list(assignment)))
-    offsets = []
-    for topic, partition in sorted({*group.offsets, *owners}):
-        committed = group.offsets.get((topic, partition))
-        end = log_end.get((topic, partition))
-        lag = "-" if committed is None or end is None else str(end - committed.offset)
-        offsets.append((group.group_id, topic, str(partition), "-" if committed is None else str(committed.offset),
-                        "-" if end is None else str(end), lag, owners.get((topic, partition), "-")))
-    return state, members, offsets
+    return state, members, _offset_rows(group, owners, log_end)
 
 
 def _groups(args) -> int:
