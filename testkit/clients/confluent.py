@@ -46,27 +46,33 @@ class Confluent:
         return [offsets[i] for i in range(len(msgs))]
 
     def consume(self, topic: str, count: int, partition: int = 0) -> list[Got]:
-        from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_LOG_APPEND_TIME, Consumer, TopicPartition
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
         consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "compat-unused",
                              "enable.auto.commit": False, "auto.offset.reset": "earliest"})
         try:
             consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
-            out: list[Got] = []
-            deadline = time.monotonic() + TIMEOUT_S
-            while len(out) < count and time.monotonic() < deadline:
-                m = consumer.poll(0.5)
-                if m is None:
-                    continue
-                if m.error():
-                    raise AssertionError(f"confluent-kafka consumer error: {m.error()}")
-                ts_type, ts = m.timestamp()
-                out.append(Got(m.offset(), m.key(), m.value(), headers_tuple(m.headers()), ts,
-                               LOG_APPEND_TIME if ts_type == TIMESTAMP_LOG_APPEND_TIME else CREATE_TIME))
-            return out
+            return self._poll(consumer, count)
         finally:
             consumer.close()
 
+    @staticmethod
+    def _poll(consumer, count: int) -> list[Got]:
+        """Up to `count` records (fewer if TIMEOUT_S passes first); a consumer error fails the test."""
+        from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME
+
+        out: list[Got] = []
+        deadline = time.monotonic() + TIMEOUT_S
+        while len(out) < count and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                raise AssertionError(f"confluent-kafka consumer error: {m.error()}")
+            ts_type, ts = m.timestamp()
+            out.append(Got(m.offset(), m.key(), m.value(), headers_tuple(m.headers()), ts,
+                           LOG_APPEND_TIME if ts_type == TIMESTAMP_LOG_APPEND_TIME else CREATE_TIME))
+        return out
 
     def group_consume(self, topic: str, group: str, count: int) -> list[Got]:
         from confluent_kafka import Consumer
@@ -75,15 +81,7 @@ class Confluent:
                              "enable.auto.commit": False, "auto.offset.reset": "earliest"})
         try:
             consumer.subscribe([topic])
-            out: list[Got] = []
-            deadline = time.monotonic() + TIMEOUT_S
-            while len(out) < count and time.monotonic() < deadline:
-                m = consumer.poll(0.5)
-                if m is None:
-                    continue
-                if m.error():
-                    raise AssertionError(f"confluent-kafka consumer error: {m.error()}")
-                out.append(Got(m.offset(), m.key(), m.value(), headers_tuple(m.headers()), m.timestamp()[1]))
+            out = self._poll(consumer, count)
             consumer.commit(asynchronous=False)
             return out
         finally:
