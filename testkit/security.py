@@ -4,13 +4,14 @@ live with its other adapters in testkit/clients/<client>.py), and the secured br
 
 from __future__ import annotations
 
-from testkit.clients.aiokafka import aiokafka_config, roundtrip_aiokafka
+from testkit.clients.aiokafka import aiokafka_config, aiokafka_login_refused, roundtrip_aiokafka
 from testkit.clients.base import Auth
 from testkit.clients.confluent import confluent_config, confluent_login_errors, roundtrip_confluent, upsert_scram
-from testkit.clients.kafka_python import kafka_python_config, roundtrip_kafka_python
+from testkit.clients.kafka_python import kafka_python_config, kafka_python_login_refused, roundtrip_kafka_python
 
-__all__ = ["Auth", "BOB_JAAS", "KEYSTORE_PASSWORD", "PLAIN_JAAS", "ROUNDTRIPS", "aiokafka_config", "confluent_config",
-           "confluent_login_errors", "kafka_python_config", "roundtrip_aiokafka", "roundtrip_confluent",
+__all__ = ["Auth", "BOB_JAAS", "KEYSTORE_PASSWORD", "PLAIN_JAAS", "ROUNDTRIPS", "aiokafka_config",
+           "aiokafka_login_refused", "confluent_config", "confluent_login_errors", "kafka_python_config",
+           "kafka_python_login_refused", "roundtrip_aiokafka", "roundtrip_confluent",
            "roundtrip_kafka_python", "secure_config", "upsert_scram"]
 
 ROUNDTRIPS = {"kafka-python": roundtrip_kafka_python, "confluent-kafka": roundtrip_confluent,

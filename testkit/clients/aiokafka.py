@@ -243,6 +243,26 @@ def aiokafka_config(auth: Auth) -> dict:
     return config
 
 
+def aiokafka_login_refused(bootstrap: str, auth: Auth) -> None:
+    """Start an aiokafka producer as `auth`: its login must be refused (a KafkaError from
+    start()); an AssertionError if it connects."""
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.errors import KafkaError
+
+    async def start() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, request_timeout_ms=5000, **aiokafka_config(auth))
+        try:
+            await producer.start()
+        finally:
+            await producer.stop()
+
+    try:
+        asyncio.run(start())
+    except KafkaError:
+        return
+    raise AssertionError(f"aiokafka logged in as {auth.user} ({auth.mechanism}); it should have been refused")
+
+
 def roundtrip_aiokafka(bootstrap: str, auth: Auth) -> bytes:
     async def run() -> bytes:
         from aiokafka import AIOKafkaConsumer, AIOKafkaProducer

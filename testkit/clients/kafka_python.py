@@ -197,6 +197,20 @@ def kafka_python_config(auth: Auth) -> dict:
     return config
 
 
+def kafka_python_login_refused(bootstrap: str, auth: Auth) -> None:
+    """Make a kafka-python admin client as `auth`: its login must be refused (a KafkaError within
+    1.5 s of bootstrap); an AssertionError if it connects."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, **kafka_python_config(auth), bootstrap_timeout_ms=1500)
+    except KafkaError:
+        return
+    admin.close()
+    raise AssertionError(f"kafka-python logged in as {auth.user} ({auth.mechanism}); it should have been refused")
+
+
 def roundtrip_kafka_python(bootstrap: str, auth: Auth) -> bytes:
     from kafka import KafkaConsumer, KafkaProducer
 

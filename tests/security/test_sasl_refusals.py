@@ -4,12 +4,13 @@ mTLS login without a client certificate. Each client fails to connect and report
 SASL_AUTHENTICATION_FAILED message (kafka-python and aiokafka in their logs, librdkafka through
 error_cb); the broker logs one line naming the principal and the peer, never a traceback."""
 
-import asyncio
 import logging
 
 import pytest
 
-from testkit.security import Auth, aiokafka_config, confluent_login_errors, kafka_python_config, upsert_scram
+from testkit.security import (
+    Auth, aiokafka_login_refused, confluent_login_errors, kafka_python_login_refused, upsert_scram,
+)
 from trafka.testing.waiting import wait_for_log
 
 USERS = {"SCRAM-SHA-256": ("rita256", "rita-secret-256"), "SCRAM-SHA-512": ("rita512", "rita-secret-512")}
@@ -41,36 +42,13 @@ CASES = {
 }
 
 
-def _kafka_python_refused(bootstrap: str, auth: Auth) -> None:
-    from kafka import KafkaAdminClient
-    from kafka.errors import KafkaError
-
-    with pytest.raises(KafkaError):
-        KafkaAdminClient(bootstrap_servers=bootstrap, **kafka_python_config(auth), bootstrap_timeout_ms=1500)
-
-
-def _aiokafka_refused(bootstrap: str, auth: Auth) -> None:
-    from aiokafka import AIOKafkaProducer
-    from aiokafka.errors import KafkaError
-
-    async def start() -> None:
-        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, request_timeout_ms=5000, **aiokafka_config(auth))
-        try:
-            await producer.start()
-        finally:
-            await producer.stop()
-
-    with pytest.raises(KafkaError):
-        asyncio.run(start())
-
-
 def _client_messages(client: str, bootstrap: str, auth: Auth, caplog) -> str:
     """Everything the client said about its failed login."""
     if client == "confluent-kafka":
         return "\n".join(confluent_login_errors(bootstrap, auth))
     logger = "kafka" if client == "kafka-python" else "aiokafka"  # tests/conftest.py quiets "kafka"
     with caplog.at_level(logging.DEBUG, logger=logger):
-        (_kafka_python_refused if client == "kafka-python" else _aiokafka_refused)(bootstrap, auth)
+        (kafka_python_login_refused if client == "kafka-python" else aiokafka_login_refused)(bootstrap, auth)
     return "\n".join(record.getMessage() for record in caplog.records)
 
 
