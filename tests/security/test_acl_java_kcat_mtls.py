@@ -1,4 +1,4 @@
-"""ACLs seen by Java kafka-clients 4.3 (produce and a consumer group, denied then allowed), by
+"""ACLs seen by Java kafka-clients 3.9.1 and 4.3.0 (produce and a consumer group, denied then allowed), by
 kcat (a denied and an allowed produce), and for an mTLS client whose principal is its
 certificate's subject."""
 
@@ -12,7 +12,7 @@ from cryptography import x509
 from testkit.acl import JAAS, STANDARD_AUTHORIZER, acl_broker, allow, confluent_admin, unique
 from testkit.acl_clients import produce_confluent
 from testkit.clients.kcat import kcat_options
-from testkit.java import JavaKafka, JavaUnavailable, KafkaJavaError
+from testkit.java import KafkaJavaError, running_jvm
 from testkit.security import Auth
 from testkit.tls import make_pki
 
@@ -29,6 +29,11 @@ def broker(tmp_path_factory):
         broker.stop()
 
 
+@pytest.fixture(scope="module", params=["3.9.1", "4.3.0"])
+def java(request):
+    yield from running_jvm(request.param)
+
+
 def _create_topic(broker, name: str) -> None:
     from confluent_kafka.admin import NewTopic
 
@@ -37,16 +42,12 @@ def _create_topic(broker, name: str) -> None:
         future.result(30)
 
 
-def test_java_producer_and_consumer_group_denied_then_allowed(broker):
-    try:
-        java = JavaKafka("4.3.0")
-    except JavaUnavailable as exc:
-        pytest.skip(f"Java kafka-clients 4.3.0 unavailable: {exc}")
+def test_java_producer_and_consumer_group_denied_then_allowed(broker, java):
     props = {"bootstrap.servers": broker.bootstrap("SASL_PLAINTEXT"), "security.protocol": "SASL_PLAINTEXT",
              "sasl.mechanism": "PLAIN",
              "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
                                  'username="alice" password="alice-secret";'}
-    prefix = unique("java")
+    prefix = unique("java" + java.version.replace(".", ""))
     topic, group = prefix + "-events", prefix + "-group"
     _create_topic(broker, topic)
     try:
@@ -58,7 +59,7 @@ def test_java_producer_and_consumer_group_denied_then_allowed(broker):
         allow(admin, "User:alice", "TOPIC", prefix, "WRITE", pattern="PREFIXED")
         allow(admin, "User:alice", "TOPIC", prefix, "READ", pattern="PREFIXED")
         java.make_producer(props).send(topic, value=b"allowed")
-        # describeTopics (DescribeTopicPartitions in 4.3) reports what alice may do with the topic.
+        # describeTopics (Metadata in 3.9, DescribeTopicPartitions in 4.3) reports what alice may do with the topic.
         jvm = java.jvm
         names = jvm.java.util.ArrayList()
         names.add(topic)
@@ -82,14 +83,17 @@ def test_java_producer_and_consumer_group_denied_then_allowed(broker):
 
         # A delegation token for another owner needs CREATE_TOKENS on that user; with it, the
         # broker's answer is that token authentication is off (no delegation.token.secret.key).
-        owner = jvm.org.apache.kafka.common.security.auth.KafkaPrincipal("User", "bob")
+        # One owner per run: the module's broker keeps the CREATE_TOKENS ACL the other JVM's run made.
+        owner_name = prefix + "-owner"
+        owner = jvm.org.apache.kafka.common.security.auth.KafkaPrincipal("User", owner_name)
         token_options = jvm.org.apache.kafka.clients.admin.CreateDelegationTokenOptions().owner(owner)
         with pytest.raises(KafkaJavaError) as info:
             java_admin._get(java.call(java_admin.j.createDelegationToken, token_options).delegationToken())
         assert info.value.simple_name == "DelegationTokenAuthorizationException"
         acl, res = jvm.org.apache.kafka.common.acl, jvm.org.apache.kafka.common.resource
         bindings = jvm.java.util.ArrayList()  # confluent-kafka has no USER resource nor CREATE_TOKENS: Java makes it
-        bindings.add(acl.AclBinding(res.ResourcePattern(res.ResourceType.USER, "User:bob", res.PatternType.LITERAL),
+        bindings.add(acl.AclBinding(res.ResourcePattern(res.ResourceType.USER, "User:" + owner_name,
+                                                                 res.PatternType.LITERAL),
                                     acl.AccessControlEntry("User:alice", "*", acl.AclOperation.CREATE_TOKENS,
                                                            acl.AclPermissionType.ALLOW)))
         super_admin = java.make_admin({**props, "sasl.jaas.config": props["sasl.jaas.config"].replace(
@@ -100,7 +104,6 @@ def test_java_producer_and_consumer_group_denied_then_allowed(broker):
         assert info.value.simple_name == "DelegationTokenDisabledException"
     finally:
         java.close_clients()
-        java.shutdown()
 
 
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed (testkit/setup_deps.py)")
