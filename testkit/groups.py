@@ -57,7 +57,7 @@ _CONSUMERS = {"kafka-python": KafkaPythonConsumer, "confluent-kafka": ConfluentC
 
 def open_consumer(client: str, bootstrap: str, topic: str, group: str, **settings) -> GroupConsumer:
     """settings: subscribe, auto_offset_reset (earliest, latest, none), enable_auto_commit,
-    auto_commit_interval_ms."""
+    auto_commit_interval_ms, session_timeout_ms."""
     return _CONSUMERS[client](bootstrap, topic, group, **settings)
 
 
@@ -97,7 +97,7 @@ _CONSUMER_PROCESS = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from testkit.groups import open_consumer
-consumer = open_consumer(*sys.argv[2:])
+consumer = open_consumer(*sys.argv[2:6], session_timeout_ms=int(sys.argv[6]))
 while True:
     consumer.poll(500, 0.2)
     print("assigned", sorted(consumer.assignment()), flush=True)
@@ -108,10 +108,11 @@ class ConsumerProcess:
     """A consumer in a child process, so a test can SIGKILL it mid-session: no LeaveGroup,
     no more heartbeats, whatever threads the client runs."""
 
-    def __init__(self, bootstrap: str, topic: str, group: str, client: str = "kafka-python"):
+    def __init__(self, bootstrap: str, topic: str, group: str, client: str = "kafka-python", *,
+                 session_timeout_ms: int = SESSION_TIMEOUT_MS):
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository root
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _CONSUMER_PROCESS, here, client, bootstrap, topic, group],
+            [sys.executable, "-c", _CONSUMER_PROCESS, here, client, bootstrap, topic, group, str(session_timeout_ms)],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
         self.assignment: list[int] = []

@@ -163,14 +163,14 @@ class AiokafkaConsumer(GroupConsumer):
     it heartbeats between calls, as in an asyncio application."""
 
     def __init__(self, bootstrap, topic, group, *, subscribe=True, auto_offset_reset="earliest",
-                 enable_auto_commit=False, auto_commit_interval_ms=5000):
+                 enable_auto_commit=False, auto_commit_interval_ms=5000, session_timeout_ms=SESSION_TIMEOUT_MS):
         self.topic = topic
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
         settings = dict(bootstrap_servers=bootstrap, group_id=group, auto_offset_reset=auto_offset_reset,
                         enable_auto_commit=enable_auto_commit, auto_commit_interval_ms=auto_commit_interval_ms,
-                        session_timeout_ms=SESSION_TIMEOUT_MS, heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS)
+                        session_timeout_ms=session_timeout_ms, heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS)
         self.consumer = self._run(self._start(*([topic] if subscribe else []), **settings))
 
     def _run(self, coroutine, timeout: float = 30):

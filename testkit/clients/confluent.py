@@ -160,7 +160,7 @@ class ConfluentConsumer(GroupConsumer):
     """librdkafka: heartbeats from its own thread; auto.offset.reset=none is spelled 'error'."""
 
     def __init__(self, bootstrap, topic, group, *, subscribe=True, auto_offset_reset="earliest",
-                 enable_auto_commit=False, auto_commit_interval_ms=5000):
+                 enable_auto_commit=False, auto_commit_interval_ms=5000, session_timeout_ms=SESSION_TIMEOUT_MS):
         self.topic = topic
         self.consumer = confluent_kafka.Consumer({
             "bootstrap.servers": bootstrap,
@@ -168,7 +168,7 @@ class ConfluentConsumer(GroupConsumer):
             "auto.offset.reset": "error" if auto_offset_reset == "none" else auto_offset_reset,
             "enable.auto.commit": enable_auto_commit,
             "auto.commit.interval.ms": auto_commit_interval_ms,
-            "session.timeout.ms": SESSION_TIMEOUT_MS,
+            "session.timeout.ms": session_timeout_ms,
             "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
             # position() stays unknown until a record is consumed; the end-of-partition event
             # is how a consumer reset to latest learns it has a position.

@@ -148,11 +148,12 @@ def group_consumer(bootstrap: str, topic: str | None, group: str, **config) -> K
 
 class KafkaPythonConsumer(GroupConsumer):
     def __init__(self, bootstrap, topic, group, *, subscribe=True, auto_offset_reset="earliest",
-                 enable_auto_commit=False, auto_commit_interval_ms=5000):
+                 enable_auto_commit=False, auto_commit_interval_ms=5000, session_timeout_ms=SESSION_TIMEOUT_MS):
         self.topic = topic
         self.consumer = group_consumer(bootstrap, topic if subscribe else None, group,
                                        auto_offset_reset=auto_offset_reset, enable_auto_commit=enable_auto_commit,
-                                       auto_commit_interval_ms=auto_commit_interval_ms)
+                                       auto_commit_interval_ms=auto_commit_interval_ms,
+                                       session_timeout_ms=session_timeout_ms)
 
     def poll(self, max_records, timeout):
         batches = self.consumer.poll(timeout_ms=int(timeout * 1000), max_records=max_records)
