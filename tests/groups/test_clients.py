@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 from confluent_kafka import Consumer
@@ -170,13 +171,25 @@ def test_static_member_rejoins_within_its_session_without_a_rebalance(inprocess_
 
 
 def test_a_static_member_that_stays_away_is_removed_after_its_session_timeout(broker):
+    """The session timeout (30 s) passes on the broker's clock, moved 10 s a step; between steps
+    the steady member gets 1.5 real heartbeat intervals (its heartbeat timer is real time)."""
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, TOPIC, 4)
-    steady = ConfluentConsumer(bootstrap, TOPIC, "static-gone", **{"group.instance.id": "steady"})
-    gone = ConfluentConsumer(bootstrap, TOPIC, "static-gone", **{"group.instance.id": "gone"})
+    session = {"session.timeout.ms": 30_000}
+    steady = ConfluentConsumer(bootstrap, TOPIC, "static-gone", **{"group.instance.id": "steady"}, **session)
+    gone = ConfluentConsumer(bootstrap, TOPIC, "static-gone", **{"group.instance.id": "gone"}, **session)
+
+    def advance_clock(steps: int) -> None:
+        for _ in range(steps):
+            broker.advance_clock(10_000)
+            time.sleep(1.5 * HEARTBEAT_INTERVAL_MS / 1000)
+
     try:
         wait_until(lambda: _split([steady, gone], [2, 2]), 30, "two partitions each")
-        gone.close()
-        wait_until(lambda: steady.assignment == {0, 1, 2, 3}, SESSION_TIMEOUT_MS / 1000 + 5, "the takeover")
+        gone.close()  # a static member sends no LeaveGroup: only its session timeout removes it
+        advance_clock(1)
+        assert len(steady.assignment) == 2, steady.assignment  # 10 s in: still a member
+        advance_clock(3)  # 40 s since it went
+        wait_until(lambda: steady.assignment == {0, 1, 2, 3}, 20, "the takeover")
     finally:
         steady.close()
