@@ -60,7 +60,7 @@ def test_request_versions_decide_implicit_adds_and_epoch_bumps(trafka_broker):
                                    "producer_id": -1, "producer_epoch": -1})
         pid, epoch = init.producer_id, init.producer_epoch
         # v11 needs AddPartitionsToTxn; v12 adds the partition itself.
-        assert produce(raw, 11, topic, 0, txn_batch(pid, epoch, 0, b"v11"), tid) == E.INVALID_TXN_STATE
+        assert produce(raw, 11, topic, 0, txn_batch(pid, epoch, 0, b"v11"), tid) == E.TRANSACTION_ABORTABLE
         assert produce(raw, 12, topic, 0, txn_batch(pid, epoch, 0, b"v12"), tid) == E.NONE
         assert produce(raw, 11, topic, 0, txn_batch(pid, epoch, 1, b"v11-added"), tid) == E.NONE
         # TxnOffsetCommit v4 needs AddOffsetsToTxn; v5 adds the group's partition itself.
@@ -89,3 +89,38 @@ def test_request_versions_decide_implicit_adds_and_epoch_bumps(trafka_broker):
         # Version 2 may abort with nothing added; the classic EndTxn may not.
         assert end_txn(raw, 4, tid, pid, epoch + 2, False)[0] == E.INVALID_TXN_STATE
         assert end_txn(raw, 5, tid, pid, epoch + 2, False) == (E.NONE, pid, epoch + 3)
+
+
+def test_a_partition_not_in_the_transaction_is_answered_by_produce_version(trafka_broker):
+    """Kafka's transaction verification (KafkaApis, AddPartitionsToTxnManager, ReplicaManager):
+    v3-10 INVALID_TXN_STATE with its message, v11 TRANSACTION_ABORTABLE, v12+ adds the partition;
+    an epoch other than the transaction's is INVALID_PRODUCER_EPOCH whatever the version."""
+    topic, tid = f"verify-{uuid.uuid4().hex[:6]}", f"verify-{uuid.uuid4().hex[:6]}"
+    with RawClient(trafka_broker.bootstrap_servers) as raw:
+        assert raw.request(19, 4, {"topics": [{"name": topic, "num_partitions": 3, "replication_factor": 1,
+                                               "assignments": [], "configs": []}], "timeout_ms": 10000,
+                                   "validate_only": False}).topics[0].error_code == 0
+        init = raw.request(22, 4, {"transactional_id": tid, "transaction_timeout_ms": 60000,
+                                   "producer_id": -1, "producer_epoch": -1})
+        pid, epoch = init.producer_id, init.producer_epoch
+
+        def answer(version: int, partition: int, producer_epoch: int = epoch):
+            body = raw.request(0, version, {"transactional_id": tid, "acks": -1, "timeout_ms": 10000, "topic_data": [
+                {"name": topic, "partition_data": [{"index": partition, "records": txn_batch(pid, producer_epoch, 0, b"x")}]}]})
+            row = body.responses[0].partition_responses[0]
+            return row.error_code, getattr(row, "error_message", None)
+
+        assert answer(3, 0) == (E.INVALID_TXN_STATE, None)  # no error_message field before v8
+        for version in (8, 9, 10):
+            assert answer(version, 0) == (E.INVALID_TXN_STATE, "Partition was not added to the transaction")
+        assert answer(11, 0) == (E.TRANSACTION_ABORTABLE, None)
+        # The transaction's partitions are the coordinator's: AddPartitionsToTxn makes 1 acceptable to v3-11.
+        added = raw.request(24, 3, {"v3_and_below_transactional_id": tid, "v3_and_below_producer_id": pid,
+                                    "v3_and_below_producer_epoch": epoch,
+                                    "v3_and_below_topics": [{"name": topic, "partitions": [1]}]})
+        assert added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code == E.NONE
+        assert answer(10, 1) == (E.NONE, None)
+        assert answer(11, 0) == (E.TRANSACTION_ABORTABLE, None)  # 0 is still outside it
+        for version in (3, 10, 11, 12):
+            assert answer(version, 1, epoch + 1)[0] == E.INVALID_PRODUCER_EPOCH
+        assert answer(12, 2) == (E.NONE, None)  # v12 adds 2 to the open transaction

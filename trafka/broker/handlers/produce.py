@@ -7,9 +7,12 @@ Behavior:
   written to the segment file (handed to the OS) before the response is sent.
 - Topics are not created here (as in Kafka: Metadata creates them).
 - Transactional produce (a transactional id in the request) is checked with the transaction
-  coordinator first, as Kafka's transaction verification does: the partition must be in the
-  producer's open transaction (else INVALID_TXN_STATE), the epoch current (else
-  INVALID_PRODUCER_EPOCH). A non-transactional batch of a producer with an open transaction
+  coordinator first, as Kafka's transaction verification does: the epoch must be current (else
+  INVALID_PRODUCER_EPOCH, Kafka's answer to the coordinator's PRODUCER_FENCED) and the partition
+  in the producer's open transaction. A partition that is not is answered by version as Kafka's
+  KafkaApis/AddPartitionsToTxnManager do: v3-10 INVALID_TXN_STATE with the message "Partition was
+  not added to the transaction" (older clients do not know the newer error), v11
+  TRANSACTION_ABORTABLE (KIP-890 part 1: the producer aborts and goes on), v12+ adds it (below). A non-transactional batch of a producer with an open transaction
   is INVALID_TXN_STATE; a transactional batch without a transactional id in the request is
   INVALID_RECORD (no coordinator could ever end its transaction).
 - `__consumer_offsets` is written by the group coordinator only: INVALID_TOPIC_EXCEPTION, as
@@ -24,7 +27,7 @@ Behavior:
 - v12+ is how a transaction version 2 producer (KIP-890 part 2) writes: a transactional batch
   for a partition not in the transaction adds it (starting the transaction if none is open),
   as Kafka's verification asks its coordinator to (docs/transactions.md). Below v12 the
-  partition must have been added with AddPartitionsToTxn (else INVALID_TXN_STATE). Java 4.x
+  partition must have been added with AddPartitionsToTxn (else the error above). Java 4.x
   sends v12+ only while transaction.version 2 is finalized.
 """
 
@@ -46,7 +49,9 @@ log = logging.getLogger("trafka.broker")
 
 FIRST_RECORD_BATCH_VERSION = 3
 FIRST_VERSION_WITH_TOPIC_IDS = 13
+FIRST_ABORTABLE_VERSION = 11  # TRANSACTION_ABORTABLE for an unverified partition (KIP-890 part 1)
 FIRST_IMPLICIT_ADD_VERSION = 12  # transaction version 2 (KIP-890 part 2)
+NOT_ADDED = "Partition was not added to the transaction"
 INTERNAL_TOPICS = (OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC)
 
 # What a storage refusal means on the wire.
@@ -56,20 +61,26 @@ def partition_error(index: int, error: ErrorCode, message: str | None = None) ->
     return {"index": index, "error_code": error, "base_offset": -1, "error_message": message}
 
 
-def _verify_transaction(broker, transactional_id: str, topic_name: str, index: int, records, add: bool) -> ErrorCode:
+def _verify_transaction(broker, transactional_id: str, topic_name: str, index: int, records, version: int) -> dict | None:
+    """None when the batches may be appended, else the partition's error entry."""
     try:
         batches = list(rec.iter_batches(records, validate=False))
     except rec.CorruptRecordError:
-        return ErrorCode.NONE  # the log's own validation answers CORRUPT_MESSAGE
+        return None  # the log's own validation answers CORRUPT_MESSAGE
     for _, header in batches:
         if not header.is_transactional:
-            return ErrorCode.INVALID_REQUEST
+            return partition_error(index, ErrorCode.INVALID_REQUEST)
         error = broker.txn_coordinator.verify_produce(
-            transactional_id, header.producer_id, header.producer_epoch, topic_name, index, add=add
+            transactional_id, header.producer_id, header.producer_epoch, topic_name, index,
+            add=version >= FIRST_IMPLICIT_ADD_VERSION,
         )
+        if error == ErrorCode.INVALID_TXN_STATE:  # not in the transaction: what this version's clients know
+            if version >= FIRST_ABORTABLE_VERSION:
+                return partition_error(index, ErrorCode.TRANSACTION_ABORTABLE)
+            return partition_error(index, error, NOT_ADDED)
         if error:
-            return error
-    return ErrorCode.NONE
+            return partition_error(index, error)
+    return None
 
 
 def _starts_transactional(records) -> bool:
@@ -79,7 +90,7 @@ def _starts_transactional(records) -> bool:
         return False  # the log's own validation answers
 
 
-def _append(broker, topic_name: str, partition: dict, transactional_id: str | None = None, add: bool = False) -> dict:
+def _append(broker, topic_name: str, partition: dict, transactional_id: str | None, version: int) -> dict:
     index = partition.index
     if topic_name in INTERNAL_TOPICS:
         return partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"clients may not write to internal topic {topic_name}")
@@ -89,9 +100,9 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
     if not partition.records:
         return partition_error(index, ErrorCode.INVALID_RECORD, "no record batches")
     if transactional_id is not None:
-        error = _verify_transaction(broker, transactional_id, topic_name, index, partition.records, add)
-        if error:
-            return partition_error(index, error)
+        refusal = _verify_transaction(broker, transactional_id, topic_name, index, partition.records, version)
+        if refusal is not None:
+            return refusal
     elif _starts_transactional(partition.records):
         # No coordinator would ever end this transaction: the last stable offset would stop here.
         return partition_error(index, ErrorCode.INVALID_RECORD, "transactional batches need the request's transactional id")
@@ -136,6 +147,6 @@ async def handle(ctx, request):
     names = [topic_name(ctx.broker, t.name, t.topic_id, by_id=by_id) for t in request.topic_data]
     refused = {name for name in names if name is not None and not authorize(ctx, Op.WRITE, TOPIC, name)}
     response = _respond(request, lambda name, p: partition_error(p.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                        if name in refused else _append(ctx.broker, name, p, txn_id, ctx.version >= FIRST_IMPLICIT_ADD_VERSION), names)
+                        if name in refused else _append(ctx.broker, name, p, txn_id, ctx.version), names)
     ctx.broker.notify_data_arrived()
     return None if request.acks == 0 else response

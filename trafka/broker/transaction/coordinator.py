@@ -390,14 +390,14 @@ class TransactionCoordinator:
         txn = self.transactions.get(transactional_id)
         if txn is None or txn.state is DEAD or txn.producer_id != producer_id:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING
-        if producer_epoch < txn.producer_epoch:
+        if producer_epoch != txn.producer_epoch:  # Kafka's coordinator: PRODUCER_FENCED, which the broker turns into this
             return ErrorCode.INVALID_PRODUCER_EPOCH
-        if add and txn.producer_epoch == producer_epoch and txn.state in (EMPTY, ONGOING, COMPLETE_COMMIT, COMPLETE_ABORT):
+        if add and txn.state in (EMPTY, ONGOING, COMPLETE_COMMIT, COMPLETE_ABORT):
             return self._add(txn, {(topic, partition)}, TV_2)
         if add and txn.state in (PREPARE_COMMIT, PREPARE_ABORT, PREPARE_EPOCH_FENCE):
             return ErrorCode.CONCURRENT_TRANSACTIONS
-        if txn.producer_epoch != producer_epoch or txn.state is not ONGOING or (topic, partition) not in txn.partitions:
-            return ErrorCode.INVALID_TXN_STATE
+        if txn.state is not ONGOING or (topic, partition) not in txn.partitions:
+            return ErrorCode.INVALID_TXN_STATE  # Kafka's coordinator says TRANSACTION_ABORTABLE; callers map it
         return ErrorCode.NONE
 
     # --- timers ---------------------------------------------------------------------------
