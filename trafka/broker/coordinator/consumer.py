@@ -39,6 +39,7 @@ import logging
 import re
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from trafka.broker.coordinator.assignors import ASSIGNORS, short_name
@@ -75,6 +76,9 @@ class HeartbeatRequest:
     client_id: str = ""
     client_host: str = ""
     api_version: int = 0
+    # With an authorizer: may this heartbeat's principal DESCRIBE the topic? Filters what the
+    # member's regex resolves to, as Kafka 4.0.1+ does (GroupMetadataManager's regex refresh).
+    may_describe: Callable[[str], bool] | None = None
 
 
 @dataclass
@@ -212,6 +216,7 @@ class ConsumerGroupManager:
             updated.subscribed_topic_names = tuple(sorted(set(request.subscribed_topic_names)))
         if request.subscribed_topic_regex is not None:
             updated.subscribed_topic_regex = request.subscribed_topic_regex or None
+        updated.regex_filter = request.may_describe
         bump = member.member_id not in group.members or (
             (updated.subscribed_topic_names, updated.subscribed_topic_regex)
             != (member.subscribed_topic_names, member.subscribed_topic_regex)

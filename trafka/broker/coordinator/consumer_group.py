@@ -33,6 +33,7 @@ from __future__ import annotations
 import enum
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from trafka.broker.coordinator.formats import CommittedOffset
@@ -91,13 +92,18 @@ class ConsumerMember:
     session_deadline: int = 0
     # Set while the member must revoke partitions: it is fenced if it has not by then.
     rebalance_deadline: int | None = None
+    # Which topics its regex may resolve to (in memory only): with an authorizer, the topics the
+    # principal of its last heartbeat may DESCRIBE; after a restart, until that heartbeat, the
+    # topics the group subscribed to before it. None: every topic.
+    regex_filter: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
 
     def subscribed_topics(self, existing: list[str]) -> set[str]:
-        """Topic names this member subscribes to, among `existing` for its regex."""
+        """Topic names this member subscribes to, among `existing` (and its regex filter) for its regex."""
         topics = set(self.subscribed_topic_names)
         if self.subscribed_topic_regex:
             pattern = re.compile(self.subscribed_topic_regex)
-            topics.update(name for name in existing if pattern.fullmatch(name))
+            allowed = self.regex_filter or (lambda _: True)
+            topics.update(name for name in existing if pattern.fullmatch(name) and allowed(name))
         return topics
 
     def is_reconciled_to(self, epoch: int) -> bool:

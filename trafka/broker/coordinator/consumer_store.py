@@ -153,6 +153,9 @@ def restore(group_id: str, loaded: LoadedRecords, now: int, session_timeout_ms: 
             server_assignor=value.server_assignor,
             # As Kafka's onLoaded: every member gets a full session from now on.
             session_deadline=now + session_timeout_ms,
+            # Kafka keeps its last (authorized) regex resolution; until the member's next
+            # heartbeat brings its principal's filter, its regex keeps to the topics it had.
+            regex_filter=frozenset(group.subscription_metadata).__contains__,
         )
         current = parsed.get((rec.CURRENT_MEMBER_ASSIGNMENT, member_id))
         if current is not None:

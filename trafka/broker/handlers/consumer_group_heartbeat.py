@@ -8,6 +8,8 @@ Behavior:
   UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID,
   UNSUPPORTED_ASSIGNOR, GROUP_MAX_SIZE_REACHED, INVALID_REGULAR_EXPRESSION, GROUP_ID_NOT_FOUND.
 - Regular expressions are Python's `re`, matched against the whole topic name (Kafka: RE2/J).
+  With an authorizer, a regex resolves only to topics this heartbeat's principal may DESCRIBE
+  (Kafka 4.0.1+); topic names in the subscription need DESCRIBE (TOPIC_AUTHORIZATION_FAILED).
 - Classic members cannot join a consumer group and vice versa (docs/compatibility.md).
 - v1 (KIP-1082): the client generates its member id; an empty one is INVALID_REQUEST. v0: the
   broker generates it on join.
@@ -18,8 +20,18 @@ from __future__ import annotations
 from trafka.broker import registry
 from trafka.broker.coordinator.consumer import HeartbeatRequest, owned_from_request
 from trafka.broker.handlers.join_group import client_host
-from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize, denied
+from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize, client_host as peer_host, denied, principal_of
 from trafka.wire.errors import ErrorCode
+
+
+def _describe_filter(ctx):
+    """The topics this heartbeat's principal may DESCRIBE, asked when the member's regex is
+    resolved (Kafka 4.0.1+ resolves a regex only to those); None without an authorizer."""
+    authorizer = ctx.broker.authorizer
+    if authorizer is None:
+        return None
+    principal, host = principal_of(ctx), peer_host(ctx)
+    return lambda name: authorizer.authorize(principal, host, Op.DESCRIBE, TOPIC, name)
 
 
 @registry.handles(68, min_version=0, max_version=1)
@@ -42,6 +54,7 @@ async def handle(ctx, request):
         client_id=ctx.client_id or "",
         client_host=client_host(ctx),
         api_version=ctx.version,
+        may_describe=_describe_filter(ctx),
     ))
     assignment = None
     if result.assignment is not None:
