@@ -1,7 +1,8 @@
 """KIP-848 regex subscriptions under ACLs: as in Kafka 4.0.1+, a member's SubscribedTopicRegex
 resolves only to the topics its principal may DESCRIBE. confluent-kafka (group.protocol=consumer)
 over SASL_PLAINTEXT subscribes to `^prefix-.*`; alice may describe two of the three matching
-topics and is assigned only theirs, then the third once she may describe it too."""
+topics and is assigned only theirs, then the third once she may describe it too. After a
+restart, a member that has not heartbeated yet keeps to the group's earlier topics."""
 
 from __future__ import annotations
 
@@ -56,3 +57,39 @@ def test_regex_resolves_only_to_topics_the_member_may_describe(broker):
         wait_until(assigned(allowed | {(f"{prefix}-c", 0)}), 60, "the third topic once she may describe it")
     finally:
         consumer.close()
+
+
+def _heartbeat(raw, group: str, member_id: str, regex: str):
+    return raw.request(68, 1, {"group_id": group, "member_id": member_id, "member_epoch": 0, "instance_id": None,
+                               "rack_id": None, "rebalance_timeout_ms": 60000, "subscribed_topic_names": None,
+                               "subscribed_topic_regex": regex, "server_assignor": None, "topic_partitions": []})
+
+
+def test_after_a_restart_a_regex_keeps_to_its_topics_until_the_member_heartbeats(broker):
+    """A member restored from `__consumer_offsets` has not yet heartbeated, so no principal is
+    known for it: its regex keeps to the group's topics from before the restart (Kafka keeps its
+    last resolution), and a topic created since that nobody in the group may describe is not
+    assigned when another member joins."""
+    from trafka.testing.rawwire import RawClient
+
+    prefix = unique("rr")
+    group, regex = prefix + "-group", f"{prefix}-.*"
+    admin = confluent_admin(broker)
+    for future in admin.create_topics([NewTopic(f"{prefix}-a", 1)]).values():
+        future.result(30)
+    allow(admin, "User:ANONYMOUS", "GROUP", group, "READ")  # the PLAINTEXT listener's principal
+    allow(admin, "User:ANONYMOUS", "TOPIC", f"{prefix}-a", "DESCRIBE")
+    with RawClient(broker.bootstrap("PLAINTEXT")) as raw:
+        first = _heartbeat(raw, group, "member-1", regex)
+        assert first.error_code == 0 and len(first.assignment.topic_partitions) == 1
+
+    broker.restart()
+    admin = confluent_admin(broker)
+    for future in admin.create_topics([NewTopic(f"{prefix}-b", 1)]).values():
+        future.result(30)
+    with RawClient(broker.bootstrap("PLAINTEXT")) as raw:
+        assert _heartbeat(raw, group, "member-2", regex).error_code == 0
+        described = raw.request(69, 0, {"group_ids": [group], "include_authorized_operations": False}).groups[0]
+    assert described.error_code == 0 and {m.member_id for m in described.members} == {"member-1", "member-2"}
+    targets = {tp.topic_name for m in described.members for tp in m.target_assignment.topic_partitions}
+    assert targets == {f"{prefix}-a"}
