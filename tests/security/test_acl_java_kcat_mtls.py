@@ -59,7 +59,7 @@ def test_java_producer_and_consumer_group_denied_then_allowed(broker, java):
         allow(admin, "User:alice", "TOPIC", prefix, "WRITE", pattern="PREFIXED")
         allow(admin, "User:alice", "TOPIC", prefix, "READ", pattern="PREFIXED")
         java.make_producer(props).send(topic, value=b"allowed")
-        # describeTopics (Metadata in 3.9, DescribeTopicPartitions in 4.3) reports what alice may do with the topic.
+        # describeTopics (with authorized operations) reports what alice may do with the topic.
         jvm = java.jvm
         names = jvm.java.util.ArrayList()
         names.add(topic)
