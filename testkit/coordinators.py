@@ -10,6 +10,7 @@ from typing import Callable, Iterator
 from trafka.broker.config import BrokerConfig
 from trafka.storage.clock import ManualClock
 from trafka.storage.manager import LogManager
+from trafka.wire import records as rec
 
 TOPIC = "t"
 
@@ -42,3 +43,18 @@ def coordinator_config(settings: dict) -> BrokerConfig:
         "offsets.topic.num.partitions": "3", "transaction.state.log.num.partitions": "3",
         **{k: str(v) for k, v in settings.items()},
     })
+
+
+def produce(logs: LogManager, pid: int, epoch: int, seq: int, values, partition: int = 0):
+    """Append one transactional batch of `values` to `t`'s `partition`, as a producer would."""
+    batch = rec.encode_batch([rec.Record(None, v, (), 1) for v in values], producer_id=pid, producer_epoch=epoch,
+                             base_sequence=seq, transactional=True)
+    return logs.log(TOPIC, partition).append(batch)
+
+
+def markers(logs: LogManager, topic: str, partition: int) -> list[tuple[int, int, int]]:
+    """(producer id, epoch, COMMIT/ABORT) of every control batch in the partition."""
+    log_ = logs.log(topic, partition)
+    data = log_.read(log_.log_start_offset, 1 << 20).to_bytes()
+    return [(h.producer_id, h.producer_epoch, rec.control_type(data, pos))
+            for pos, h in rec.iter_batches(data) if h.is_control]

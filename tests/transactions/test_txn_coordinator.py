@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from testkit.coordinators import coordinator_config, reopening_logs
+from testkit.coordinators import coordinator_config, markers, produce, reopening_logs
 from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
@@ -27,20 +27,6 @@ def open_coordinators(tmp_path, clock):
             return logs, groups, TransactionCoordinator(logs, config, clock, ProducerIdManager(tmp_path / "producer_ids"), groups)
 
         yield open_
-
-
-def produce(logs, pid, epoch, seq, values, partition=0):
-    batch = rec.encode_batch([rec.Record(None, v, (), 1) for v in values], producer_id=pid, producer_epoch=epoch,
-                             base_sequence=seq, transactional=True)
-    return logs.log("t", partition).append(batch)
-
-
-def markers(logs, topic, partition):
-    """(producer id, epoch, COMMIT/ABORT) of every control batch in the partition."""
-    log_ = logs.log(topic, partition)
-    data = log_.read(log_.log_start_offset, 1 << 20).to_bytes()
-    return [(h.producer_id, h.producer_epoch, rec.control_type(data, pos))
-            for pos, h in rec.iter_batches(data) if h.is_control]
 
 
 def test_commit_writes_markers_and_moves_the_lso(open_coordinators):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from testkit.coordinators import coordinator_config, reopening_logs
+from testkit.coordinators import coordinator_config, markers, produce, reopening_logs
 from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.features import TRANSACTION_VERSION, FeatureLevels, FeatureUpdate, SAFE_DOWNGRADE
@@ -32,19 +32,6 @@ def open_coordinators(tmp_path, clock):
             return logs, TransactionCoordinator(logs, config, clock, ids, groups, features)
 
         yield open_, features
-
-
-def produce(logs, pid, epoch, seq, values, partition=0):
-    batch = rec.encode_batch([rec.Record(None, v, (), 1) for v in values], producer_id=pid, producer_epoch=epoch,
-                             base_sequence=seq, transactional=True)
-    return logs.log("t", partition).append(batch)
-
-
-def markers(logs, topic, partition):
-    log_ = logs.log(topic, partition)
-    data = log_.read(log_.log_start_offset, 1 << 20).to_bytes()
-    return [(h.producer_id, h.producer_epoch, rec.control_type(data, pos))
-            for pos, h in rec.iter_batches(data) if h.is_control]
 
 
 def last_state_record(logs, txns, transactional_id):
