@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from compat_tests.conftest import make_topic
-from testkit.txn_clients import producer, read_values
+from testkit.txn_clients import committed_offset, producer, read_values
 
 COMMITTED = "read_committed"
 UNCOMMITTED = "read_uncommitted"
@@ -77,8 +77,6 @@ def test_java43_bumps_the_epoch_at_every_commit_and_abort(request, java_client_4
 
 
 def test_java43_send_offsets_adds_the_group_partition_itself(request, java_client_43, bootstrap):
-    from confluent_kafka import Consumer, TopicPartition
-
     topic = make_topic(bootstrap, unique("tv2-offsets"))
     tid, group = unique("tv2-offsets"), unique("tv2-group")
     admin = JavaAdmin(java_client_43, bootstrap)
@@ -90,20 +88,10 @@ def test_java43_send_offsets_adds_the_group_partition_itself(request, java_clien
     assert state == "Ongoing" and [tp for tp in partitions if tp[0] == "__consumer_offsets"]
     p.commit()
     assert admin.transaction(tid)[:3] == ("CompleteCommit", pid, epoch + 1)
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        (got,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
-    finally:
-        consumer.close()
-    assert got.offset == 7
+    assert committed_offset(bootstrap, group, topic) == 7
     # An aborted transaction's offsets are dropped.
     p.begin(); p.send(topic, b"dropped"); p.send_offsets(topic, 0, 9, group); p.abort()
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        (got,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
-    finally:
-        consumer.close()
-    assert got.offset == 7
+    assert committed_offset(bootstrap, group, topic) == 7
     assert admin.transaction(tid)[:3] == ("CompleteAbort", pid, epoch + 2)
 
 

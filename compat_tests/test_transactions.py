@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from compat_tests.conftest import make_driver, make_topic
-from testkit.txn_clients import CLIENTS, TxnFailed, producer, read_values
+from testkit.txn_clients import CLIENTS, TxnFailed, committed_offset, producer, read_values
 
 COMMITTED = "read_committed"
 UNCOMMITTED = "read_uncommitted"
@@ -21,17 +21,6 @@ UNCOMMITTED = "read_uncommitted"
 
 def unique(what: str) -> str:
     return f"{what}-{uuid.uuid4().hex[:8]}"
-
-
-def committed_offset(bootstrap: str, group: str, topic: str) -> int | None:
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        (got,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
-    finally:
-        consumer.close()
-    return None if got.offset < 0 else got.offset
 
 
 _written: dict[str, str] = {}

@@ -20,7 +20,7 @@ from testkit.clients.confluent import ConfluentTxn, read_values_confluent
 from testkit.clients.java import JavaTxn, read_values_java
 from testkit.clients.kafka_python import KafkaPythonTxn, read_values_kafka_python
 
-__all__ = ["CLIENTS", "TIMEOUT_S", "TxnFailed", "producer", "read_values"]
+__all__ = ["CLIENTS", "TIMEOUT_S", "TxnFailed", "committed_offset", "producer", "read_values"]
 
 JAVA_FIXTURES = {"java-3.9.1": "java_client_39", "java-4.3.0": "java_client_43"}
 CLIENTS = ["kafka-python", "confluent-kafka", "aiokafka", *JAVA_FIXTURES]
@@ -48,3 +48,16 @@ def read_values(request, name: str, bootstrap: str, topic: str, isolation: str, 
     if name == "aiokafka":
         return read_values_aiokafka(bootstrap, topic, isolation, until, count)
     return read_values_java(request.getfixturevalue(JAVA_FIXTURES[name]), bootstrap, topic, isolation, until, count)
+
+
+def committed_offset(bootstrap: str, group: str, topic: str) -> int | None:
+    """The group's committed offset of `topic`'s partition 0 (None when it has none), read
+    with confluent-kafka."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        (got,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
+    finally:
+        consumer.close()
+    return None if got.offset < 0 else got.offset
