@@ -250,6 +250,19 @@ class _EncGen:
         else:
             run.append(("i" if wide else "h", "-1"))
 
+    def null_or_value(self, out, ind, v: str, nullable: bool, flexible: bool, wide: bool, what: str) -> str:
+        """Lines writing the null marker when `v` is None and the field may be null (else
+        refusing None); returns the indentation the value's own lines go at."""
+        if not nullable:
+            out.append(f"{ind}if {v} is None: raise ExplicitError('None given for a non-nullable {what}')")
+            return ind
+        out.append(f"{ind}if {v} is None:")
+        sub: list = []
+        self.null(out, ind + "    ", sub, flexible, wide)
+        self.flush(out, ind + "    ", sub)
+        out.append(f"{ind}else:")
+        return ind + "    "
+
     def primitive(self, out, ind, run, expr: str, typ, nullable: bool, flexible: bool, what: str):
         """Lines writing one primitive value given by the expression `expr` (evaluated once)."""
         name = typ.name
@@ -266,17 +279,8 @@ class _EncGen:
         out_expr = expr
         self.flush(out, ind, run)
         out.append(f"{ind}{v} = {out_expr}")
-        body_ind = ind
-        if nullable:
-            out.append(f"{ind}if {v} is None:")
-            sub: list = []
-            self.null(out, ind + "    ", sub, flexible, wide)
-            self.flush(out, ind + "    ", sub)
-            out.append(f"{ind}else:")
-            body_ind = ind + "    "
-        else:
-            out.append(f"{ind}if {v} is None: raise ExplicitError('None given for a non-nullable {what}')")
-        sub = []
+        body_ind = self.null_or_value(out, ind, v, nullable, flexible, wide, what)
+        sub: list = []
         if name == "string":
             out.append(f"{body_ind}{v} = {v}.encode('utf-8')")
         elif name == "records":
@@ -313,16 +317,7 @@ class _EncGen:
             v = self.fresh("arr")
             self.flush(out, ind, run)
             out.append(f"{ind}{v} = {expr}")
-            body = ind
-            if nullable:
-                out.append(f"{ind}if {v} is None:")
-                sub = []
-                self.null(out, ind + "    ", sub, flexible, True)
-                self.flush(out, ind + "    ", sub)
-                out.append(f"{ind}else:")
-                body = ind + "    "
-            else:
-                out.append(f"{ind}if {v} is None: raise ExplicitError('None given for a non-nullable array {f.name}')")
+            body = self.null_or_value(out, ind, v, nullable, flexible, True, f"array {f.name}")
             item = f.type.item
             sub = []
             if not isinstance(item, list) and item.name in _PACK and item.name != "uuid":
