@@ -265,6 +265,30 @@ _SERVER: list[Setting] = [
     Setting("queued.max.request.bytes", _T.LONG, "268435456", "request bytes (frames of 64 KiB or more) buffered across all connections before the broker stops reading more; one frame always proceeds; -1 = no limit (Kafka's default)", validator=at_least(-1)),
 ]
 
+# -- what one client may cost: connections and frames before authentication (docs/security.md) --
+def connection_overrides(text: str) -> dict[str, int]:
+    """`max.connections.per.ip.overrides`: `host:count,host:count` (IPv6 hosts keep their colons)."""
+    overrides: dict[str, int] = {}
+    for item in (part.strip() for part in (text or "").split(",")):
+        if not item:
+            continue
+        host, sep, count = item.rpartition(":")
+        if not sep or not host.strip() or not count.strip().isdigit():
+            raise ConfigError(f"{item!r} is not host:count with a count of 0 or more")
+        overrides[host.strip().strip("[]")] = int(count)
+    return overrides
+
+
+_CONNECTIONS: list[Setting] = [
+    Setting("max.connections", _T.INT, str(INT_MAX), "connections the broker keeps open at once; past it a new connection waits, unread, until one closes (Kafka's acceptor stops accepting)", validator=at_least(0)),
+    Setting("max.connections.per.ip", _T.INT, str(INT_MAX), "connections one address may have open; past it a new one is closed at once", validator=at_least(0)),
+    Setting("max.connections.per.ip.overrides", _T.STRING, "", "host:count,... per-address exceptions to max.connections.per.ip", validator=connection_overrides),
+    Setting("max.connection.creation.rate", _T.INT, str(INT_MAX), "new connections accepted per second, all addresses together; past it new connections are delayed", validator=at_least(0)),
+    Setting("connections.max.idle.ms", _T.LONG, "600000", "a connection with no request for this long is closed, authenticated or not", validator=at_least(-1)),
+    Setting("sasl.server.max.receive.size", _T.INT, "524288", "largest frame accepted on a SASL listener before authentication completes (ApiVersions, SaslHandshake, SaslAuthenticate); a larger one closes the connection", validator=at_least(1)),
+    Setting("sasl.handshake.timeout.ms", _T.LONG, "30000", "trafka's own: a connection on a SASL listener that has not authenticated within this long is closed (0: never)", validator=at_least(0)),
+]
+
 # -- security: listeners, SASL, SSL, ACLs (engineer "security" adds here) ---------------------
 _AUTHORIZERS = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka.security.authorizer.AclAuthorizer")
 
@@ -388,7 +412,7 @@ def _index(rows: Iterable[Setting], level: str) -> dict[str, Setting]:
     return table
 
 
-ALL: list[Setting] = [*_SERVER, *_SECURITY, *_HTTP, *_TOPIC_CONFIGS, *_LOG, *_GROUP, *_TRANSACTION, *_WITHOUT_EFFECT]
+ALL: list[Setting] = [*_SERVER, *_CONNECTIONS, *_SECURITY, *_HTTP, *_TOPIC_CONFIGS, *_LOG, *_GROUP, *_TRANSACTION, *_WITHOUT_EFFECT]
 BROKER_SETTINGS: dict[str, Setting] = _index(ALL, BROKER)
 TOPIC_CONFIGS: dict[str, Setting] = _index(ALL, TOPIC)
 

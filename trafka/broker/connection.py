@@ -42,6 +42,14 @@ class BadRequest(Exception):
     """The client sent something we will not answer; its connection is closed."""
 
 
+class LimitExceeded(BadRequest):
+    """A frame over a size limit: logged through the limit log (once per address per interval)."""
+
+    def __init__(self, limit: str, message: str):
+        super().__init__(message)
+        self.limit = limit
+
+
 class RequestContext:
     __slots__ = ("broker", "header", "peer", "session")
 
@@ -103,9 +111,11 @@ def request_memory(broker) -> RequestMemory | None:
 class FrameReader:
     """Splits a byte stream into frames, checking each declared size before reading it."""
 
-    def __init__(self, stream: trio.abc.ReceiveStream, max_frame: int, memory: "RequestMemory | None" = None):
+    def __init__(self, stream: trio.abc.ReceiveStream, max_frame: int, limit_name: str = "socket.request.max.bytes",
+                 memory: "RequestMemory | None" = None):
         self.stream = stream
         self.max_frame = max_frame
+        self.limit_name = limit_name  # the setting max_frame comes from, named when a frame is refused
         self.buffer = bytearray()
         self.memory: RequestMemory | None = memory
         self.reserved = 0
@@ -148,7 +158,10 @@ class FrameReader:
             if looks_like_tls(self.buffer[:3]):
                 raise BadRequest("the client started a TLS handshake on a listener without TLS (use the SSL or "
                                  "SASL_SSL listener, or security.protocol PLAINTEXT/SASL_PLAINTEXT)")
-            raise BadRequest(f"declared frame size {size} is outside 0..{self.max_frame} (socket.request.max.bytes)")
+            if size < 0:
+                raise BadRequest(f"declared frame size {size} is negative")
+            raise LimitExceeded(self.limit_name, f"declared frame size {size} is over {self.limit_name} "
+                                                 f"({self.max_frame})")
         if size >= _RECEIVE_SIZE and self.memory is not None and len(self.buffer) < 4 + size:
             await self.memory.acquire(size)
             self.reserved = size
@@ -207,27 +220,47 @@ async def serve_connection(broker, stream: trio.SocketStream, listener) -> None:
         await trio.aclose_forcefully(stream)
         return
     try:
-        peer = "%s:%s" % stream.socket.getpeername()[:2]
+        address, port = stream.socket.getpeername()[:2]
+        peer = f"{address}:{port}"
     except OSError:
-        peer = "?"
+        address = peer = "?"
+    quotas = broker.connection_quotas
+    connection = await quotas.admit(address)  # max.connections(.per.ip), max.connection.creation.rate
+    if connection is None:
+        await trio.aclose_forcefully(stream)
+        return
+    connection.peer = peer
     broker.stats.opened(peer)
     try:
-        with broker.faults.connection():
-            await _serve(broker, stream, peer, listener)
+        with connection.cancel_scope, broker.faults.connection():  # cancelled: idle, or no SASL in time
+            await _serve(broker, stream, peer, listener, connection)
     finally:
+        quotas.release(connection)
         broker.stats.closed(peer)
+        await trio.aclose_forcefully(stream)  # already closed unless cancelled before _serve closed it
 
 
-async def _serve(broker, stream: trio.SocketStream, peer: str, listener) -> None:
+def _frame_limit(broker, session) -> tuple[int, str]:
+    """Kafka's bound on the next frame: sasl.server.max.receive.size until a SASL login completes."""
+    if session.principal is None:
+        return broker.config["sasl.server.max.receive.size"], "sasl.server.max.receive.size"
+    return broker.config["socket.request.max.bytes"], "socket.request.max.bytes"
+
+
+async def _serve(broker, stream: trio.SocketStream, peer: str, listener, connection) -> None:
     opened = await broker.security.open_connection(stream, listener, peer)  # TLS handshake, SASL state
     if opened is None:
         return
     stream, session = opened
-    reader = FrameReader(stream, broker.config["socket.request.max.bytes"], request_memory(broker))
+    connection.session = session
+    reader = FrameReader(stream, *_frame_limit(broker, session), memory=request_memory(broker))
     pending: list = []  # responses held while pipelined requests are answered
     try:
         while True:
+            reader.max_frame, reader.limit_name = _frame_limit(broker, session)
+            connection.active(in_request=False)
             frame = await reader.next_frame()
+            connection.active(in_request=True)
             if frame is None:
                 if pending:
                     await send_response(stream, pending)
@@ -256,6 +289,8 @@ async def _serve(broker, stream: trio.SocketStream, peer: str, listener) -> None
                     await send_response(stream, pending)
                 await _wait_for_client_close(stream)
                 return
+    except LimitExceeded as exc:
+        broker.connection_quotas.limit_log.warn(exc.limit, connection.address, f"closing connection from {peer}: {exc}")
     except BadRequest as exc:
         log.warning("closing connection from %s: %s", peer, exc)
     except ConnectionDropped as exc:
@@ -286,4 +321,4 @@ def _raw_token_reply(session, token: bytes) -> bytes:
     return _SIZE.pack(len(reply)) + reply
 
 
-__all__ = ["APIS", "BadRequest", "RequestContext", "dispatch", "serve_connection"]
+__all__ = ["APIS", "BadRequest", "LimitExceeded", "RequestContext", "dispatch", "serve_connection"]

@@ -12,6 +12,7 @@ import trio
 
 from trafka.broker.config import BrokerConfig
 from trafka.broker.connection import serve_connection
+from trafka.broker.connection_quotas import ConnectionQuotas
 from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.faults import FaultTable
 from trafka.broker.handlers.metadata import MetadataCache
@@ -28,6 +29,7 @@ from trafka.broker.transaction import TransactionCoordinator
 from trafka.storage.clock import BrokerClock
 from trafka.storage.files import atomic_write
 from trafka.storage.manager import LOCK_FILE, LogManager
+from trafka.wire.text import guard_loggers
 
 log = logging.getLogger("trafka.broker")
 
@@ -68,7 +70,9 @@ class Broker:
         self.security = SecurityLayer(config, self.data_dir, self.clock)  # SCRAM credentials load here
         self.authorizer = make_authorizer(config, self.data_dir)  # None without authorizer.class.name; ACLs load here
         self.listeners: list[Listener] = []  # bound by serve()
+        self.connection_quotas = ConnectionQuotas(config)  # max.connections*, idle and SASL time limits
         load_handlers()
+        guard_loggers()  # no client's control bytes in a log line, whichever logger writes it
 
     @property
     def advertised_host(self) -> str:
@@ -121,6 +125,7 @@ class Broker:
 
         return [
             self.group_coordinator.run,
+            self.connection_quotas.run,
             partial(every, self, self.config["offsets.retention.check.interval.ms"], expire_offsets),
             partial(every, self, self.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"],
                     self._abort_timed_out_transactions),

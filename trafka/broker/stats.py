@@ -13,6 +13,8 @@ import bisect
 import time
 from dataclasses import dataclass, field
 
+from trafka.wire.text import printable
+
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 _PRODUCE, _FETCH, _API_VERSIONS = 0, 1, 18
 
@@ -62,7 +64,7 @@ class BrokerStats:
             conn.requests += 1
             conn.last_api = api_name
             if header.client_id is not None:
-                conn.client_id = header.client_id
+                conn.client_id = printable(header.client_id)
         key = header.api_key
         if key == _PRODUCE:
             for topic in body.topic_data:
@@ -76,8 +78,8 @@ class BrokerStats:
                 size = sum(_size(p.get("records")) for p in topic.get("partitions", ()))
                 self.bytes_out[name] = self.bytes_out.get(name, 0) + size
         elif key == _API_VERSIONS and conn is not None and header.api_version >= 3:
-            conn.software_name = body.client_software_name
-            conn.software_version = body.client_software_version
+            conn.software_name = printable(body.client_software_name)
+            conn.software_version = printable(body.client_software_version)
 
 
 def _size(records) -> int:

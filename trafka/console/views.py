@@ -17,6 +17,7 @@ from trafka.broker.coordinator.group import CONSUMER_PROTOCOL_TYPE
 from trafka.storage.errors import OffsetOutOfRange, UnknownTopic
 from trafka.storage.retention import segment_largest_timestamp
 from trafka.wire import records as rec
+from trafka.wire.text import printable
 
 MAX_RECORDS = 500  # one page of the record browser
 MAX_READ_BYTES = 4 << 20  # bytes read from a log for one page
@@ -191,9 +192,9 @@ def _consumer_group_members(g) -> tuple[list[dict], dict[tuple[str, int], str]]:
         for t, parts in assignment.items():
             owners.update({(t, p): member.member_id for p in parts})
         members.append({
-            "member_id": member.member_id,
-            "group_instance_id": member.instance_id,
-            "client_id": member.client_id,
+            "member_id": printable(member.member_id),
+            "group_instance_id": printable(member.instance_id),
+            "client_id": printable(member.client_id),
             "client_host": member.client_host,
             "session_timeout_ms": None,
             "member_epoch": member.member_epoch,
@@ -255,9 +256,9 @@ def _classic_group_members(g) -> tuple[list[dict], dict[tuple[str, int], str]]:
         for t, parts in (assignment or {}).items():
             owners.update({(t, p): member.member_id for p in parts})
         members.append({
-            "member_id": member.member_id,
-            "group_instance_id": member.group_instance_id,
-            "client_id": member.client_id,
+            "member_id": printable(member.member_id),
+            "group_instance_id": printable(member.group_instance_id),
+            "client_id": printable(member.client_id),
             "client_host": member.client_host,
             "session_timeout_ms": member.session_timeout_ms,
             "subscription": sorted(subscription) if subscription is not None else None,
