@@ -324,3 +324,24 @@ def test_aiokafka_producer_retries_through_injected_errors(broker):
     assert asyncio.run(send()) == 0
     assert broker.faults() == []
     assert stored_values(broker.bootstrap_servers, "orders") == [b"a"]
+
+
+@pytest.mark.parametrize("api_key,version,body,path", [
+    # requests that list partitions as plain integers: every one is answered with the error
+    (24, 3, {"v3_and_below_transactional_id": "t", "v3_and_below_producer_id": 1, "v3_and_below_producer_epoch": 0,
+             "v3_and_below_topics": [{"name": "t1", "partitions": [0, 2]}]},
+     ("results_by_topic_v3_and_below", "results_by_partition", "partition_error_code")),
+    (9, 5, {"group_id": "g", "topics": [{"name": "t1", "partition_indexes": [0, 2]}]},
+     ("topics", "partitions", "error_code")),
+])
+def test_an_injected_error_answers_each_partition_listed_as_an_integer(broker, api_key, version, body, path):
+    from trafka.testing.rawwire import RawClient
+    from trafka.wire.messages import APIS
+
+    with broker.inject_fault(APIS[api_key].name, error="NOT_COORDINATOR", count=1):
+        with RawClient(broker.bootstrap_servers, "faults") as raw:
+            answer = raw.request(api_key, version, body)
+    topics, partitions, error = path
+    (topic,) = getattr(answer, topics)
+    assert topic.name == "t1"
+    assert [(p.partition_index, getattr(p, error)) for p in getattr(topic, partitions)] == [(0, 16), (2, 16)]

@@ -28,12 +28,21 @@ def _scalar_names(fields: list[Field], version: int) -> set[str]:
     return {_canon(f.name) for f in _present(fields, version) if not isinstance(f.type, (Array, list))}
 
 
-def _string_field(fields: list[Field], version: int) -> str | None:
-    """The response field a request's list of plain names (group ids, topic names) maps to."""
+def _plain_key_field(fields: list[Field], version: int, value) -> str | None:
+    """The response field a request's list of plain values maps to: names (group ids, topic
+    names) to the first string field, integers (AddPartitionsToTxn v0-3, OffsetFetch v0-7,
+    DescribeProducers, ElectLeaders...) to the partition index."""
     for f in _present(fields, version):
-        if getattr(f.type, "name", None) in ("string", "compact_string") and f.name != "error_message":
+        if isinstance(value, str) and getattr(f.type, "name", None) in ("string", "compact_string") \
+                and f.name != "error_message":
+            return f.name
+        if isinstance(value, int) and _canon(f.name) == "partition_index":
             return f.name
     return None
+
+
+def _is_error_field(name: str) -> bool:
+    return name == "error_code" or name.endswith("_error_code")
 
 
 def _mirror_source(item_fields: list[Field], version: int, request) -> list[dict]:
@@ -48,8 +57,8 @@ def _mirror_source(item_fields: list[Field], version: int, request) -> list[dict
             score = len(wanted & {_canon(k) for k in first})
             entries = value
         else:
-            target = _string_field(item_fields, version)
-            score = 0.5 if target and isinstance(first, str) else 0
+            target = _plain_key_field(item_fields, version, first)
+            score = 0.5 if target else 0
             entries = [{target: v} for v in value]
         if score > best_score:
             best, best_score = entries, score
@@ -67,7 +76,7 @@ def _build(fields: list[Field], version: int, flexible: bool, source, error: int
             ]
         elif isinstance(f.type, list):
             out[f.name] = _build(f.type, version, flexible, None, error)
-        elif f.name == "error_code":
+        elif _is_error_field(f.name):
             out[f.name] = error
         elif _canon(f.name) in known and not isinstance(known[_canon(f.name)], (list, dict)):
             out[f.name] = known[_canon(f.name)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trafka.broker import registry
-from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
+from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
 
@@ -29,13 +29,13 @@ def _error(broker, path: str, topic: str, partition: int) -> ErrorCode:
 
 @registry.handles(34, min_version=1, max_version=2)
 async def handle(ctx, request):
-    if not authorize(ctx, Op.ALTER, CLUSTER):
-        return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    allowed = authorize(ctx, Op.ALTER, CLUSTER)  # else every partition is refused, as Kafka answers
     by_topic: dict[str, list[dict]] = {}
     for d in request.dirs:
         for t in d.topics:
             by_topic.setdefault(t.name, []).extend(
-                {"partition_index": p, "error_code": _error(ctx.broker, d.path, t.name, p)} for p in t.partitions
+                {"partition_index": p, "error_code": _error(ctx.broker, d.path, t.name, p) if allowed
+                 else ErrorCode.CLUSTER_AUTHORIZATION_FAILED} for p in t.partitions
             )
     return {
         "throttle_time_ms": 0,
