@@ -4,14 +4,14 @@
 (message, version): fixed-size numbers by `struct.unpack_from`, strings, bytes, UUIDs, bools,
 arrays and the tagged-field section inline, reading from a buffer and an offset instead of a
 stream, nested structs by calling their own generated function. Nothing is hand-written per
-message: the same `Field` declarations that `schema.KafkaStruct` reads drive the generator, and
+message: the same `Field` declarations that `declaration.KafkaStruct` reads drive the generator, and
 the wire tests check both give the same result for every declared (API, version).
 
 Declared tagged fields (rare, small) are parsed from their bytes by the construct of that field.
 
 `encoder(message, version)` (further down) is the other direction, used for every response the
 broker sends (framing.encode_response) and by `Message.build`. The construct objects
-(`Message.struct(v)`, schema.KafkaStruct) stay as the reference: tests/wire/test_codegen.py and
+(`Message.struct(v)`, declaration.KafkaStruct) stay as the reference: tests/wire/test_codegen.py and
 tests/wire/test_encoders.py check both directions against them for every declared (API, version).
 """
 
@@ -23,6 +23,7 @@ import uuid
 import construct as c
 
 from trafka.wire import types as t
+from trafka.wire.declaration import Array, UndeclaredField
 
 _FIXED = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "float64": "d"}
 
@@ -81,8 +82,6 @@ class _Gen:
             raise TypeError(f"no generated reader for {name}")
 
     def field(self, out: list[str], ind: str, target: str, f, version: int, flexible: bool) -> None:
-        from trafka.wire.schema import Array
-
         nullable = f.is_nullable_in(version)
         if isinstance(f.type, list):
             fn = self.struct(f.type, version, flexible)
@@ -296,8 +295,6 @@ class _EncGen:
         out.append(f"{body_ind}a({v})")
 
     def field(self, out, ind, run, expr: str, f, version: int, flexible: bool):
-        from trafka.wire.schema import Array
-
         nullable = f.is_nullable_in(version)
         if isinstance(f.type, list):
             v = self.fresh("o")
@@ -400,8 +397,6 @@ class _EncGen:
 
 
 def _undeclared(obj, declared, path):
-    from trafka.wire.schema import UndeclaredField
-
     if not isinstance(obj, dict):
         raise c.ExplicitError(f"{path}: expected a dict, got {type(obj).__name__}")
     raise UndeclaredField(f"undeclared field(s) {sorted(set(obj) - declared)} at {path}")

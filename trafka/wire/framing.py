@@ -7,7 +7,6 @@ tagged-field section after it.
 
 from __future__ import annotations
 
-import io
 import struct
 from dataclasses import dataclass
 
@@ -15,7 +14,7 @@ import construct as c
 
 from trafka.wire.api import Api
 from trafka.wire.codegen import EncodingError
-from trafka.wire.types import EMPTY_TAGGED_FIELDS, uvarint_at
+from trafka.wire.types import uvarint_at
 
 SIZE = struct.Struct(">i")
 _HEADER_FIXED = struct.Struct(">hhi")  # api_key, api_version, correlation_id
@@ -163,9 +162,11 @@ def encode_request(api: Api, version: int, correlation_id: int, client_id: str |
 
 
 def decode_response(api: Api, version: int, frame: bytes) -> tuple[int, c.Container]:
-    """Decode a response frame (without its size prefix); used by tests and tools."""
-    stream = io.BytesIO(frame)
-    (correlation_id,) = _CORRELATION.unpack(stream.read(4))
+    """Decode a response frame (without its size prefix) with the generated decoder; used by the
+    console's actions, `trafka healthcheck`, tests and tools."""
+    (correlation_id,) = _CORRELATION.unpack_from(frame, 0)
+    pos = 4
     if api.response_header_version(version) >= 1:
-        EMPTY_TAGGED_FIELDS._parse(stream, None, "(header)")
-    return correlation_id, api.response.struct(version).parse_stream(stream)
+        pos = _skip_tagged_fields(frame, pos)
+    body, _ = api.response.decoder(version)(frame, pos)
+    return correlation_id, body
