@@ -10,16 +10,6 @@ from testkit.security import kafka_python_config
 from testkit.java import JavaKafka, JavaUnavailable
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    broker = acl_broker(tmp_path_factory.mktemp("acl-admin") / "data")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
-
-
 def _binding(resource, name, pattern, principal, operation, permission="ALLOW", host="*"):
     from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
 

@@ -6,19 +6,9 @@ admin, and an idempotent producer's InitProducerId."""
 from __future__ import annotations
 
 import pytest
-from testkit.acl import acl_broker, allow, confluent_admin, login, unique
+from testkit.acl import allow, confluent_admin, login, unique
 from testkit.acl_clients import consume_confluent, produce_confluent
 from testkit.security import confluent_config
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    broker = acl_broker(tmp_path_factory.mktemp("acl-checks") / "data")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
 
 def _error_name(future) -> str | None:

@@ -6,7 +6,6 @@ in docs/security.md ("Authorization checks per API")."""
 from __future__ import annotations
 
 import pytest
-from testkit.acl import acl_broker
 
 from trafka.testing.rawwire import RawClient
 
@@ -43,16 +42,6 @@ CALLS = {
                                              "topics": [{"name": TOPIC, "partition_indexes": [0]}],
                                              "coordinator_epoch": 0}]}),
 }
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    broker = acl_broker(tmp_path_factory.mktemp("acl-cluster-apis") / "data")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
 
 def _login(broker, user: str, password: str) -> RawClient:

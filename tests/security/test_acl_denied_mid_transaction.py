@@ -9,18 +9,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from testkit.acl import acl_broker, allow, confluent_admin, login, unique
+from testkit.acl import allow, confluent_admin, login, unique
 from testkit.security import aiokafka_config, confluent_config
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    broker = acl_broker(tmp_path_factory.mktemp("acl-txn") / "data")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
 
 def _prepare(broker, prefix: str) -> None:

@@ -10,16 +10,6 @@ from testkit.acl import acl_broker, allow, confluent_admin, login, unique
 from testkit.security import Auth, confluent_config
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    broker = acl_broker(tmp_path_factory.mktemp("acl-enforce") / "data")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
-
-
 def _sasl(broker) -> str:
     return broker.bootstrap("SASL_PLAINTEXT")
 

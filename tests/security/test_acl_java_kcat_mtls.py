@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 from cryptography import x509
-from testkit.acl import JAAS, STANDARD_AUTHORIZER, acl_broker, allow, confluent_admin, unique
+from testkit.acl import JAAS, STANDARD_AUTHORIZER, allow, confluent_admin, unique
 from testkit.acl_clients import produce_confluent
 from testkit.clients.kcat import kcat_options
 from testkit.java import KafkaJavaError, running_jvm
@@ -17,16 +17,6 @@ from testkit.security import Auth
 from testkit.tls import make_pki
 
 from trafka.testing import TrafkaBroker
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    broker = acl_broker(tmp_path_factory.mktemp("acl-java") / "data")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
 
 @pytest.fixture(scope="module", params=["3.9.1", "4.3.0"])

@@ -5,18 +5,8 @@ AlterClientQuotas ALTER_CONFIGS (as Kafka's KafkaApis checks them); a super user
 from __future__ import annotations
 
 import pytest
-from testkit.acl import acl_broker, allow, confluent_admin, login
+from testkit.acl import allow, confluent_admin, login
 from testkit.security import kafka_python_config
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    broker = acl_broker(tmp_path_factory.mktemp("acl-kafka41") / "data")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
 
 def _admin(broker, user):

@@ -11,12 +11,11 @@ The file only exists once a segment holds an ABORT marker.
 from __future__ import annotations
 
 import logging
-import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from trafka.storage.files import atomic_write
+from trafka.storage.files import atomic_write, fsync_file
 
 log = logging.getLogger("trafka.storage")
 
@@ -93,8 +92,4 @@ class TransactionIndex:
 
     def flush(self) -> None:
         if self._entries and self.path.exists():
-            fd = os.open(self.path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_file(self.path)

@@ -11,12 +11,12 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 from trafka.broker.security.mechanism import AuthenticationFailed
+from trafka.storage.files import atomic_write
 
 MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 MECHANISM_IDS = {name: number for number, name in MECHANISMS.items()}
@@ -81,12 +81,7 @@ class ScramCredentialStore:
 
     def save(self) -> None:
         data = {user: {m: c.to_json() for m, c in mechs.items()} for user, mechs in self.users.items()}
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as out:
-            json.dump(data, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.path)
+        atomic_write(self.path, json.dumps(data))  # the rename made durable too (the directory's fsync)
 
 
 def _saslname(text: str) -> str:
