@@ -77,12 +77,13 @@ def test_retention_removes_unread_data_and_the_query_skips_it(spark, bootstrap, 
     topic = topic_name()
     create_topic(bootstrap, topic, partitions=1)
     out, ck = tmp_path / "out", tmp_path / "ck"
-    produce(bootstrap, topic, [{"value": b"read", "partition": 0}])
+    old = int(time.time() * 1000) - 60_000  # already past retention
+    # The segment's first record is a minute old, so segment.ms (counted from it, as Kafka's
+    # shouldRoll does) has passed whatever this machine's speed: the "new" append rolls it.
+    produce(bootstrap, topic, [{"value": b"read", "partition": 0, "timestamp_ms": old}])
     run_to_json(spark, bootstrap, topic, out, ck, fail_on_data_loss=False)
     alter_topic(bootstrap, topic, {"retention.ms": "1000", "segment.ms": "300"})
-    old = int(time.time() * 1000) - 60_000  # already past retention
     produce(bootstrap, topic, [{"value": f"old{i}".encode(), "partition": 0, "timestamp_ms": old} for i in range(3)])
-    time.sleep(0.5)  # > segment.ms: the next append rolls the segment holding the old records
     produce(bootstrap, topic, [{"value": b"new", "partition": 0}])
     _wait_for_log_start(bootstrap, topic, 4)
     run_to_json(spark, bootstrap, topic, out, ck, fail_on_data_loss=False)

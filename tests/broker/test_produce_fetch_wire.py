@@ -105,11 +105,14 @@ def test_fetch_out_of_range(client):
 
 
 def test_long_poll_waits_for_max_wait_then_wakes_on_new_data(client, trafka_broker):
+    """Only lower bounds on time (a slower machine only waits longer): the empty fetch waited its
+    max_wait_ms; the second, whose max_wait_ms is longer than the client's socket timeout, can
+    only have returned because the append woke it."""
     assert create(client, "poll").error_code == 0
     started = time.monotonic()
     empty = partition_of(client.request(1, FETCH_V, fetch_body("poll", 0, max_wait_ms=400, min_bytes=1)))
     waited = time.monotonic() - started
-    assert empty.records in (b"", None) and 0.35 <= waited < 3
+    assert empty.records in (b"", None) and waited >= 0.35
 
     def produce_later():
         time.sleep(0.3)
@@ -118,10 +121,10 @@ def test_long_poll_waits_for_max_wait_then_wakes_on_new_data(client, trafka_brok
 
     threading.Thread(target=produce_later).start()
     started = time.monotonic()
-    woken = partition_of(client.request(1, FETCH_V, fetch_body("poll", 0, max_wait_ms=10_000, min_bytes=1)))
+    woken = partition_of(client.request(1, FETCH_V, fetch_body("poll", 0, max_wait_ms=600_000, min_bytes=1)))
     waited = time.monotonic() - started
     assert [r.value for r in records.decode_records(woken.records)] == [b"wake"]
-    assert 0.25 <= waited < 3  # woken by the append, long before max_wait_ms
+    assert waited >= 0.25  # it did wait for the append
 
 
 def test_create_topics_validate_only_and_config_errors(client):
