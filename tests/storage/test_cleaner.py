@@ -4,6 +4,7 @@ import pytest
 from testkit.storage import crash
 
 from trafka.storage.cleaner import LogCleaner, cleanable_range
+from trafka.storage.segment_swap import new_cleaned_segment, replace_segments
 from trafka.wire import records as rec
 from trafka.wire.records import Compression, Record, encode_batch
 
@@ -157,7 +158,7 @@ def test_a_crash_before_the_swap_loses_nothing(open_log, clock):
     for i in range(6):
         put(log, clock, b"k", b"v%d" % i)
     log.roll()
-    cleaned = log.new_cleaned_segment(0)
+    cleaned = new_cleaned_segment(log, 0)
     data = encode_batch([Record(b"k", b"v5", timestamp=1, offset=5)], base_offset=0, last_offset_delta=5)
     cleaned.append(data, list(rec.iter_batches(data)))
     cleaned.flush()
@@ -178,14 +179,14 @@ def test_a_crash_mid_swap_of_a_segment_whose_tail_was_compacted_away(open_log, c
     log.roll()
     put(log, clock, b"c", b"active")
     old = log.segments[:2]
-    cleaned = log.new_cleaned_segment(0)
+    cleaned = new_cleaned_segment(log, 0)
     data = encode_batch([Record(b"a", b"keep", timestamp=1, offset=0)], base_offset=0)
     cleaned.append(data, list(rec.iter_batches(data)))
     # replace_segments up to the crash: end-of-range file, .swap, the old segments still live.
     real_change = cleaned.change_suffix
     cleaned.change_suffix = lambda suffix: (real_change(suffix), suffix == ".swap" and (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):
-        log.replace_segments(cleaned, old)
+        replace_segments(log, cleaned, old)
     cleaned.close()
     crash(log)
     reopened = open_log(**COMPACT)

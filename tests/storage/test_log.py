@@ -15,6 +15,7 @@ from trafka.storage import (
     RecordBatchTooLarge,
     RecordTooLarge,
 )
+from trafka.storage.segment_swap import new_cleaned_segment, replace_segments
 from trafka.wire import records as rec
 from trafka.wire.records import Record, TimestampType, encode_batch
 
@@ -337,11 +338,11 @@ def test_compaction_can_swap_in_a_cleaned_segment(open_log):
         for pos, header in segment.batches_from(segment.base_offset):
             for record in rec.decode_records(segment.pread(pos, header.size)):
                 kept[record.key] = record
-    cleaned = log.new_cleaned_segment(old[0].base_offset)
+    cleaned = new_cleaned_segment(log, old[0].base_offset)
     records = sorted(kept.values(), key=lambda r: r.offset)
     data = encode_batch(records, base_offset=old[0].base_offset, last_offset_delta=old[-1].last_offset - old[0].base_offset)
     cleaned.append(data, list(rec.iter_batches(data)))
-    log.replace_segments(cleaned, old)
+    replace_segments(log, cleaned, old)
     assert [s.base_offset for s in log.segments][0] == 0 and len(log.segments) == 2
     remaining = log.read(0, 1 << 20).to_bytes()
     assert [r.offset for r in rec.decode_records(remaining)] == [r.offset for r in records]
@@ -357,7 +358,7 @@ def test_an_interrupted_swap_is_completed_on_open(open_log):
         log.append(encode_batch([Record(b"k", b"v%d" % i * 30, timestamp=i)]))
     old = log.segments[:-1]
     last = old[-1].last_offset
-    cleaned = log.new_cleaned_segment(0)
+    cleaned = new_cleaned_segment(log, 0)
     data = encode_batch([Record(b"k", b"latest", timestamp=9, offset=last)], base_offset=0, last_offset_delta=last)
     cleaned.append(data, list(rec.iter_batches(data)))
     cleaned.flush()

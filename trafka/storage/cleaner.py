@@ -18,7 +18,7 @@ A pass over one partition:
    are dropped, as Kafka does.
 3. Consecutive small segments are merged while the result fits segment.bytes. Each cleaned
    segment is written beside the old ones (`.cleaned`) and swapped in with
-   `PartitionLog.replace_segments`, so a crash at any moment loses nothing.
+   `segment_swap.replace_segments`, so a crash at any moment loses nothing.
 
 A partition is cleaned when its dirty share of bytes reaches min.cleanable.dirty.ratio, when its
 oldest dirty record is older than max.compaction.lag.ms, or when tombstones it kept last time
@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Iterable
 
 from trafka.storage.log import PartitionLog, read_checkpoint, _write_checkpoint
+from trafka.storage.segment_swap import new_cleaned_segment, prepare_swap, swap_in
 from trafka.storage.retention import segment_largest_timestamp
 from trafka.storage.segment import LogSegment
 from trafka.wire import records as rec
@@ -276,7 +277,7 @@ class LogCleaner:
         to_clean = [s for s in segments if s.base_offset < cleanable.first_uncleanable_offset]
         try:
             for group in group_segments_by_size(to_clean, cleaning.segment_bytes):
-                cleaned = cleaning.partition_log.new_cleaned_segment(group[0].base_offset)
+                cleaned = new_cleaned_segment(cleaning.partition_log, group[0].base_offset)
                 try:
                     for segment in group:
                         kept_tombstones = self._clean_segment(
@@ -290,7 +291,7 @@ class LogCleaner:
                                 cleaning.deadline, segment_largest_timestamp(segment) + cleaning.delete_retention_ms
                             )
                     following = segments[segments.index(group[-1]) + 1]
-                    end_file = cleaning.partition_log.prepare_swap(cleaned, following.base_offset)
+                    end_file = prepare_swap(cleaning.partition_log, cleaned, following.base_offset)
                 except BaseException:
                     cleaned.delete()
                     raise
@@ -307,7 +308,7 @@ class LogCleaner:
         (its cleaned copies are dropped; the next pass starts over)."""
         partition_log = cleaning.partition_log
         for i, (cleaned, group, end_file) in enumerate(cleaning.written):
-            if not partition_log.swap_in(cleaned, group, end_file):
+            if not swap_in(partition_log, cleaned, group, end_file):
                 log.info("%s: the log changed while it was cleaned; trying again next pass", partition_log.directory)
                 self._discard(cleaning.written[i:])
                 return False

@@ -1,5 +1,6 @@
 """Small files replaced atomically: the one way trafka writes checkpoints, snapshots, index
-rewrites and metadata files.
+rewrites and metadata files; fsyncs of a file or a directory; directories removed by renaming
+them aside first (`remove_dir`).
 
 `atomic_write` writes a temporary file beside the target, fsyncs it, renames it over the target
 and fsyncs the directory, so after a crash the file is either the old one or the new one, whole,
@@ -11,7 +12,9 @@ leftover `.tmp` files are removed when it opens.
 from __future__ import annotations
 
 import os
+import shutil
 import threading
+import uuid
 from pathlib import Path
 
 
@@ -68,3 +71,29 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+# A directory renamed aside to be removed (remove_dir); a start finds and removes leftovers.
+DELETE_DIR_SUFFIX = "-delete"
+
+
+def remove_dir(directory: Path, *, remove: bool = True) -> Path | None:
+    """Rename, then remove: a crash mid-rmtree leaves a '-delete' dir the next start removes.
+    With remove=False the renamed directory is returned for the caller to remove (the broker
+    does it in a worker thread: rmtree of a big partition takes a while)."""
+    if not directory.exists():
+        return None
+    suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+    # Cut the name like Kafka's logDeleteDirName so a 249-character topic still fits 255 bytes.
+    doomed = directory.with_name(directory.name[: 255 - len(suffix)] + suffix)
+    os.replace(directory, doomed)
+    if not remove:
+        return doomed
+    remove_dirs([doomed])
+    return None
+
+
+def remove_dirs(doomed: list[Path]) -> None:
+    """Remove directories renamed aside by remove_dir (thread-safe)."""
+    for directory in doomed:
+        shutil.rmtree(directory, ignore_errors=True)

@@ -4,9 +4,10 @@ A partition is a directory `<topic>-<partition>/` of segments plus a few small f
 `log-start-offset` and `recovery-point` checkpoints, producer-state `.snapshot`s and, between a
 clean close and the next open, the `.kafka_cleanshutdown` marker. See docs/storage.md.
 
-Not thread-safe: the broker calls it from one thread (the trio loop). Retention is
-`delete_old_segments(predicate)` over the oldest segments; compaction builds a segment with
-`new_cleaned_segment` and swaps it in with `replace_segments`.
+Not thread-safe: the broker calls it from one thread (the trio loop). Opening a directory is
+log_loader.load; retention is `delete_old_segments(predicate)` over the oldest segments;
+compaction builds a segment with segment_swap.new_cleaned_segment and swaps it in with
+segment_swap.replace_segments.
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ from __future__ import annotations
 import bisect
 import logging
 import os
-import shutil
-import uuid
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Generator, Iterator, Sequence, TypeVar
+from typing import Callable, Generator, Iterator, TypeVar
 
 from trafka.storage.clock import Clock, SystemClock
 from trafka.storage.config import LogConfig
@@ -32,29 +31,17 @@ from trafka.storage.errors import (
     RecordTooLarge,
     StorageWriteFailed,
 )
-from trafka.storage.files import atomic_write
-from trafka.storage.index import CorruptIndex
-from trafka.storage.producer_state import CompletedTxn, ProducerStateManager, has_producer_state
-from trafka.storage.segment import (
-    LOG_SUFFIX, FileSlice, LogSegment, TailCorrupt, offset_filename, parse_offset_filename, segment_bases,
+from trafka.storage.files import remove_dir
+from trafka.storage.log_loader import (
+    CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, CleanState, _write_checkpoint,
+    load, read_checkpoint,
 )
+from trafka.storage.producer_state import CompletedTxn, ProducerStateManager, has_producer_state
+from trafka.storage.segment import FileSlice, LogSegment
 from trafka.storage.txn_index import AbortedTxn
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.storage")
-
-CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
-LOG_START_OFFSET_FILE = "log-start-offset"
-RECOVERY_POINT_FILE = "recovery-point"
-CLEANED_SUFFIX = ".cleaned"
-SWAP_SUFFIX = ".swap"
-DELETED_SUFFIX = ".deleted"
-DELETE_DIR_SUFFIX = "-delete"
-# Beside a .swap segment: the end of the offset range it replaces. The cleaned copy may end
-# earlier than the segments it replaces (their last records were compacted away), so its own
-# next offset cannot tell recovery which live segments the swap covers.
-SWAP_END_SUFFIX = ".swapend"
-
 
 @dataclass(frozen=True)
 class AppendInfo:
@@ -83,53 +70,9 @@ class ReadInfo:
 
 
 @dataclass(frozen=True)
-class CleanState:
-    """What a clean close leaves for the next open: everything below recovery_point is
-    fsynced, and the log start offset."""
-
-    recovery_point: int
-    log_start_offset: int
-
-
-@dataclass(frozen=True)
 class TimestampAndOffset:
     timestamp: int
     offset: int
-
-
-def read_checkpoint(path: Path) -> int | None:
-    """The offset a checkpoint file holds (log start, recovery point, cleaner); None when it is
-    missing or unreadable."""
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
-
-
-def _write_checkpoint(path: Path, value: int) -> None:
-    atomic_write(path, f"{value}\n")
-
-
-def remove_dir(directory: Path, *, remove: bool = True) -> Path | None:
-    """Rename, then remove: a crash mid-rmtree leaves a '-delete' dir the next start removes.
-    With remove=False the renamed directory is returned for the caller to remove (the broker
-    does it in a worker thread: rmtree of a big partition takes a while)."""
-    if not directory.exists():
-        return None
-    suffix = f".{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
-    # Cut the name like Kafka's logDeleteDirName so a 249-character topic still fits 255 bytes.
-    doomed = directory.with_name(directory.name[: 255 - len(suffix)] + suffix)
-    os.replace(directory, doomed)
-    if not remove:
-        return doomed
-    remove_dirs([doomed])
-    return None
-
-
-def remove_dirs(doomed: list[Path]) -> None:
-    """Remove directories renamed aside by remove_dir (thread-safe)."""
-    for directory in doomed:
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 T = TypeVar("T")
@@ -148,6 +91,28 @@ def replay_log(partition_log: "PartitionLog", entries: Callable[[bytes, int], Ge
         offset = yield from entries(data, offset)
 
 
+class _LoadedState:
+    """One of a partition's loaded attributes, kept in the instance's __dict__: reading it before
+    the partition is loaded loads it (PartitionLog.load_deferred) first."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, partition_log, owner=None):
+        if partition_log is None:
+            return self
+        try:
+            return partition_log.__dict__[self.name]
+        except KeyError:
+            if not partition_log.__dict__.get("_deferred"):
+                raise AttributeError(f"{type(partition_log).__name__!r} has no {self.name!r} yet") from None
+            partition_log.load_deferred()
+            return partition_log.__dict__[self.name]
+
+    def __set__(self, partition_log, value) -> None:
+        partition_log.__dict__[self.name] = value
+
+
 class PartitionLog:
     def __init__(
         self,
@@ -164,7 +129,7 @@ class PartitionLog:
 
         With clean_state, the log directory's checkpoints (LogManager) say this partition was
         closed cleanly and give its log start offset: it opens as after a clean shutdown
-        without a marker file of its own, and not before its first use (see __getattr__), so a
+        without a marker file of its own, and not before its first use (see _LoadedState), so a
         restart with thousands of written partitions reads none of their files up front.
 
         With on_roll, a roll leaves the rolled segment's fsync (and the producer-state snapshot
@@ -185,24 +150,27 @@ class PartitionLog:
                 self.directory.mkdir(parents=True, exist_ok=True)
             self._open()
 
-    # What _open sets: reading any of them loads a deferred partition first.
-    _LOADED_STATE = frozenset({"segments", "_bases", "producer_state", "log_start_offset"})
+    # What load() sets: reading any of them first loads a deferred partition (load_deferred).
+    segments = _LoadedState()
+    _bases = _LoadedState()
+    producer_state = _LoadedState()
+    log_start_offset = _LoadedState()
 
-    def __getattr__(self, name: str):
-        # Only called for attributes not set: a deferred partition's loaded state.
-        if name in PartitionLog._LOADED_STATE and self.__dict__.get("_deferred"):
-            if self._closed:
-                raise LogClosed(f"log {self.directory} is closed")
-            self._deferred = False
-            try:
-                self._open()
-            except BaseException:
-                for attr in PartitionLog._LOADED_STATE:
-                    self.__dict__.pop(attr, None)
-                self._deferred = True
-                raise
-            return getattr(self, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    def load_deferred(self) -> None:
+        """Open a partition that was closed cleanly and not read since this start (clean_state):
+        its first use, whatever reads it, comes here through a _LoadedState."""
+        if not self.__dict__.get("_deferred"):
+            return
+        if self._closed:
+            raise LogClosed(f"log {self.directory} is closed")
+        self._deferred = False
+        try:
+            self._open()
+        except BaseException:
+            for attr in ("segments", "_bases", "producer_state", "log_start_offset"):
+                self.__dict__.pop(attr, None)
+            self._deferred = True
+            raise
 
     @property
     def deferred(self) -> bool:
@@ -213,7 +181,7 @@ class PartitionLog:
         self.segments: list[LogSegment] = []
         self._bases: list[int] = []  # segments' base offsets, for bisect
         self.producer_state = ProducerStateManager(self.directory)
-        self._load()
+        load(self)
 
     # --- offsets --------------------------------------------------------------------------
 
@@ -243,58 +211,6 @@ class PartitionLog:
 
     # --- loading --------------------------------------------------------------------------
 
-    def _load(self) -> None:
-        try:
-            names = os.listdir(self.directory)  # the one listing the whole load works from
-        except FileNotFoundError:
-            names = []
-        if not names:
-            # A fresh partition (or one never written): one lazy segment at offset 0 whose
-            # files appear with the first append. Nothing to recover or replay.
-            self.segments.append(self._new_segment(0, self.clock.time_ms(), lazy=True))
-            self._bases = [0]
-            self.log_start_offset = 0
-            return
-        clean = CLEAN_SHUTDOWN_FILE in names or self._clean_state is not None
-        if any(n.endswith((CLEANED_SUFFIX, DELETED_SUFFIX, ".tmp")) for n in names):
-            self._remove_temporary_files()
-            names = os.listdir(self.directory)
-        if any(n.endswith((SWAP_SUFFIX, SWAP_END_SUFFIX)) for n in names):
-            self._complete_swaps()
-            names = os.listdir(self.directory)
-        recovery_point = (read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0) if not clean else None
-        bases = segment_bases(names)
-        if not clean and bases:
-            log.info("%s: no clean shutdown marker, recovering segments from offset %d", self.directory, recovery_point)
-        now = self.clock.time_ms()
-        for i, base in enumerate(bases):
-            segment = self._new_segment(base, now)
-            next_base = bases[i + 1] if i + 1 < len(bases) else None
-            if recovery_point is not None and (next_base is None or next_base > recovery_point):
-                truncated = segment.recover()
-            else:
-                truncated = self._load_segment(segment)
-            self.segments.append(segment)
-            if truncated and next_base is not None:
-                later = [self._new_segment(b, now) for b in bases[i + 1 :]]
-                log.warning("%s: deleting %d segments after the truncated segment %d", self.directory, len(later), base)
-                for s in later:
-                    s.delete()
-                break
-        if not self.segments:
-            base = read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
-            self.segments.append(self._new_segment(base, now))
-        self._bases = [s.base_offset for s in self.segments]
-        if self._clean_state is not None:
-            checkpoint = self._clean_state.log_start_offset
-        else:
-            checkpoint = read_checkpoint(self.directory / LOG_START_OFFSET_FILE) or 0
-        self.log_start_offset = min(max(checkpoint, self.segments[0].base_offset), self.log_end_offset)
-        self._load_producer_state(names)
-        if CLEAN_SHUTDOWN_FILE in names:
-            (self.directory / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
-        self._clean_state = None  # a crash from now on counts as unclean
-
     def _new_segment(self, base_offset: int, now: int, suffix: str = "", *, lazy: bool = False) -> LogSegment:
         return LogSegment(
             self.directory, base_offset, index_interval_bytes=self.config.index_interval_bytes,
@@ -308,71 +224,7 @@ class PartitionLog:
             return False
         return len(self.segments) == 1 and not self.segments[0].on_disk
 
-    def _load_segment(self, segment: LogSegment) -> int:
-        try:
-            segment.load()
-            return 0
-        except FileNotFoundError as exc:
-            log.warning("%s: missing index (%s), rebuilding", segment.log_path, exc.filename)
-        except (CorruptIndex, TailCorrupt) as exc:
-            log.warning("%s: %s, recovering the segment", segment.log_path, exc)
-        return segment.recover()
-
-    def _remove_temporary_files(self) -> None:
-        for path in self.directory.iterdir():
-            if path.name.endswith((CLEANED_SUFFIX, DELETED_SUFFIX, ".tmp")):
-                log.info("removing leftover %s", path)
-                path.unlink(missing_ok=True)
-
-    def _complete_swaps(self) -> None:
-        """Finish a compaction swap interrupted by a crash: the .swap segment replaces the
-        live segments whose base offsets fall inside the offset range it was written for."""
-        for swap_log in sorted(self.directory.glob(f"*{LOG_SUFFIX}{SWAP_SUFFIX}")):
-            base = parse_offset_filename(swap_log.name, LOG_SUFFIX + SWAP_SUFFIX)
-            if base is None:
-                continue
-            segment = self._new_segment(base, self.clock.time_ms(), SWAP_SUFFIX)
-            segment.recover()
-            end_file = self.directory / (offset_filename(base, SWAP_END_SUFFIX))
-            end = max(read_checkpoint(end_file) or 0, segment.next_offset)
-            for live_base in segment_bases(os.listdir(self.directory)):
-                if base <= live_base < end:
-                    self._new_segment(live_base, 0).delete()
-            segment.change_suffix("")
-            segment.close()
-            log.info("completed the interrupted swap of segment %d in %s", base, self.directory)
-        for leftover in self.directory.glob(f"*{SWAP_END_SUFFIX}"):
-            leftover.unlink()
-
-    def _load_producer_state(self, names: list[str] | None = None) -> None:
-        state = self.producer_state
-        if state.delete_snapshots_above(self.log_end_offset, names):
-            names = None  # list again
-        snapshot = state.load_latest_snapshot(names)
-        start = max(snapshot if snapshot is not None else 0, self.segments[0].base_offset)
-        replayed = 0
-        for segment in self.segments:
-            if segment.next_offset <= start:
-                continue
-            batches = []
-            for pos, header in segment.batches_from(start):
-                control = None
-                if header.is_control:
-                    try:
-                        control = rec.control_type(segment.pread(pos, header.size))
-                    except rec.CorruptRecordError as exc:
-                        log.warning("%s: skipping unreadable control batch at %d: %s", self.directory, header.base_offset, exc)
-                        continue
-                batches.append((header, control))
-            replayed += len(batches)
-            for done in state.rebuild(snapshot, batches):
-                self._index_aborted(segment, done)
-            snapshot = snapshot if snapshot is not None else -1  # clear the state once only
-        state.on_log_start_offset_incremented(self.log_start_offset)
-        if replayed or snapshot is not None:
-            log.debug("%s: producer state from snapshot %s plus %d batches", self.directory, snapshot, replayed)
-
-    def _index_aborted(self, segment: LogSegment, done: CompletedTxn) -> None:
+    def index_aborted(self, segment: LogSegment, done: CompletedTxn) -> None:
         """An aborted transaction goes into the transaction index of its marker's segment."""
         if done.aborted:
             first_unstable = self.producer_state.first_unstable_offset()
@@ -389,7 +241,7 @@ class PartitionLog:
         the write (full, EIO, read-only). Nothing is written when it raises, except after a
         failed flush (flush.messages / flush.ms), when the batch is in the log but not synced.
         """
-        self._check_open()
+        self.check_open()
         data = bytearray(records)  # private copy: offsets are assigned in place
         batches = self._validate(data)
         now = self.clock.time_ms()
@@ -437,7 +289,7 @@ class PartitionLog:
         """Write a transaction marker (COMMIT or ABORT control batch) for the producer and close
         its open transaction here; an abort is added to the transaction index.
         Raises InvalidProducerEpoch for a marker older than the producer's epoch."""
-        self._check_open()
+        self.check_open()
         self.producer_state.check_marker(producer_id, producer_epoch)
         now = self.clock.time_ms()
         offset = self.log_end_offset
@@ -452,7 +304,7 @@ class PartitionLog:
         segment.append(data, [(0, header)])  # cut back whole on StorageWriteFailed
         done = self.producer_state.complete_txn(producer_id, producer_epoch, offset, commit)
         if done is not None:
-            self._index_aborted(segment, done)
+            self.index_aborted(segment, done)
         self._unflushed_messages += 1
         try:
             self.flush_if_due()
@@ -511,7 +363,7 @@ class PartitionLog:
     def roll(self) -> LogSegment:
         """Start a new active segment at the log end offset; the old one is flushed to disk
         (Kafka schedules that flush; we do it inline) and becomes read-only."""
-        self._check_open()
+        self.check_open()
         old = self.active_segment
         if old.size == 0:
             return old
@@ -557,7 +409,7 @@ class PartitionLog:
 
     def flush(self) -> None:
         """fsync every segment that may hold unflushed data and advance the recovery point."""
-        self._check_open()
+        self.check_open()
         if self.untouched:
             return
         self._flush_segments()
@@ -598,7 +450,7 @@ class PartitionLog:
 
         Raises OffsetOutOfRange below the log start offset or above the high watermark.
         """
-        self._check_open()
+        self.check_open()
         self._check_offset(fetch_offset)
         slices: list[FileSlice] = []
         remaining, start = max_bytes, fetch_offset
@@ -637,7 +489,7 @@ class PartitionLog:
     def offset_for_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
         """The first record (at or after the log start offset) with a timestamp >= timestamp,
         or None when there is none (ListOffsets then answers offset -1)."""
-        self._check_open()
+        self.check_open()
         for segment in self.segments:
             if segment.next_offset <= self.log_start_offset or segment.max_timestamp_so_far < timestamp:
                 continue
@@ -648,7 +500,7 @@ class PartitionLog:
 
     def max_timestamp(self) -> TimestampAndOffset | None:
         """The record with the largest timestamp (ListOffsets -3), first one on ties."""
-        self._check_open()
+        self.check_open()
         best = None
         for segment in self.segments:
             if segment.offset_of_max_timestamp_so_far >= 0 and (
@@ -665,7 +517,7 @@ class PartitionLog:
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords: move the log start offset up to `offset` and drop the segments now
         wholly below it. Returns the new log start offset (the low watermark)."""
-        self._check_open()
+        self.check_open()
         if offset > self.high_watermark or offset < 0:
             raise OffsetOutOfRange(offset, self.log_start_offset, self.high_watermark)
         if offset > self.log_start_offset:
@@ -688,7 +540,7 @@ class PartitionLog:
         is None for the active one). Retention is a predicate (age of the newest record, size
         over retention.bytes, ...). If the active segment qualifies too, the log rolls first so
         that an (empty) active segment always remains. Returns the number deleted."""
-        self._check_open()
+        self.check_open()
         deletable: list[LogSegment] = []
         for i, segment in enumerate(self.segments):
             next_segment = self.segments[i + 1] if i + 1 < len(self.segments) else None
@@ -710,60 +562,6 @@ class PartitionLog:
             self._advance_log_start_offset(self.segments[0].base_offset)
         return len(deletable)
 
-    # --- compaction support ---------------------------------------------------------------
-
-    def new_cleaned_segment(self, base_offset: int) -> LogSegment:
-        """An empty `.cleaned` segment for the cleaner to fill with `append`."""
-        self._check_open()
-        segment = self._new_segment(base_offset, self.clock.time_ms(), CLEANED_SUFFIX)
-        if segment.size:
-            segment.delete()
-            segment = self._new_segment(base_offset, self.clock.time_ms(), CLEANED_SUFFIX)
-        return segment
-
-    def replace_segments(self, cleaned: LogSegment, old: Sequence[LogSegment]) -> None:
-        """Swap a cleaned segment in for `old`, consecutive segments starting at the cleaned
-        segment's base offset (Kafka's .cleaned -> .swap -> live sequence, so a crash at any
-        step leaves either the old segments or the new one on open)."""
-        self._check_open()
-        if self.active_segment in old:
-            raise ValueError("the active segment is never cleaned")
-        following = self.segments[self.segments.index(old[-1]) + 1]
-        end_file = self.prepare_swap(cleaned, following.base_offset)
-        if not self.swap_in(cleaned, old, end_file):
-            raise ValueError(f"{old} are no longer this log's segments")
-
-    def prepare_swap(self, cleaned: LogSegment, following_base: int) -> Path:
-        """The slow half of replace_segments, safe in a worker thread: the cleaned segment
-        fsynced, and the file naming where the segments it replaces end."""
-        end_file = self.directory / offset_filename(cleaned.base_offset, SWAP_END_SUFFIX)
-        cleaned.on_become_inactive()
-        cleaned.flush()
-        _write_checkpoint(end_file, following_base)
-        return end_file
-
-    def swap_in(self, cleaned: LogSegment, old: Sequence[LogSegment], end_file: Path) -> bool:
-        """The fast half, on the loop: renames and the segment list. False, and nothing done,
-        when `old` is no longer a run of this log's segments followed by the one `end_file`
-        names (retention or DeleteTopics got there while the cleaned copy was written)."""
-        if self._closed or not old or any(s not in self.segments for s in old):
-            return False
-        after = self.segments.index(old[-1]) + 1
-        if after >= len(self.segments) or self.segments[after].base_offset != read_checkpoint(end_file):
-            return False
-        cleaned.change_suffix(SWAP_SUFFIX)
-        for segment in old:
-            segment.change_suffix(DELETED_SUFFIX)
-        for segment in old:
-            self.segments.remove(segment)
-            segment.delete()
-        cleaned.change_suffix("")
-        end_file.unlink()
-        self.segments.append(cleaned)
-        self.segments.sort(key=lambda s: s.base_offset)
-        self._bases = [s.base_offset for s in self.segments]
-        return True
-
     # --- lifecycle ------------------------------------------------------------------------
 
     def update_config(self, config: LogConfig) -> None:
@@ -773,7 +571,11 @@ class PartitionLog:
         for segment in self.segments:
             segment.index_interval_bytes = config.index_interval_bytes
 
-    def _check_open(self) -> None:
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def check_open(self) -> None:
         if self._closed:
             raise LogClosed(f"log {self.directory} is closed")
 

@@ -30,8 +30,8 @@ from trafka.storage.errors import (
     TopicAlreadyExists,
     UnknownTopic,
 )
-from trafka.storage.files import atomic_write, fsync_dir, replace_with, write_temporary
-from trafka.storage.log import CLEAN_SHUTDOWN_FILE, DELETE_DIR_SUFFIX, CleanState, PartitionLog, remove_dir
+from trafka.storage.files import DELETE_DIR_SUFFIX, atomic_write, fsync_dir, remove_dir, replace_with, write_temporary
+from trafka.storage.log import CLEAN_SHUTDOWN_FILE, CleanState, PartitionLog
 
 log = logging.getLogger("trafka.storage")
 

@@ -15,7 +15,7 @@ import trio
 from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.storage.errors import UnknownTopic
-from trafka.storage.log import remove_dirs
+from trafka.storage.files import remove_dirs
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
 
