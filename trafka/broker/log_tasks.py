@@ -8,8 +8,10 @@ only place its retention, compaction and flush policies are driven from.
 - retention, every log.retention.check.interval.ms: `storage.retention.apply_retention`.
 - cleaner, every log.cleaner.backoff.ms when log.cleaner.enable: `storage.cleaner.LogCleaner`,
   its slow step (decoding, re-encoding and fsyncing the cleaned segments) in a worker thread.
-- flush, every log.flush.scheduler.interval.ms: `PartitionLog.flush_if_due`, so flush.ms holds
-  even when no append arrives.
+- flush, every log.flush.scheduler.interval.ms: each partition whose flush.ms is due, fsynced in
+  a worker thread by `flush_off_loop`, so flush.ms holds even when no append arrives. The
+  Produce handler runs flush.messages / flush.ms fsyncs through the same `flush_off_loop`
+  before it answers: no fsync of a partition's data runs on the loop.
 - rolled segments: the fsync a segment roll needs runs in a worker thread as soon as the roll
   happens (`RollFlusher`), as Kafka schedules it, instead of inside the Produce that rolled.
 
@@ -29,6 +31,7 @@ from functools import partial
 import trio
 
 from trafka.storage.cleaner import LogCleaner
+from trafka.storage.manager import TOPICS_DIR, write_metadata_files
 from trafka.storage.retention import apply_retention
 
 log = logging.getLogger("trafka.broker")
@@ -118,7 +121,42 @@ class RollFlusher:
                     log.exception("flushing rolled segments of %s failed", partition_log.directory)
 
 
-def run_flush_once(broker) -> None:
+async def flush_off_loop(partition_log) -> None:
+    """The one way the broker runs a flush.messages / flush.ms fsync: what it covers taken on
+    the loop, the fsyncs and the recovery point written in a worker thread, the counters reset
+    back on the loop. Raises the OSError of a failed fsync."""
+    plan = partition_log.begin_flush()
+    if plan is None:
+        return
+    await trio.to_thread.run_sync(plan.run)
+    partition_log.end_flush(plan)
+
+
+async def sync_topic_metadata(logs) -> None:
+    """Make the topics CreateTopics just made durable (their metadata files), with the fsyncs in
+    worker threads; raises StorageWriteFailed, the topics dropped, when the disk refuses."""
+    pending = logs.take_unsynced()
+    if not pending:
+        return
+    try:
+        await trio.to_thread.run_sync(write_metadata_files, logs.data_dir / TOPICS_DIR, pending)
+    except OSError as exc:
+        logs.drop_unsynced(pending, exc)
+    logs.synced(pending)
+
+
+async def run_flush_once(broker) -> None:
+    """The flush scheduler's pass: every partition whose flush.ms (or flush.messages) is due."""
+    for topic, partition, partition_log in list(broker.logs.logs()):
+        try:
+            if not partition_log.deferred and partition_log.flush_due():
+                await flush_off_loop(partition_log)
+        except Exception:
+            log.exception("flush failed for %s-%d", topic, partition)
+
+
+def run_flush_inline(broker) -> None:
+    """The same pass on the loop: what advance_clock runs, so the next request sees it."""
     _each_log(broker, lambda partition_log: partition_log.flush_if_due(), "flush")
 
 
@@ -166,7 +204,8 @@ def storage_tasks(broker) -> list:
     tasks = [
         flusher.run,
         partial(every, broker, config["log.retention.check.interval.ms"], partial(run_retention_once, broker)),
-        partial(every, broker, config["log.flush.scheduler.interval.ms"], partial(run_flush_once, broker)),
+        partial(every, broker, config["log.flush.scheduler.interval.ms"], partial(run_flush_once, broker),
+                partial(run_flush_inline, broker)),
     ]
     if config["log.cleaner.enable"]:
         cleaner = LogCleaner()

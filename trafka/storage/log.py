@@ -70,6 +70,33 @@ class ReadInfo:
 
 
 @dataclass(frozen=True)
+class FlushPlan:
+    """One flush of a partition, safe in a worker thread while the loop appends: the segments
+    that may hold data not yet fsynced (from the recovery point on, and the active one), then
+    the recovery point moved to the log end offset taken when the plan was made."""
+
+    directory: Path
+    offset: int
+    segments: list
+    messages: int
+
+    def run(self) -> None:
+        self.sync_segments()
+        _write_checkpoint(self.directory / RECOVERY_POINT_FILE, self.offset)
+
+    def sync_segments(self) -> None:
+        recovery_point = read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0
+        for segment in self.segments:
+            if segment.next_offset > recovery_point or segment is self.segments[-1]:
+                try:
+                    segment.flush()
+                except (LogClosed, OSError):
+                    if segment.closed:
+                        continue  # deleted by retention or compaction meanwhile: nothing to keep
+                    raise
+
+
+@dataclass(frozen=True)
 class TimestampAndOffset:
     timestamp: int
     offset: int
@@ -233,7 +260,7 @@ class PartitionLog:
 
     # --- appending ------------------------------------------------------------------------
 
-    def append(self, records, *, partition_leader_epoch: int = 0) -> AppendInfo:
+    def append(self, records, *, partition_leader_epoch: int = 0, defer_flush: bool = False) -> AppendInfo:
         """Validate and append a produce request's record batches; assign offsets.
 
         Raises CorruptRecord, InvalidRecord, RecordTooLarge, RecordBatchTooLarge,
@@ -276,7 +303,8 @@ class PartitionLog:
         record_count = sum(h.record_count for _, h in assigned)
         self._unflushed_messages += record_count
         try:
-            self.flush_if_due()
+            if not defer_flush:  # else the caller runs flush.messages/flush.ms off the loop (flush_due)
+                self.flush_if_due()
         except OSError as exc:
             # The batch is written (in the page cache) but flush.messages/flush.ms asked for
             # it on disk before the answer: the producer hears that it may not be.
@@ -398,30 +426,37 @@ class PartitionLog:
 
     # --- flushing -------------------------------------------------------------------------
 
-    def flush_if_due(self) -> None:
-        """Apply flush.messages / flush.ms. With Kafka's defaults (Long.MAX) this never fsyncs:
-        durability comes from the page cache, as in Kafka."""
-        if (
+    def flush_due(self) -> bool:
+        """flush.messages or flush.ms asks for an fsync now. With Kafka's defaults (Long.MAX)
+        never: durability comes from the page cache, as in Kafka."""
+        return (
             self._unflushed_messages >= self.config.flush_messages
             or self.clock.time_ms() - self._last_flush_ms >= self.config.flush_ms
-        ):
+        )
+
+    def flush_if_due(self) -> None:
+        if self.flush_due():
             self.flush()
 
     def flush(self) -> None:
-        """fsync every segment that may hold unflushed data and advance the recovery point."""
+        """fsync every segment that may hold unflushed data and advance the recovery point, at
+        once (close, snapshots, tests); the broker runs due flushes as begin_flush on the loop,
+        FlushPlan.run in a worker thread, end_flush back on the loop (broker/log_tasks.py)."""
+        plan = self.begin_flush()
+        if plan is not None:
+            plan.run()
+            self.end_flush(plan)
+
+    def begin_flush(self) -> "FlushPlan | None":
+        """What a flush covers, taken on the loop: the log end offset now and the segments."""
         self.check_open()
         if self.untouched:
-            return
-        self._flush_segments()
-        self._write_recovery_point(self.log_end_offset)
-        self._unflushed_messages = 0
-        self._last_flush_ms = self.clock.time_ms()
+            return None
+        return FlushPlan(self.directory, self.log_end_offset, list(self.segments), self._unflushed_messages)
 
-    def _flush_segments(self) -> None:
-        recovery_point = read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0
-        for segment in self.segments:
-            if segment.next_offset > recovery_point or segment is self.active_segment:
-                segment.flush()
+    def end_flush(self, plan: "FlushPlan") -> None:
+        self._unflushed_messages = max(self._unflushed_messages - plan.messages, 0)
+        self._last_flush_ms = self.clock.time_ms()
 
     def _write_recovery_point(self, offset: int) -> None:
         _write_checkpoint(self.directory / RECOVERY_POINT_FILE, offset)
@@ -611,7 +646,7 @@ class PartitionLog:
         try:
             active = self.active_segment
             active.record_max_timestamp()
-            self._flush_segments()
+            FlushPlan(self.directory, self.log_end_offset, list(self.segments), 0).sync_segments()
             active.on_become_inactive()
             if self.producer_state.latest_snapshot_offset != self.log_end_offset:
                 self.producer_state.take_snapshot(self.log_end_offset)

@@ -235,47 +235,44 @@ class LogManager:
         replace_with(write_temporary(path, metadata.to_json()), path)
 
     def sync_metadata(self) -> None:
-        """Write the metadata files of the topics created with sync=False, all together: each
-        is written to a temporary file and fsynced by a pool of threads (the file system folds
-        concurrent creations and fsyncs into few journal commits; one after another, 500
-        topics cost 500 commits), then renamed into place, then the directory is fsynced.
-
-        On an OSError those topics are dropped again (nothing of them reached the disk under
-        its real name) and StorageWriteFailed names them."""
-        pending, self._unsynced = self._unsynced, []
+        """Write the metadata files of the topics created with sync=False, all together, here and
+        now (the broker does the same off its loop: take_unsynced, write_metadata_files in a
+        worker thread, drop_unsynced on failure; broker/log_tasks.sync_topic_metadata)."""
+        pending = self.take_unsynced()
         if not pending:
             return
-        written: list[tuple[Path, Path]] = []  # (temporary, final)
-
-        def write(item) -> None:
-            _, text, path = item
-            written.append((write_temporary(path, text), path))
-
         try:
-            with ThreadPoolExecutor(max_workers=min(16, len(pending)), thread_name_prefix="trafka-fsync") as pool:
-                list(pool.map(write, pending))
-            for tmp, path in written:
-                os.replace(tmp, path)
-            fsync_dir(self.data_dir / TOPICS_DIR)
+            write_metadata_files(self.data_dir / TOPICS_DIR, pending)
         except OSError as exc:
-            names = [name for name, _, _ in pending]
-            for name, _, path in pending:
-                metadata = self.topics.pop(name, None)
-                for partition in range(metadata.partitions if metadata else 0):
-                    partition_log = self._logs.pop((name, partition), None)
-                    if partition_log is not None:
-                        partition_log.delete()
-                try:
-                    path.unlink(missing_ok=True)
-                except OSError:
-                    pass
-            for leftover, _ in written:
-                try:
-                    leftover.unlink(missing_ok=True)
-                except OSError:
-                    pass
-            self.generation += 1
-            raise StorageWriteFailed(f"cannot write topic metadata ({exc.strerror or exc}): {', '.join(names)}") from None
+            self.drop_unsynced(pending, exc)
+
+    def synced(self, pending: list[tuple[str, str, Path]]) -> None:
+        """After write_metadata_files ran in a worker thread: a topic deleted meanwhile loses the
+        metadata file the thread put in place, so it does not come back at the next start."""
+        for name, _, path in pending:
+            if name not in self.topics:
+                path.unlink(missing_ok=True)
+
+    def take_unsynced(self) -> list[tuple[str, str, Path]]:
+        pending, self._unsynced = self._unsynced, []
+        return pending
+
+    def drop_unsynced(self, pending: list[tuple[str, str, Path]], exc: OSError) -> None:
+        """Topics whose metadata could not be written are dropped again (nothing of them reached
+        the disk under its real name); raises StorageWriteFailed naming them."""
+        names = [name for name, _, _ in pending]
+        for name, _, path in pending:
+            metadata = self.topics.pop(name, None)
+            for partition in range(metadata.partitions if metadata else 0):
+                partition_log = self._logs.pop((name, partition), None)
+                if partition_log is not None:
+                    partition_log.delete()
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+        self.generation += 1
+        raise StorageWriteFailed(f"cannot write topic metadata ({exc.strerror or exc}): {', '.join(names)}") from None
 
     # --- topics ---------------------------------------------------------------------------
 
@@ -475,3 +472,30 @@ class LogManager:
         except OSError as exc:
             log.error("%s: cannot mark a clean shutdown (%s); the next start recovers every partition",
                       self.data_dir, exc.strerror or exc)
+
+
+def write_metadata_files(topics_dir: Path, pending: list[tuple[str, str, Path]]) -> None:
+    """Each pending topic's metadata file written to a temporary file and fsynced by a pool of
+    threads (the file system folds concurrent creations and fsyncs into few journal commits; one
+    after another, 500 topics cost 500 commits), then renamed into place, then the directory
+    fsynced. Touches no shared state: safe in a worker thread. On an OSError the temporary files
+    are removed and it is raised."""
+    written: list[tuple[Path, Path]] = []  # (temporary, final)
+
+    def write(item) -> None:
+        _, text, path = item
+        written.append((write_temporary(path, text), path))
+
+    try:
+        with ThreadPoolExecutor(max_workers=min(16, len(pending)), thread_name_prefix="trafka-fsync") as pool:
+            list(pool.map(write, pending))
+        for tmp, path in written:
+            os.replace(tmp, path)
+        fsync_dir(topics_dir)
+    except OSError:
+        for leftover, _ in written:
+            try:
+                leftover.unlink(missing_ok=True)
+            except OSError:
+                pass
+        raise

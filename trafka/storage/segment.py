@@ -177,6 +177,10 @@ class LogSegment:
         """False for a lazy segment nothing was written to yet."""
         return not self._lazy
 
+    @property
+    def closed(self) -> bool:
+        return self._fd is None and not self._lazy
+
     def fileno(self) -> int:
         if self._fd is None:
             if not self._lazy:

@@ -13,6 +13,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.log_tasks import sync_topic_metadata
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize
 from trafka.broker.topic_configs import topic_config_entries
 from trafka.broker.errors import error_code
@@ -85,8 +86,8 @@ async def handle(ctx, request):
               else topic_error(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
               for t in request.topics]
     try:
-        # One durable write for every topic of the request, before the answer.
-        ctx.broker.logs.sync_metadata()
+        # One durable write for every topic of the request, before the answer, off the loop.
+        await sync_topic_metadata(ctx.broker.logs)
     except storage_errors.StorageError as exc:
         topics = [
             topic_error(t["name"], error_code(exc), str(exc)) if t["error_code"] == ErrorCode.NONE else t

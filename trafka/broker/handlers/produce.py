@@ -39,6 +39,7 @@ from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, TRANSACTIONAL_ID, Op, authorize
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.errors import error_code
+from trafka.broker.log_tasks import flush_off_loop
 from trafka.broker.topics import find_log, topic_name
 from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC
 from trafka.storage import errors as storage_errors
@@ -90,7 +91,8 @@ def _starts_transactional(records) -> bool:
         return False  # the log's own validation answers
 
 
-def _append(broker, topic_name: str, partition: dict, transactional_id: str | None, version: int) -> dict:
+def _append(broker, topic_name: str, partition: dict, transactional_id: str | None, version: int,
+            flushes: list) -> dict:
     index = partition.index
     if topic_name in INTERNAL_TOPICS:
         return partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"clients may not write to internal topic {topic_name}")
@@ -108,16 +110,30 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
         return partition_error(index, ErrorCode.INVALID_RECORD, "transactional batches need the request's transactional id")
     try:
         # A duplicate from an idempotent producer comes back with its original offsets.
-        info = log_.append(partition.records)
+        info = log_.append(partition.records, defer_flush=True)
     except storage_errors.StorageError as exc:
         return partition_error(index, error_code(exc), str(exc))
-    return {
+    answer = {
         "index": index,
         "error_code": ErrorCode.NONE,
         "base_offset": info.base_offset,
         "log_append_time_ms": info.log_append_time,
         "log_start_offset": info.log_start_offset,
     }
+    if log_.flush_due():  # flush.messages / flush.ms: on disk before the answer, fsynced off the loop
+        flushes.append((log_, answer))
+    return answer
+
+
+async def _flush(flushes: list) -> None:
+    for log_, answer in flushes:
+        try:
+            await flush_off_loop(log_)
+        except OSError as exc:
+            # The batch is written (in the page cache) but flush.messages/flush.ms asked for it on
+            # disk before the answer: the producer hears that it may not be.
+            failed = storage_errors.StorageWriteFailed(f"cannot flush {log_.directory}: {exc.strerror or exc}", exc.errno)
+            answer.update(partition_error(answer["index"], error_code(failed), str(failed)))
 
 
 def _respond(request, per_partition, names=None) -> dict:
@@ -146,7 +162,9 @@ async def handle(ctx, request):
     by_id = ctx.version >= FIRST_VERSION_WITH_TOPIC_IDS
     names = [topic_name(ctx.broker, t.name, t.topic_id, by_id=by_id) for t in request.topic_data]
     refused = {name for name in names if name is not None and not authorize(ctx, Op.WRITE, TOPIC, name)}
+    flushes: list = []
     response = _respond(request, lambda name, p: partition_error(p.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                        if name in refused else _append(ctx.broker, name, p, txn_id, ctx.version), names)
+                        if name in refused else _append(ctx.broker, name, p, txn_id, ctx.version, flushes), names)
     ctx.broker.notify_data_arrived()
+    await _flush(flushes)
     return None if request.acks == 0 else response
