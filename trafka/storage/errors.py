@@ -34,9 +34,14 @@ class CorruptRecord(StorageError):
 
 class InvalidRecord(StorageError):
     """INVALID_RECORD (87): a well-formed batch that this log refuses (no key on a compacted
-    topic, a control batch from a client, inconsistent record count)."""
+    topic, a control batch from a client, inconsistent record count). `record_errors` names the
+    refused records, (index in the batch, message), as Kafka's ProduceResponse does (KIP-467)."""
 
     error_code = ErrorCode.INVALID_RECORD
+
+    def __init__(self, message: str, record_errors: list[tuple[int, str]] = ()):
+        super().__init__(message)
+        self.record_errors = list(record_errors)
 
 
 class RecordTooLarge(StorageError):

@@ -69,6 +69,16 @@ class ReadInfo:
         return b"".join(s.read() for s in self.slices)
 
 
+def _keyless_on_compacted(topic_partition: str, indexes: list[int]) -> InvalidRecord:
+    """Kafka's LogValidator answer: one RecordError per keyless record, and a message showing
+    the first three."""
+    message = f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
+    errors = [(i, message) for i in indexes]
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+    return InvalidRecord(f"One or more records have been rejected due to {len(errors)} record errors in total, "
+                         f"and only showing the first three errors at most: [{shown}]", errors)
+
+
 @dataclass(frozen=True)
 class FlushPlan:
     """One flush of a partition, safe in a worker thread while the loop appends: the segments
@@ -363,11 +373,11 @@ class PartitionLog:
                 )
             if self.config.compact:
                 try:
-                    keyless = any(r.key is None for r in rec.decode_records(data, pos))
+                    keyless = [i for i, r in enumerate(rec.decode_records(data, pos)) if r.key is None]
                 except rec.CorruptRecordError as exc:
                     raise CorruptRecord(str(exc)) from None
                 if keyless:
-                    raise InvalidRecord("compacted topic cannot accept a record without a key")
+                    raise _keyless_on_compacted(self.directory.name, keyless)
         return batches
 
     def _maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int, now: int) -> LogSegment:

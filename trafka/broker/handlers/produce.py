@@ -112,7 +112,10 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
         # A duplicate from an idempotent producer comes back with its original offsets.
         info = log_.append(partition.records, defer_flush=True)
     except storage_errors.StorageError as exc:
-        return partition_error(index, error_code(exc), str(exc))
+        refused = partition_error(index, error_code(exc), str(exc))
+        refused["record_errors"] = [{"batch_index": i, "batch_index_error_message": message}
+                                    for i, message in getattr(exc, "record_errors", ())]
+        return refused
     answer = {
         "index": index,
         "error_code": ErrorCode.NONE,
