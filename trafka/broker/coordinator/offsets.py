@@ -56,24 +56,32 @@ class OffsetMetadataManager:
         *,
         api_version: int = 8,
     ) -> list[ErrorCode]:
-        """One error per commit, in order. From OffsetCommit v9 on, a commit with a generation
-        (or member epoch) to a group that does not exist is GROUP_ID_NOT_FOUND, as in Kafka;
-        older versions keep ILLEGAL_GENERATION."""
+        """One error per commit, in order. As in Kafka, an unknown topic or partition is
+        UNKNOWN_TOPIC_OR_PARTITION before the group is looked at; then the group's checks. From
+        OffsetCommit v9 on, a commit with a generation (or member epoch) to a group that does
+        not exist is GROUP_ID_NOT_FOUND, as in Kafka; older versions keep ILLEGAL_GENERATION."""
+        unknown = [not self.partition_exists(c.topic, c.partition) for c in commits]
+        if all(unknown):
+            return [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION] * len(commits)
+
+        def refused(error: ErrorCode) -> list[ErrorCode]:
+            return [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if u else error for u in unknown]
+
         now = self._now()
         consumer_group = self.consumer_groups.get(group_id)
         group = consumer_group if consumer_group is not None else self.groups.get(group_id)
         if group is None:
             if generation >= 0:
-                error = ErrorCode.GROUP_ID_NOT_FOUND if api_version >= 9 else ErrorCode.ILLEGAL_GENERATION
-                return [error] * len(commits)
-            # A consumer without group membership (manual assignment) keeps offsets here too.
+                return refused(ErrorCode.GROUP_ID_NOT_FOUND if api_version >= 9 else ErrorCode.ILLEGAL_GENERATION)
+            # A consumer without group membership (manual assignment) keeps offsets here too,
+            # whatever member id it sends (librdkafka with group.protocol=consumer sends its own).
             group = Group(group_id, now)
         if consumer_group is not None:
             error = self._validate_consumer_commit(consumer_group, generation, member_id, api_version)
         else:
             error = self._validate_commit(group, generation, member_id, group_instance_id)
         if error:
-            return [error] * len(commits)
+            return refused(error)
         errors = [self._check_commit(c) for c in commits]
         accepted = [c for c, e in zip(commits, errors) if e == ErrorCode.NONE]
         if not accepted:
@@ -116,6 +124,8 @@ class OffsetMetadataManager:
         """Kafka's validateOffsetCommit, then its rule for commits during CompletingRebalance."""
         if group.is_(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if generation < 0 and group.is_(EMPTY):
+            return ErrorCode.NONE  # an admin client, or a consumer without group management
         if generation >= 0 or member_id or group_instance_id is not None:
             error = group.validate_member(member_id, group_instance_id)
             if error:
