@@ -12,7 +12,7 @@ from enum import IntEnum
 from trafka.settings import TOPIC_CONFIGS, ConfigType
 from trafka.storage.config import KAFKA_DEFAULTS
 
-__all__ = ["ConfigEntry", "ConfigSource", "ConfigType", "ResourceType", "topic_config_entries"]
+__all__ = ["ConfigEntry", "ConfigSource", "ConfigType", "ResourceType", "cluster_dynamic_defaults", "topic_config_entries"]
 
 
 class ResourceType(IntEnum):
@@ -43,13 +43,25 @@ class ConfigEntry:
         return TOPIC_CONFIGS[self.name].type
 
 
+def cluster_dynamic_defaults(broker) -> dict[str, str]:
+    """The cluster-level dynamic broker configs (Kafka's `--entity-default`) in force. Kafka 4.1+
+    (KIP-966) writes `min.insync.replicas` there when its controller first starts, with the
+    static value (default 1), so every topic and broker reports it as
+    DYNAMIC_DEFAULT_BROKER_CONFIG; trafka reports the same."""
+    return {"min.insync.replicas": broker.config.raw.get("min.insync.replicas", "1")}
+
+
 def topic_config_entries(broker, overrides: dict[str, str]) -> list[ConfigEntry]:
     """Every topic config with the value in force for a topic with these overrides."""
     entries = []
+    dynamic_defaults = cluster_dynamic_defaults(broker)
     for name in sorted(KAFKA_DEFAULTS):
         synonyms = []
         if name in overrides:
             synonyms.append((name, overrides[name], ConfigSource.TOPIC_CONFIG))
+        for broker_name in TOPIC_CONFIGS[name].synonyms:
+            if broker_name in dynamic_defaults:
+                synonyms.append((broker_name, dynamic_defaults[broker_name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
         for broker_name in TOPIC_CONFIGS[name].synonyms:
             if broker_name in broker.config.raw:
                 synonyms.append((broker_name, broker.config.raw[broker_name], ConfigSource.STATIC_BROKER_CONFIG))

@@ -17,7 +17,7 @@ from trafka.broker import registry
 from trafka.broker.alter_configs import config_authorization_error
 from trafka.broker.security.authorizer import Op
 from trafka.broker.config import SETTINGS
-from trafka.broker.topic_configs import ConfigSource, ResourceType, topic_config_entries
+from trafka.broker.topic_configs import ConfigSource, ResourceType, cluster_dynamic_defaults, topic_config_entries
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
 
@@ -70,6 +70,7 @@ def _kraft_identity(broker) -> dict[str, str]:
 def _broker_configs(broker, resource, include_synonyms: bool) -> list[dict]:
     configs = []
     in_force = _kraft_identity(broker)
+    dynamic_defaults = cluster_dynamic_defaults(broker)
     for name, setting in sorted(SETTINGS.items()):
         if not _wanted(resource, name):
             continue
@@ -78,13 +79,17 @@ def _broker_configs(broker, resource, include_synonyms: bool) -> list[dict]:
         else:
             source = ConfigSource.STATIC_BROKER_CONFIG if name in broker.config.raw else ConfigSource.DEFAULT_CONFIG
             text = None if setting.sensitive else setting.format(broker.config[name])
+        synonyms = [(text, source)]
+        if name in dynamic_defaults:  # the cluster-level dynamic default wins over static settings
+            synonyms.insert(0, (dynamic_defaults[name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+        text, source = synonyms[0]
         configs.append({
             "name": name,
             "value": text,
-            "read_only": True,
+            "read_only": name not in dynamic_defaults,
             "config_source": source,
             "is_sensitive": setting.sensitive,
-            "synonyms": [{"name": name, "value": text, "source": source}] if include_synonyms else [],
+            "synonyms": [{"name": name, "value": v, "source": s} for v, s in synonyms] if include_synonyms else [],
             "config_type": setting.type,
             "documentation": setting.doc,
         })
