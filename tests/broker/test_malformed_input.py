@@ -72,8 +72,11 @@ def test_truncated_body(broker):
 
 @pytest.mark.parametrize(
     ("api_key", "version", "logged"),
-    [(999, 0, "unknown API key 999"), (3, 99, "Metadata v99 is not served")],
-    ids=["unknown-api-key", "unknown-version"],
+    [(999, 0, "unknown API key 999"), (3, 99, "Metadata v99 is not served"),
+     # Streams groups (KIP-1071) as a Kafka 4.3 broker without the streams feature: not
+     # advertised, and a request for them closes the connection (Kafka's isApiEnabled check).
+     (88, 0, "unknown API key 88"), (89, 0, "unknown API key 89")],
+    ids=["unknown-api-key", "unknown-version", "streams-group-heartbeat", "streams-group-describe"],
 )
 def test_unknown_api_key_or_version(broker, api_key, version, logged):
     client = RawClient(broker.bootstrap_servers)
