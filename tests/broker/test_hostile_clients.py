@@ -8,19 +8,12 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
+from testkit.process import rss_mb
 from trafka.testing.rawwire import RawClient
 from tests.broker.test_produce_fetch_wire import FETCH_V, batch, create, fetch_body, partition_of, produce_body
-
-
-def _rss_mb(broker) -> float:
-    for line in Path(f"/proc/{broker.process.pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
 
 
 def _well_behaved_round_trip(bootstrap: str, topic: str, tag: bytes) -> None:
@@ -46,7 +39,7 @@ def loaded(trafka_broker):
 
 
 def test_a_consumer_that_never_reads_costs_no_memory_and_blocks_nobody(loaded):
-    before = _rss_mb(loaded)
+    before = rss_mb(loaded)
     stalled = []
     for _ in range(10):
         s = socket.create_connection(("127.0.0.1", loaded.port))
@@ -60,7 +53,7 @@ def test_a_consumer_that_never_reads_costs_no_memory_and_blocks_nobody(loaded):
     time.sleep(1)
     _well_behaved_round_trip(loaded.bootstrap_servers, "polite", b"still-served")
     # ~1.6 GB of answers are owed; what the broker holds for them stays small (sendfile).
-    assert _rss_mb(loaded) - before < 60
+    assert rss_mb(loaded) - before < 60
     for s in stalled:
         s.close()
     _well_behaved_round_trip(loaded.bootstrap_servers, "polite", b"after-close")
@@ -70,7 +63,7 @@ def test_a_thousand_connections_from_one_client(trafka_broker):
     with RawClient(trafka_broker.bootstrap_servers, "setup") as client:
         assert create(client, "polite").error_code == 0
         api_versions = client.frame(18, 0, {})
-    before = _rss_mb(trafka_broker)
+    before = rss_mb(trafka_broker)
     socks = []
     try:
         for _ in range(1000):
@@ -81,7 +74,7 @@ def test_a_thousand_connections_from_one_client(trafka_broker):
             size = int.from_bytes(s.recv(4, socket.MSG_WAITALL), "big")
             assert len(s.recv(size, socket.MSG_WAITALL)) == size
         _well_behaved_round_trip(trafka_broker.bootstrap_servers, "polite", b"beside-1000")
-        assert _rss_mb(trafka_broker) - before < 80  # tens of KB per connection
+        assert rss_mb(trafka_broker) - before < 80  # tens of KB per connection
     finally:
         for s in socks:
             s.close()
@@ -103,7 +96,7 @@ def test_a_client_sending_a_byte_at_a_time(trafka_broker):
             sock.sendall(data[i : i + 1])
             time.sleep(0.02)
 
-    before = _rss_mb(trafka_broker)
+    before = rss_mb(trafka_broker)
     threads = [threading.Thread(target=drip, args=(drips[0], frame), daemon=True),
                threading.Thread(target=drip, args=(drips[1], huge_declared + b"\0" * 200), daemon=True)]
     for t in threads:
@@ -112,7 +105,7 @@ def test_a_client_sending_a_byte_at_a_time(trafka_broker):
         for i in range(3):
             _well_behaved_round_trip(trafka_broker.bootstrap_servers, "polite", b"beside-drip-%d" % i)
             time.sleep(0.3)
-        assert _rss_mb(trafka_broker) - before < 20  # no buffer at the declared size
+        assert rss_mb(trafka_broker) - before < 20  # no buffer at the declared size
         threads[0].join(timeout=len(frame) * 0.05 + 10)
         # The dripped request is answered like any other once its last byte is in.
         drips[0].settimeout(10)
@@ -131,7 +124,7 @@ def test_half_sent_large_frames_are_bounded_broker_wide(trafka_broker):
     number of such connections, and a well-behaved client's small requests go on."""
     with RawClient(trafka_broker.bootstrap_servers, "setup") as client:
         assert create(client, "polite").error_code == 0
-    before = _rss_mb(trafka_broker)
+    before = rss_mb(trafka_broker)
     hogs = []
     try:
         for _ in range(30):
@@ -152,7 +145,7 @@ def test_half_sent_large_frames_are_bounded_broker_wide(trafka_broker):
             time.sleep(0.01)
         _well_behaved_round_trip(trafka_broker.bootstrap_servers, "polite", b"beside-hogs")
         # One frame may use the pool fully (8 MB) plus what sits in socket buffers; not 30 x 16 MB.
-        assert _rss_mb(trafka_broker) - before < 100
+        assert rss_mb(trafka_broker) - before < 100
     finally:
         for s in hogs:
             s.close()

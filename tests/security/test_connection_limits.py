@@ -9,12 +9,12 @@ from __future__ import annotations
 import socket
 import struct
 import time
-from pathlib import Path
 
 import pytest
 
 from testkit.security import PLAIN_JAAS, Auth, roundtrip_kafka_python
 from trafka.testing import TrafkaBroker
+from testkit.process import rss_mb
 from trafka.testing.rawwire import RawClient
 from trafka.testing.waiting import wait_for_log, wait_until
 
@@ -23,13 +23,6 @@ LISTENERS = {
     "sasl.jaas.config": PLAIN_JAAS,
     "sasl.enabled.mechanisms": "PLAIN",
 }
-
-
-def _rss_mb(broker) -> float:
-    for line in Path(f"/proc/{broker.process.pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
 
 
 def _closed_by_broker(sock: socket.socket, timeout: float = 10) -> bool:
@@ -44,6 +37,13 @@ def _closed_by_broker(sock: socket.socket, timeout: float = 10) -> bool:
         return True
     except socket.timeout:
         return False
+
+
+def _connect_from(address: str, host: str, port: int) -> socket.socket:
+    sock = socket.socket()
+    sock.bind((address, 0))
+    sock.connect((host, port))
+    return sock
 
 
 def _address(broker, listener: str) -> tuple[str, int]:
@@ -81,7 +81,7 @@ def test_a_large_frame_before_authentication_is_refused_at_its_size(limited):
 def test_unauthenticated_clients_announcing_90_mb_frames_cost_less_than_a_few_mb(limited):
     with RawClient(limited.bootstrap("PLAINTEXT"), "warm") as client:  # let the broker settle first
         client.request(18, 3, {"client_software_name": "t", "client_software_version": "1"})
-    before = _rss_mb(limited)
+    before = rss_mb(limited)
     socks = []
     for _ in range(20):
         sock = socket.create_connection(_address(limited, "SASL_PLAINTEXT"))
@@ -94,7 +94,7 @@ def test_unauthenticated_clients_announcing_90_mb_frames_cost_less_than_a_few_mb
     for sock in socks:
         assert _closed_by_broker(sock)
         sock.close()
-    assert _rss_mb(limited) - before < 8
+    assert rss_mb(limited) - before < 8
 
 
 def test_the_frame_limit_grows_to_socket_request_max_bytes_after_login(limited):
@@ -117,14 +117,8 @@ def test_connections_per_address_are_capped_with_overrides(limited):
     host, port = _address(limited, "PLAINTEXT")
     kept = []
     try:
-        for _ in range(3):
-            sock = socket.socket()
-            sock.bind(("127.0.0.2", 0))
-            sock.connect((host, port))
-            kept.append(sock)
-        extra = socket.socket()
-        extra.bind(("127.0.0.2", 0))
-        extra.connect((host, port))
+        kept += [_connect_from("127.0.0.2", host, port) for _ in range(3)]
+        extra = _connect_from("127.0.0.2", host, port)
         assert _closed_by_broker(extra)  # the fourth from 127.0.0.2 (override: 3)
         extra.close()
         for sock in kept:  # the three admitted stay open and are served
@@ -138,9 +132,7 @@ def test_connections_per_address_are_capped_with_overrides(limited):
             sock.close()
     # a closed connection frees its place
     def admitted():
-        sock = socket.socket()
-        sock.bind(("127.0.0.2", 0))
-        sock.connect((host, port))
+        sock = _connect_from("127.0.0.2", host, port)
         open_ = not _closed_by_broker(sock, timeout=0.3)
         sock.close()
         return open_
@@ -151,17 +143,11 @@ def test_a_limit_hammered_logs_one_line_per_interval(limited):
     host, port = _address(limited, "PLAINTEXT")
     kept = []
     try:
-        for _ in range(3):
-            sock = socket.socket()
-            sock.bind(("127.0.0.2", 0))
-            sock.connect((host, port))
-            kept.append(sock)
+        kept += [_connect_from("127.0.0.2", host, port) for _ in range(3)]
         wait_until(lambda: all(not _closed_by_broker(s, timeout=0.05) for s in kept), 10, "three admitted")
         lines_before = limited.log_text().count("max.connections.per.ip: closing a new connection from 127.0.0.2")
         for _ in range(200):
-            extra = socket.socket()
-            extra.bind(("127.0.0.2", 0))
-            extra.connect((host, port))
+            extra = _connect_from("127.0.0.2", host, port)
             assert _closed_by_broker(extra)
             extra.close()
         lines_after = limited.log_text().count("max.connections.per.ip: closing a new connection from 127.0.0.2")

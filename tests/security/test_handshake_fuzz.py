@@ -18,18 +18,12 @@ import pytest
 
 from testkit.oauth_tokens import claims_for, oauthbearer_message, unsecured_jwt, wall_clock_ms
 from testkit.security import Auth, roundtrip_kafka_python
+from testkit.process import rss_mb
 from trafka.testing.rawwire import RawClient
 
 SEED = 20261124
 ROUNDS = 150  # per kind; the whole file takes seconds
 MAX_SECONDS = 30  # a bound on the fuzzing loops, whatever the machine
-
-
-def _rss_mb(broker) -> float:
-    for line in Path(f"/proc/{broker.process.pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
 
 
 def _sasl_handshakes() -> list[list[bytes]]:
@@ -89,7 +83,7 @@ def _exchange(sock, payload: bytes) -> None:
 
 def test_mutated_handshakes_cause_no_traceback_and_no_growth(secure_broker, pki):
     rng = random.Random(SEED)
-    before = _rss_mb(secure_broker)
+    before = rss_mb(secure_broker)
     deadline = time.monotonic() + MAX_SECONDS
     handshakes = _sasl_handshakes()
     sasl_ssl = secure_broker.bootstrap("SASL_SSL").rsplit(":", 1)
@@ -116,6 +110,6 @@ def test_mutated_handshakes_cause_no_traceback_and_no_growth(secure_broker, pki)
                 _exchange(sock, _mutate(rng, hello))
     log = secure_broker.log_text()
     assert "Traceback" not in log, log[log.index("Traceback") - 500:][:3000]
-    assert _rss_mb(secure_broker) - before < 20
+    assert rss_mb(secure_broker) - before < 20
     roundtrip_kafka_python(secure_broker.bootstrap("SASL_SSL"),
                            Auth("SASL_SSL", "PLAIN", "bob", "bob-secret", ca=pki.ca_pem))
