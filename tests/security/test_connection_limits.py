@@ -212,3 +212,20 @@ def test_bad_limit_settings_stop_the_start(tmp_path):
         BrokerConfig({"max.connections.per.ip.overrides": "127.0.0.1"})
     with pytest.raises(ConfigError, match="max.connections: must be at least 0"):
         BrokerConfig({"max.connections": "-1"})
+
+
+def test_connection_creation_beyond_the_rate_is_delayed_not_refused(tmp_path):
+    """max.connection.creation.rate=5: twenty connections opened at once are all served, the
+    ones past the rate after a delay, with one log line for the address."""
+    broker = TrafkaBroker(data_dir=tmp_path / "data", config={"max.connection.creation.rate": "5"}).start()
+    try:
+        clients = [RawClient(broker.bootstrap_servers, f"burst-{i}") for i in range(20)]
+        for client in clients:
+            client.sock.settimeout(30)
+            assert client.request(18, 3, {"client_software_name": "t", "client_software_version": "1"}).error_code == 0
+        log = wait_for_log(broker, "max.connection.creation.rate: more than 5 new connections per second")
+        assert log.count("max.connection.creation.rate:") == 1
+        for client in clients:
+            client.close()
+    finally:
+        broker.stop()
