@@ -182,8 +182,9 @@ def _consumer_group_rows(group, log_end: dict[tuple[str, int], int]):
 
 def _groups(args) -> int:
     """Kafka's `kafka-consumer-groups.sh --describe` with --state, --members and offsets, from the files."""
-    from trafka.broker.coordinator.coordinator import load_state
-    from trafka.broker.coordinator.offsets_topic import replay_data_dir
+    from trafka.broker.coordinator.formats import parse_key
+    from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
+    from trafka.broker.coordinator.shard import load_state
     from trafka.storage.clock import BrokerClock
     from trafka.storage.inspect import describe_data_dir
 
@@ -192,7 +193,8 @@ def _groups(args) -> int:
         print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
         return 1
     # Broker time, with any offset a test moved the clock by (kept in the data dir).
-    classic, consumer, _ = load_state(replay_data_dir(data_dir), BrokerClock(state_dir=data_dir).time_ms(), 0)
+    entries = _parsed(data_dir, OFFSETS_TOPIC, lambda key, value: (parse_key(key), value))
+    classic, consumer, _ = load_state(entries, BrokerClock(state_dir=data_dir).time_ms(), 0)
     groups = {**classic, **consumer}
     chosen = sorted(g for g in groups if not args.group or g in args.group)
     if args.group and not chosen:
@@ -215,16 +217,32 @@ def _groups(args) -> int:
     return 0
 
 
+def _parsed(data_dir: Path, topic: str, parse):
+    """`parse(key, value)` of each committed record of an internal topic on disk; a record this
+    version cannot read is skipped with a line on stderr."""
+    from trafka.broker.runtime.offline import read_topic
+    from trafka.broker.runtime.records import UnknownRecord
+
+    for record in read_topic(data_dir, topic):
+        try:
+            yield parse(record.key, record.value)
+        except UnknownRecord as exc:
+            print(f"trafka: {topic} offset {record.offset}: skipping a record: {exc}", file=sys.stderr)
+
+
 def _transactions(args) -> int:
     """Like kafka-transactions.sh list/describe, from `__transaction_state` on disk."""
-    from trafka.broker.transaction.state_topic import replay_data_dir
+    from trafka.broker.transaction.formats import parse_txn_key, parse_txn_value
+    from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC
 
     data_dir = Path(args.data_dir)
     if not (data_dir / "topics").is_dir():
         print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
         return 1
     latest = {}
-    for transactional_id, record in replay_data_dir(data_dir):
+    entries = _parsed(data_dir, TRANSACTION_STATE_TOPIC,
+                      lambda key, value: (parse_txn_key(key), None if value is None else parse_txn_value(value)))
+    for transactional_id, record in entries:
         if record is None:
             latest.pop(transactional_id, None)
         else:

@@ -6,7 +6,11 @@ the answer, drop the connection before answering, report a throttle time) and ho
 requests it applies to (`remaining`; None: until removed). `FaultTable.intercept` is the only
 caller: dispatch hands it every request while any fault is armed. The same table holds the
 broker-wide "down for N ms": every connection is closed, and new ones are closed as soon as
-they are accepted, until the time is up; all state stays, as across a restart.
+they are accepted, until the time is up; all state stays, as across a restart. And it holds
+the storage faults of internal topics (`append_fails` with a `topic`): the next appends to that
+topic's log fail as a disk refusing the write (StorageWriteFailed, KAFKA_STORAGE_ERROR), which
+is how tests show a coordinator writes first and changes its state only after
+(`FaultTable.check_append`, called by `InternalTopic.append`).
 
 The shape follows librdkafka's mock cluster (`rd_kafka_mock_push_request_errors`) and
 franz-go kfake's `ControlKey`. Specs come from Python (`TrafkaBroker.inject_fault`) or JSON
@@ -25,6 +29,7 @@ import trio
 
 from trafka.broker.error_responses import error_response
 from trafka.broker.registry import ROUTES, load_handlers
+from trafka.storage.errors import StorageWriteFailed
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.faults")
@@ -67,6 +72,7 @@ class Fault:
     down_ms: int = 0
     remaining: int | None = None  # None: every matching request until removed
     fired: int = 0
+    append_fails: bool = False  # a storage fault: appends to `topic` (and `partition`) fail
 
     def describe(self) -> dict:
         api = ROUTES[self.api_key].api.name if self.api_key is not None else None
@@ -82,12 +88,15 @@ class Fault:
                 out[name] = getattr(self, name)
         if self.drop_connection:
             out["drop_connection"] = True
+        if self.append_fails:
+            out["append_fails"] = True
         out["remaining"] = self.remaining
         out["fired"] = self.fired
         return out
 
 
-_FIELDS = {"api", "error", "count", "delay_ms", "drop_connection", "throttle_ms", "topic", "partition", "down_ms"}
+_FIELDS = {"api", "error", "count", "delay_ms", "drop_connection", "throttle_ms", "topic", "partition", "down_ms",
+           "append_fails"}
 
 
 def _api_key(api) -> int:
@@ -140,6 +149,15 @@ def parse_fault(spec: dict, fault_id: int) -> Fault:
         if set(spec) - {"down_ms"}:
             raise ValueError("down_ms is broker-wide: give it alone")
         return Fault(fault_id, None, down_ms=down_ms, remaining=1)
+    if spec.get("append_fails") is not None:
+        if spec["append_fails"] is not True:
+            raise ValueError(f"append_fails must be true, got {spec['append_fails']!r}")
+        if set(spec) - {"append_fails", "topic", "partition", "count"}:
+            raise ValueError("append_fails takes only a topic, a partition and a count")
+        topic = spec.get("topic")
+        if not isinstance(topic, str) or not topic:
+            raise ValueError("append_fails needs the topic whose appends fail")
+        return Fault(fault_id, None, topic=topic, partition=_whole(spec, "partition"), append_fails=True, remaining=count)
     if spec.get("api") is None:
         raise ValueError("a fault needs an api (a name such as Produce, or a key), or down_ms")
     fault = Fault(fault_id, _api_key(spec["api"]), remaining=count)
@@ -183,7 +201,7 @@ class FaultTable:
 
     def add(self, spec: dict) -> Fault:
         fault = parse_fault(spec, next(self._ids))
-        if fault.api_key is None:
+        if fault.api_key is None and not fault.append_fails:
             self._go_down(fault)
         else:
             self._faults[fault.id] = fault
@@ -200,6 +218,17 @@ class FaultTable:
         count = len(self._faults)
         self._faults.clear()
         return count
+
+    def check_append(self, topic: str, partition: int) -> None:
+        """Raise StorageWriteFailed when an armed storage fault takes this append."""
+        for fault in list(self._faults.values()):
+            if fault.append_fails and fault.topic == topic and fault.partition in (None, partition):
+                fault.fired += 1
+                if fault.remaining is not None:
+                    fault.remaining -= 1
+                    if fault.remaining <= 0:
+                        del self._faults[fault.id]
+                raise StorageWriteFailed(f"injected fault {fault.id}: the disk refused the write to {topic}-{partition}")
 
     def _take(self, api_key: int, request, topic_names) -> tuple[Fault, list] | None:
         """The first fault matching this request, counted as fired, and the (topic, partition)

@@ -66,6 +66,9 @@ class Broker:
         self._data_arrived = trio.Event()
         self.metadata_cache = MetadataCache()
         self.faults = FaultTable()
+        # Injected storage faults reach the coordinators' internal topics here.
+        for topic in (self.group_coordinator.offsets_topic, self.txn_coordinator.state_topic):
+            topic.append_guard = self.faults.check_append
         self.stats = BrokerStats()  # requests, bytes and connections, for the console
         self.security = SecurityLayer(config, self.data_dir, self.clock)  # SCRAM credentials load here
         self.authorizer = make_authorizer(config, self.data_dir)  # None without authorizer.class.name; ACLs load here

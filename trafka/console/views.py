@@ -231,7 +231,7 @@ def group(broker, group_id: str, log_end: dict | None = None) -> dict:
             "member_id": owners.get((t, p)),
         })
     if modern is not None:
-        header = {"group_type": "consumer", "protocol": coordinator._preferred_assignor(modern) if modern.members else None,
+        header = {"group_type": "consumer", "protocol": coordinator.preferred_assignor(modern) if modern.members else None,
                   "generation": modern.group_epoch, "leader": None}
     else:
         header = {"group_type": "classic", "protocol": g.protocol_name, "generation": g.generation, "leader": g.leader_id}

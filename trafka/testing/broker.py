@@ -234,13 +234,15 @@ class TrafkaBroker:
 
     def inject_fault(self, api=None, *, error=None, count: int | None = None, delay_ms: int | None = None,
                      drop_connection: bool = False, throttle_ms: int | None = None, topic: str | None = None,
-                     partition: int | None = None, down_ms: int | None = None) -> InjectedFault:
+                     partition: int | None = None, down_ms: int | None = None,
+                     append_fails: bool = False) -> InjectedFault:
         """Arm a fault (see docs/testing.md): e.g. `inject_fault("Produce", error="NOT_LEADER_OR_FOLLOWER",
-        count=3)`, `inject_fault("Metadata", delay_ms=1500, count=1)`, `inject_fault(down_ms=2000)`.
+        count=3)`, `inject_fault("Metadata", delay_ms=1500, count=1)`, `inject_fault(down_ms=2000)`,
+        `inject_fault(append_fails=True, topic="__consumer_offsets")` (a coordinator's writes fail).
         Without `count` it applies until removed. Bad names or values raise ValueError."""
         spec = {"api": api, "error": error, "count": count, "delay_ms": delay_ms,
                 "drop_connection": drop_connection or None, "throttle_ms": throttle_ms, "topic": topic,
-                "partition": partition, "down_ms": down_ms}
+                "partition": partition, "down_ms": down_ms, "append_fails": append_fails or None}
         description = self._control("POST", "/api/v1/faults", {k: v for k, v in spec.items() if v is not None})
         return InjectedFault(self, description)
 

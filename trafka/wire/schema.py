@@ -22,6 +22,10 @@ from trafka.wire import codegen
 from trafka.wire.declaration import NO_VERSIONS, Array, Field, KafkaStruct, UndeclaredField, Versions, compile_struct
 
 
+class MalformedMessage(ValueError):
+    """Bytes that do not parse as the declared message version."""
+
+
 @dataclass
 class Message:
     """One request or response body, declared once for every version."""
@@ -69,10 +73,18 @@ class Message:
     def parse(self, data, version: int) -> c.Container:
         return self.decoder(version)(data)[0]
 
+    def parse_checked(self, data, version: int) -> c.Container:
+        """`parse`, with whatever malformed bytes raise turned into one `MalformedMessage`
+        (for bytes read back from a log, where a bad record is skipped with a log line)."""
+        try:
+            return self.parse(data, version)
+        except (c.ConstructError, UnicodeDecodeError, OverflowError, ValueError, IndexError) as exc:
+            raise MalformedMessage(f"{self.name} v{version}: {exc}") from None
+
     def build(self, obj: dict, version: int) -> bytes:
         parts: list = []
         self.encoder(version)(obj, parts.append)
         return b"".join(parts)
 
 
-__all__ = ["NO_VERSIONS", "Array", "Field", "KafkaStruct", "Message", "UndeclaredField", "Versions", "compile_struct"]
+__all__ = ["NO_VERSIONS", "MalformedMessage", "Array", "Field", "KafkaStruct", "Message", "UndeclaredField", "Versions", "compile_struct"]

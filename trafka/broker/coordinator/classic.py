@@ -10,19 +10,20 @@ Deadlines (member sessions, join and sync timeouts, the initial rebalance delay)
 on the groups; `expire(now)` acts on every one that has passed and `next_deadline()` says when to
 call it again.
 
-`ClassicGroupManager` is one part of the `GroupCoordinator`; it relies on the coordinator's
-`groups`, `consumer_groups` (JoinGroup meets the KIP-848 groups there), `config`, `_now`,
-`_reschedule` and `_store_group`.
+`ClassicGroupManager` is one part of the `GroupCoordinator` (trafka/broker/coordinator/context.py);
+it writes group metadata through the coordinator's `store_group`, which changes the group only
+once the record is written (a static member's rejoin, the leader's assignment).
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import trio
 
+from trafka.broker.coordinator.context import CoordinatorPart
 from trafka.broker.coordinator.group import Group, GroupState, Member, Reply
 from trafka.wire.errors import ErrorCode
 
@@ -81,7 +82,7 @@ class SyncResult:
     protocol_name: str | None = None
 
 
-class ClassicGroupManager:
+class ClassicGroupManager(CoordinatorPart):
     # --- JoinGroup ----------------------------------------------------------------------
 
     async def join_group(self, request: JoinRequest) -> JoinResult:
@@ -119,9 +120,9 @@ class ClassicGroupManager:
                 # keeps the two protocols apart (docs/compatibility.md).
                 return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id)
             # An empty consumer group becomes a classic group, keeping its committed offsets.
-            del self.consumer_groups[request.group_id]
-            self.groups[request.group_id] = Group(request.group_id, now, offsets=consumer_group.offsets)
-            log.info("group %s: empty consumer group becomes a classic group", request.group_id)
+            error = self.coordinator.convert_to_classic(request.group_id, now)
+            if error:
+                return JoinResult(error, request.member_id)
         group = self.groups.get(request.group_id)
         if group is None:
             if request.member_id:
@@ -206,25 +207,34 @@ class ClassicGroupManager:
         Stable group whose protocol would not change skips the rebalance."""
         old = group.members[old_id]
         self._settle(old, ErrorCode.FENCED_INSTANCE_ID)
-        before = (old.protocols, old.client_id, old.client_host, old.rebalance_timeout_ms, old.session_timeout_ms)
-        member = group.replace_static_member(old_id, new_id)
-        member.protocols = request.protocols
-        member.client_id, member.client_host = request.client_id, request.client_host
-        member.rebalance_timeout_ms = request.rebalance_timeout_ms
-        member.session_timeout_ms = request.session_timeout_ms
-        member.heartbeat_deadline = now + request.session_timeout_ms
-        log.info("group %s: static member %s rejoined as %s", group.group_id, request.group_instance_id, new_id)
+
+        def take_over(member: Member) -> None:
+            member.protocols = request.protocols
+            member.client_id, member.client_host = request.client_id, request.client_host
+            member.rebalance_timeout_ms = request.rebalance_timeout_ms
+            member.session_timeout_ms = request.session_timeout_ms
+            member.heartbeat_deadline = now + request.session_timeout_ms
+
+        def rejoin() -> Member:
+            member = group.replace_static_member(old_id, new_id)
+            take_over(member)
+            log.info("group %s: static member %s rejoined as %s", group.group_id, request.group_instance_id, new_id)
+            return member
+
         if group.is_(STABLE) and group.select_protocol() == group.protocol_name:
-            error = self._store_group(group, now)
+            # Kafka writes the group with the new member id first; when that fails the old
+            # member keeps its place and the new one is answered with the error.
+            prospective = replace(old, member_id=new_id, join_reply=None, sync_reply=None)
+            take_over(prospective)
+            members = [prospective if m.member_id == old_id else m for m in group.members.values()]
+            error = self.coordinator.store_group(group, now, members=members, apply=rejoin)
             if error:
-                # Kafka puts the old member back and answers the new one with the error.
-                member = group.replace_static_member(new_id, old_id)
-                (member.protocols, member.client_id, member.client_host, member.rebalance_timeout_ms,
-                 member.session_timeout_ms) = before
                 return JoinResult(error, new_id)
+            member = group.members[new_id]
             result = self._join_result(group, member)
             result.skip_assignment = member.member_id == group.leader_id
             return result
+        member = rejoin()
         member.join_reply = Reply()
         self._maybe_prepare_rebalance(group, now, f"static member {request.group_instance_id} rejoined")
         self._maybe_complete_join(group, now)
@@ -300,7 +310,7 @@ class ClassicGroupManager:
             group.protocol_name = None
             group.transition(EMPTY, now)
             log.info("group %s: empty at generation %d", group.group_id, group.generation)
-            self._store_group(group, now)  # a failure is logged only, as in Kafka's onCompleteJoin
+            self.coordinator.store_group(group, now)  # a failure is logged only, as in Kafka's onCompleteJoin
             return
         leader = group.members.get(group.leader_id)
         if leader is None or not leader.awaiting_join():
@@ -396,14 +406,16 @@ class ClassicGroupManager:
         if not member.awaiting_sync():
             member.sync_reply = Reply()
         if member_id == group.leader_id:
-            for m in group.members.values():
-                m.assignment = assignments.get(m.member_id, b"")
-            error = self._store_group(group, now)
-            if error:
-                # Kafka's resetAndPropagateAssignmentError: every waiting member (the leader
-                # too) learns the error, and the group rebalances.
+            def install_assignment() -> None:
                 for m in group.members.values():
-                    m.assignment = b""
+                    m.assignment = assignments.get(m.member_id, b"")
+            members = [replace(m, assignment=assignments.get(m.member_id, b"")) for m in group.members.values()]
+            error = self.coordinator.store_group(group, now, members=members, apply=install_assignment)
+            if error:
+                # The assignment was not written, so it is not the group's. As Kafka's
+                # resetAndPropagateAssignmentError: every waiting member (the leader too)
+                # learns the error, and the group rebalances.
+                for m in group.members.values():
                     if m.awaiting_sync():
                         m.sync_reply.set(SyncResult(error))
                 self._prepare_rebalance(group, now, f"{error.name} storing the assignment")

@@ -22,14 +22,14 @@ Sessions (group.consumer.session.timeout.ms) and the rebalance timeout of a memb
 revoke partitions are deadlines on the broker clock, acted on by `expire_consumer_groups(now)`
 (the coordinator's timer task and advance_clock call it).
 
-This module changes groups in memory only; `consumer_store.ConsumerGroupStore` (ahead of it in
-the coordinator) writes each change to `__consumer_offsets` as Kafka's records 3-8 after the
-heartbeat or timer pass that made it, so a new path that changes a group outside those must
-call its `_write_consumer_group(group_id)`.
+This module changes groups in memory only, and the coordinator runs it over copies of the
+groups (`overlay.GroupOverlay`): what a heartbeat or a timer pass changed is written to
+`__consumer_offsets` as Kafka's records 3-8 (`consumer_store.changes`) by the coordinator, and
+the copies replace the groups only once those records are in the log. No path here writes.
 
-`ConsumerGroupManager` is one part of the `GroupCoordinator`; it relies on the coordinator's
-`groups` (classic groups: a group id lives in one of the two maps only), `consumer_groups`,
-`logs`, `config`, `_now` and `_reschedule`. The model is in `consumer_group.py`.
+`ConsumerGroupManager` is one part of the `GroupCoordinator` (context.py): it reads `groups`
+(classic groups: a group id lives in one of the two maps only) and `consumer_groups`, the
+overlay's when the coordinator gives one. The model is in `consumer_group.py`.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from trafka.broker.coordinator.context import CoordinatorPart
 from trafka.broker.coordinator.assignors import ASSIGNORS, short_name
 from trafka.broker.coordinator.consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -103,7 +104,7 @@ def _new_member_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
-class ConsumerGroupManager:
+class ConsumerGroupManager(CoordinatorPart):
     # --- ConsumerGroupHeartbeat -----------------------------------------------------------
 
     def consumer_group_heartbeat(self, request: HeartbeatRequest) -> HeartbeatResult:
@@ -334,7 +335,7 @@ class ConsumerGroupManager:
                 out[name] = (metadata.topic_id, metadata.partitions)
         return out
 
-    def _preferred_assignor(self, group: ConsumerGroup) -> str:
+    def preferred_assignor(self, group: ConsumerGroup) -> str:
         """The assignor most members asked for, else the broker's first (Kafka's
         computePreferredServerAssignor)."""
         votes = Counter(m.server_assignor for m in group.members.values() if m.server_assignor)
@@ -344,7 +345,7 @@ class ConsumerGroupManager:
         return self.consumer_assignors()[0]
 
     def _compute_target_assignment(self, group: ConsumerGroup) -> None:
-        assignor = self._preferred_assignor(group)
+        assignor = self.preferred_assignor(group)
         group.target = ASSIGNORS[assignor](self._subscriptions(group), group.subscription_metadata, group.target)
         group.assignment_epoch = group.group_epoch
         log.info("group %s: target assignment at epoch %d by %s: %s", group.group_id, group.assignment_epoch, assignor,
@@ -435,7 +436,10 @@ class ConsumerGroupManager:
 
     def expire_consumer_groups(self, now: int) -> None:
         """Fence members whose session expired, or that did not revoke in their rebalance timeout."""
-        for group in list(self.consumer_groups.values()):
+        for group_id in list(self.consumer_groups):
+            if not _due(self.coordinator.consumer_groups[group_id], now):
+                continue  # read without copying it
+            group = self.consumer_groups[group_id]
             for member in list(group.members.values()):
                 if member.session_deadline <= now:
                     self._fence_consumer_member(group, member, "session timed out")
@@ -450,6 +454,11 @@ class ConsumerGroupManager:
                 if member.rebalance_deadline is not None:
                     deadlines.append(member.rebalance_deadline)
         return min(deadlines, default=None)
+
+
+def _due(group: ConsumerGroup, now: int) -> bool:
+    return any(m.session_deadline <= now or (m.rebalance_deadline is not None and m.rebalance_deadline <= now)
+               for m in group.members.values())
 
 
 def _owns_any(owned: Assignment | None, partitions: Assignment) -> bool:

@@ -22,10 +22,10 @@ group with those of every member, then 6, 4 and 3.
 
 from __future__ import annotations
 
-import struct
 import uuid
 from dataclasses import dataclass
 
+from trafka.broker.runtime.records import parse_versioned, split_version, versioned
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import BYTES, INT8, INT32, INT64, STRING, UUID
 
@@ -44,7 +44,6 @@ VALUE_VERSION = 0
 MEMBER_STATE_CODES = {"Stable": 0, "UnrevokedPartitions": 1, "UnreleasedPartitions": 2}
 MEMBER_STATE_NAMES = {code: name for name, code in MEMBER_STATE_CODES.items()}
 
-_VERSION = struct.Struct(">h")
 
 _GROUP_KEY = [Field("group", STRING)]
 _MEMBER_KEY = [Field("group", STRING), Field("member_id", STRING)]
@@ -117,26 +116,24 @@ class ConsumerGroupRecordKey:
 
 def key(record_type: int, group: str, member_id: str | None = None) -> bytes:
     fields = {"group": group} if member_id is None else {"group": group, "member_id": member_id}
-    return _VERSION.pack(record_type) + KEYS[record_type].build(fields, record_type)
+    return versioned(KEYS[record_type], record_type, fields)
 
 
-def parse_key(record_type: int, body: bytes) -> ConsumerGroupRecordKey:
-    parsed = KEYS[record_type].parse(body, record_type)
+def parse_key(data: bytes) -> ConsumerGroupRecordKey:
+    """A consumer group record's key (its version is its record type, 3-8)."""
+    record_type, _ = split_version(data, "consumer group key")
+    parsed = parse_versioned(data, KEYS[record_type])
     return ConsumerGroupRecordKey(record_type, parsed.group, parsed.get("member_id"))
 
 
 def value(record_type: int, fields: dict) -> bytes:
-    return _VERSION.pack(VALUE_VERSION) + VALUES[record_type].build(fields, VALUE_VERSION)
+    return versioned(VALUES[record_type], VALUE_VERSION, fields)
 
 
 def parse_value(record_type: int, data: bytes):
-    """The value's fields (attribute access); ValueError for a version this broker does not know."""
-    if len(data) < 2:
-        raise ValueError(f"{VALUES[record_type].name}: {len(data)} bytes is too short")
-    (version,) = _VERSION.unpack_from(data)
-    if version not in VALUES[record_type].version_range:
-        raise ValueError(f"{VALUES[record_type].name} version {version} is not known")
-    return VALUES[record_type].parse(data[2:], version)
+    """The value's fields (attribute access); UnknownRecord for a version this broker does not
+    know or bytes it cannot read."""
+    return parse_versioned(data, VALUES[record_type])
 
 
 def topic_partitions(assignment: dict[uuid.UUID, frozenset[int]]) -> list[dict]:

@@ -2,10 +2,11 @@
 
 Kafka's coordinator turns every change into records (`consumer_records`: group epoch, subscribed
 topics' metadata, member metadata, target assignment, current assignment) and replays them at
-load. Here the `ConsumerGroupManager` changes the group in memory and this part of the
-coordinator writes the difference: it keeps, per group, the record values last written, derives
-the values the group needs now and appends what changed (and tombstones for what went) in
-one batch, in Kafka's order. So a member's epoch, assignment, target and subscription, the
+load. Here the `ConsumerGroupManager` changes a copy of the group and the coordinator writes
+the difference: each shard keeps, per group, the record values last written; `group_records`
+derives the values the copy needs and `changes` the records that turn one into the other (and
+tombstones for what went), in Kafka's order, appended as one batch before the copy replaces
+the group. So a member's epoch, assignment, target and subscription, the
 group epoch and the assignment epoch survive a restart; sessions start again at load, as in
 Kafka (`onLoaded`).
 
@@ -17,8 +18,7 @@ Where a change is written:
   group became a classic one at a JoinGroup (its records are tombstoned);
 - when the group is deleted (`tombstones`, written with its offsets' tombstones).
 
-`ConsumerGroupStore` is one part of the `GroupCoordinator`, ahead of the managers it wraps; it
-relies on the coordinator's `groups`, `consumer_groups`, `offsets_topic` and `config`.
+`restore` builds a group from its records at load (shard.load_state).
 """
 
 from __future__ import annotations
@@ -26,16 +26,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-import construct
-
 from trafka.broker.coordinator import consumer_records as rec
-from trafka.broker.coordinator import formats
-from trafka.broker.coordinator.consumer import HeartbeatResult
 from trafka.broker.coordinator.consumer_group import ConsumerGroup, ConsumerMember, MemberState
-from trafka.broker.coordinator.formats import GroupKey
-from trafka.broker.errors import coordinator_write_error
-from trafka.storage import errors as storage_errors
-from trafka.wire.errors import ErrorCode
+from trafka.broker.runtime.records import UnknownRecord
 
 log = logging.getLogger("trafka.coordinator")
 
@@ -122,7 +115,7 @@ def restore(group_id: str, loaded: LoadedRecords, now: int, session_timeout_ms: 
     for rid, data in loaded.values.items():
         try:
             parsed[rid] = rec.parse_value(rid[0], data)
-        except (ValueError, construct.ConstructError) as exc:  # a value a newer Kafka wrote, or a damaged one
+        except UnknownRecord as exc:  # a value a newer Kafka wrote, or a damaged one
             log.warning("group %s: skipping record type %d of member %s: %s", group_id, rid[0], rid[1], exc)
     if not parsed:
         return None
@@ -168,62 +161,3 @@ def restore(group_id: str, loaded: LoadedRecords, now: int, session_timeout_ms: 
                 member.rebalance_deadline = now + max(member.rebalance_timeout_ms, 0)
         group.put(member)
     return group
-
-
-class ConsumerGroupStore:
-    """Writes consumer groups' changes; see the module docstring."""
-
-    # group id -> the consumer-group record values last written for it
-    _consumer_records: dict[str, dict[RecordId, bytes]]
-
-    def consumer_group_heartbeat(self, request) -> HeartbeatResult:
-        was_classic = request.group_id in self.groups
-        result = super().consumer_group_heartbeat(request)
-        converted = was_classic and request.group_id in self.consumer_groups
-        error = self._write_consumer_group(request.group_id, classic_tombstone=converted)
-        if error and result.error == ErrorCode.NONE:
-            return HeartbeatResult(error, "The group's new state could not be written.", member_id=result.member_id,
-                                   member_epoch=request.member_epoch)
-        return result
-
-    def expire_consumer_groups(self, now: int) -> None:
-        before = {group_id: group.group_epoch for group_id, group in self.consumer_groups.items()}
-        super().expire_consumer_groups(now)
-        for group_id, group in self.consumer_groups.items():
-            if before.get(group_id) != group.group_epoch:
-                self._write_consumer_group(group_id)
-
-    def _join(self, request):
-        """A JoinGroup may turn an empty consumer group into a classic group: its records go."""
-        result = super()._join(request)
-        if request.group_id in self._consumer_records and request.group_id not in self.consumer_groups:
-            self._write_consumer_group(request.group_id)
-        return result
-
-    def consumer_group_tombstones(self, group_id: str) -> list[tuple[bytes, None]]:
-        """Tombstones for every record of a consumer group being deleted; `forget_consumer_group`
-        once they are written."""
-        return changes(group_id, self._consumer_records.get(group_id, {}), {})
-
-    def forget_consumer_group(self, group_id: str) -> None:
-        self._consumer_records.pop(group_id, None)
-
-    def _write_consumer_group(self, group_id: str, *, classic_tombstone: bool = False) -> ErrorCode:
-        written = self._consumer_records.get(group_id, {})
-        group = self.consumer_groups.get(group_id)
-        wanted = group_records(group) if group is not None else {}
-        entries = changes(group_id, written, wanted)
-        if classic_tombstone:
-            entries.insert(0, (formats.group_key(GroupKey(group_id)), None))
-        if not entries:
-            return ErrorCode.NONE
-        try:
-            self.offsets_topic.append(group_id, entries)
-        except (storage_errors.StorageError, OSError) as exc:
-            log.error("consumer group %s: cannot write its records: %s", group_id, exc)
-            return coordinator_write_error(exc)
-        if wanted:
-            self._consumer_records[group_id] = wanted
-        else:
-            self._consumer_records.pop(group_id, None)
-        return ErrorCode.NONE

@@ -1,11 +1,18 @@
-"""The group coordinator: every group of this one broker, over one state topic.
+"""The group coordinator: every group of this broker, on the coordinator runtime.
 
-Organised as Kafka's new group coordinator is: classic groups (`classic.ClassicGroupManager`),
-KIP-848 consumer groups (`consumer.ConsumerGroupManager`, model in `consumer_group.py`, their
-records written by `consumer_store.ConsumerGroupStore`) and committed offsets
-(`offsets.OffsetMetadataManager`) are separate modules; this class holds
-what they share (the groups, the `__consumer_offsets` writer, the clock), writes group metadata
-records, deletes groups, and loads everything back at start.
+Organised as Kafka's new group coordinator is. The state lives in shards, one per partition of
+`__consumer_offsets` (`shard.GroupShard`, loaded and unloaded by the runtime in
+trafka/broker/runtime); `groups` and `consumer_groups` are every loaded shard's groups as one
+mapping each. Three managers do the work, each its own object: classic groups
+(`classic.ClassicGroupManager`: JoinGroup/SyncGroup/Heartbeat/LeaveGroup), KIP-848 consumer
+groups (`consumer.ConsumerGroupManager`, model in `consumer_group.py`) and committed offsets
+(`offsets.OffsetMetadataManager`). This class routes requests to them and owns every write.
+
+Every write goes through `CoordinatorRuntime.write`: the records are appended first, and the
+change is applied only once they are in the log. A failed append leaves the groups as they
+were and answers Kafka's error. A ConsumerGroupHeartbeat runs on copies of the groups it
+touches (`overlay.GroupOverlay`); their records are the difference from what was written
+before (`consumer_store.changes`), and the copies replace the groups after the append.
 
 Time comes from the injected clock. The `run` task calls `expire(now)` for every deadline that
 has passed and sleeps until `next_deadline()`, so a test can instead move a manual clock and call
@@ -16,23 +23,23 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Iterable
 
 import trio
 
-from trafka.broker.coordinator import consumer_store, formats
+from trafka.broker.coordinator import formats
 from trafka.broker.coordinator.classic import ClassicGroupManager, JoinRequest, JoinResult, SyncResult
-from trafka.broker.coordinator.consumer import ConsumerGroupManager
+from trafka.broker.coordinator.consumer import ConsumerGroupManager, HeartbeatResult
 from trafka.broker.coordinator.consumer_group import ConsumerGroup
-from trafka.broker.coordinator.consumer_records import ConsumerGroupRecordKey
-from trafka.broker.coordinator.consumer_store import ConsumerGroupStore, LoadedRecords
-from trafka.broker.coordinator.formats import CommittedOffset, GroupKey, GroupMemberRecord, GroupRecord, OffsetKey
+from trafka.broker.coordinator.consumer_store import changes, group_records
+from trafka.broker.coordinator.formats import GroupKey, GroupMemberRecord, GroupRecord, OffsetKey
 from trafka.broker.coordinator.group import Group, GroupState, Member
 from trafka.broker.coordinator.offsets import OffsetCommit, OffsetMetadataManager
-from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC, OffsetsTopic
-from trafka.broker.coordinator.txn_offsets import PendingTxnOffsets
-from trafka.broker.errors import coordinator_write_error
-from trafka.storage import errors as storage_errors
+from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC, TOPIC_CONFIGS
+from trafka.broker.coordinator.overlay import GroupOverlay
+from trafka.broker.coordinator.shard import GroupMap, GroupShard, load_groups, load_state
+from trafka.broker.runtime.internal_topic import InternalTopic
+from trafka.broker.runtime.records import CoordinatorRecord, CoordinatorResult
+from trafka.broker.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.coordinator")
@@ -45,207 +52,238 @@ EMPTY, STABLE, DEAD = GroupState.EMPTY, GroupState.STABLE, GroupState.DEAD
 MIN_TIMER_MS = 5
 
 
-class GroupCoordinator(ConsumerGroupStore, ClassicGroupManager, ConsumerGroupManager, OffsetMetadataManager):
+class GroupCoordinator:
     def __init__(self, logs, config, clock):
         self.logs = logs
         self.config = config
         self.clock = clock
-        self.groups: dict[str, Group] = {}  # classic groups (and offsets-only groups)
-        self.consumer_groups: dict[str, ConsumerGroup] = {}  # KIP-848 groups; an id is in one map only
-        self.offsets_topic = OffsetsTopic(logs, config["offsets.topic.num.partitions"], clock)
-        self.pending_txn_offsets = PendingTxnOffsets()
-        self._consumer_records = {}
+        self.offsets_topic = InternalTopic(logs, OFFSETS_TOPIC, config["offsets.topic.num.partitions"], TOPIC_CONFIGS, clock)
+        self.runtime: CoordinatorRuntime[GroupShard] = CoordinatorRuntime(self.offsets_topic, lambda p: GroupShard(p, self))
+        self.groups = GroupMap(self.runtime, "groups")  # classic groups (and offsets-only groups)
+        self.consumer_groups = GroupMap(self.runtime, "consumer_groups")  # KIP-848 groups; an id is in one map only
+        self.classic = ClassicGroupManager(self)
+        self.consumer = ConsumerGroupManager(self)
+        self.offsets = OffsetMetadataManager(self)
         self._wakeup = trio.Event()
-        self._load()
+        self.runtime.load_all()
+        log.info("loaded %d classic and %d consumer groups from %s", len(self.groups), len(self.consumer_groups),
+                 OFFSETS_TOPIC)
 
     async def run(self) -> None:
         """The broker's timer task: expire what is due, sleep until the next deadline or until
         a request changes the deadlines."""
         while True:
             self._wakeup = trio.Event()
-            self.expire(self._now())
+            self.expire(self.now())
             due = self.next_deadline()
-            timeout = math.inf if due is None else max(due - self._now(), MIN_TIMER_MS) / 1000
+            timeout = math.inf if due is None else max(due - self.now(), MIN_TIMER_MS) / 1000
             with trio.move_on_after(timeout):
                 await self._wakeup.wait()
 
-    def _reschedule(self) -> None:
-        self._wakeup.set()
-
     def reschedule(self) -> None:
-        """Re-check every deadline now (the broker clock moved)."""
+        """Re-check every deadline now (a request changed them, or the broker clock moved)."""
         self._wakeup.set()
 
-    def _now(self) -> int:
+    def now(self) -> int:
         return self.clock.time_ms()
 
     def expire(self, now: int) -> None:
         """Act on every group deadline that has passed, classic and consumer groups alike."""
-        ClassicGroupManager.expire(self, now)
-        self.expire_consumer_groups(now)
+        self.classic.expire(now)
+        self._on_copies(lambda manager: manager.expire_consumer_groups(now), None)
 
     def next_deadline(self) -> int | None:
-        due = [d for d in (ClassicGroupManager.next_deadline(self), self.next_consumer_deadline()) if d is not None]
+        due = [d for d in (self.classic.next_deadline(), self.consumer.next_consumer_deadline()) if d is not None]
         return min(due, default=None)
 
-    # --- groups as a whole ----------------------------------------------------------------
+    # --- requests, routed to the managers ----------------------------------------------------
 
-    def delete_groups(self, group_ids: list[str]) -> list[ErrorCode]:
-        return [self._delete_group(group_id) for group_id in group_ids]
+    async def join_group(self, request: JoinRequest) -> JoinResult:
+        return await self.classic.join_group(request)
 
-    def _delete_group(self, group_id: str) -> ErrorCode:
-        group = self.groups.get(group_id)
-        if not group_id:
-            return ErrorCode.INVALID_GROUP_ID
-        if group_id in self.consumer_groups:
-            return self._delete_consumer_group(group_id)
-        if group is None or group.is_(DEAD):
-            return ErrorCode.GROUP_ID_NOT_FOUND
-        if not group.is_(EMPTY):
-            return ErrorCode.NON_EMPTY_GROUP
-        error = self._write_deletion(group_id, group.offsets, [(formats.group_key(GroupKey(group_id)), None)])
-        if error is not None:
-            return error
-        group.transition(DEAD, self._now())
-        del self.groups[group_id]
-        log.info("group %s: deleted with %d committed offsets", group_id, len(group.offsets))
-        return ErrorCode.NONE
+    async def sync_group(self, *args, **kwargs) -> SyncResult:
+        return await self.classic.sync_group(*args, **kwargs)
 
-    def _write_deletion(self, group_id: str, offsets, more_tombstones: list) -> ErrorCode | None:
-        """Tombstone the group's committed `offsets` and `more_tombstones` in __consumer_offsets;
-        the error for the client when the write fails, else None."""
-        tombstones = [(formats.offset_key(OffsetKey(group_id, t, p)), None) for t, p in offsets]
+    def heartbeat(self, *args) -> ErrorCode:
+        return self.classic.heartbeat(*args)
+
+    def leave_group(self, *args):
+        return self.classic.leave_group(*args)
+
+    def consumer_group_heartbeat(self, request) -> HeartbeatResult:
+        """ConsumerGroupHeartbeat, on copies of the groups it touches; the copies are written
+        and installed only when their records are in the log."""
+        def failed(error: ErrorCode, result: HeartbeatResult) -> HeartbeatResult:
+            return HeartbeatResult(error, "The group's new state could not be written.",
+                                   member_id=result.member_id, member_epoch=request.member_epoch)
+        result = self._on_copies(lambda manager: manager.consumer_group_heartbeat(request), failed)
+        self.reschedule()
+        return result
+
+    def consumer_assignors(self) -> list[str]:
+        return self.consumer.consumer_assignors()
+
+    def preferred_assignor(self, group: ConsumerGroup) -> str:
+        return self.consumer.preferred_assignor(group)
+
+    def commit_offsets(self, *args, **kwargs) -> list[ErrorCode]:
+        return self.offsets.commit_offsets(*args, **kwargs)
+
+    def txn_commit_offsets(self, *args) -> list[ErrorCode]:
+        return self.offsets.txn_commit_offsets(*args)
+
+    def complete_txn(self, *args) -> None:
+        self.offsets.complete_txn(*args)
+
+    def has_pending_txn_offset(self, group_id: str, topic: str, partition: int) -> bool:
+        return self.offsets.has_pending_txn_offset(group_id, topic, partition)
+
+    def validate_offset_fetch(self, *args) -> ErrorCode:
+        return self.offsets.validate_offset_fetch(*args)
+
+    def offsets_group(self, group_id: str):
+        return self.offsets.offsets_group(group_id)
+
+    def fetch_offsets(self, *args, **kwargs):
+        return self.offsets.fetch_offsets(*args, **kwargs)
+
+    def delete_offsets(self, *args):
+        return self.offsets.delete_offsets(*args)
+
+    def expire_offsets(self, now: int) -> None:
+        self.offsets.expire_offsets(now)
+
+    def on_topic_deleted(self, topic: str) -> None:
+        self.offsets.on_topic_deleted(topic)
+
+    def partition_exists(self, topic: str, partition: int) -> bool:
+        return self.offsets.partition_exists(topic, partition)
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def write(self, group_id: str, records: list[CoordinatorRecord], response=None, apply=None, **txn):
+        """Append `records` to the group's partition, then `apply()` (default: replay them into
+        the shard), then return `response`. Raises CoordinatorWriteError, nothing applied."""
+        return self.runtime.write(self.offsets_topic.partition_for(group_id),
+                                  lambda shard: CoordinatorResult(records, response, apply), **txn)
+
+    def shard_for(self, group_id: str) -> GroupShard:
+        return self.runtime.shard_for(group_id)
+
+    def _on_copies(self, work, failed):
+        """Run `work(manager)` with a consumer-group manager over copies of the groups (an
+        overlay); write each touched group's records and install its copy once written. A
+        failed write leaves that group as it was: `failed(error, result)` is answered, or
+        (timers, failed None) the change is retried at the next deadline."""
+        overlay = GroupOverlay(self)
+        result = work(ConsumerGroupManager(self, overlay))
+        for group_id in overlay.touched():
+            shard = self.shard_for(group_id)
+            written = shard.consumer_records.get(group_id, {})
+            group = overlay.consumer_groups.get(group_id)
+            wanted = group_records(group) if group is not None else {}
+            entries = [CoordinatorRecord(k, v) for k, v in changes(group_id, written, wanted)]
+            if overlay.classic_deleted(group_id):
+                entries.insert(0, CoordinatorRecord(formats.group_key(GroupKey(group_id)), None))
+            try:
+                self.write(group_id, entries, apply=lambda g=group_id, w=wanted: self._install(overlay, g, w))
+            except CoordinatorWriteError as exc:
+                if failed is None:
+                    log.error("consumer group %s: change not written, retried at the next deadline", group_id)
+                    continue
+                return failed(exc.error, result)
+        return result
+
+    def _install(self, overlay: GroupOverlay, group_id: str, wanted: dict) -> None:
+        shard = self.shard_for(group_id)
+        overlay.install(group_id)
+        if wanted:
+            shard.consumer_records[group_id] = wanted
+        else:
+            shard.consumer_records.pop(group_id, None)
+
+    def convert_to_classic(self, group_id: str, now: int) -> ErrorCode:
+        """An empty consumer group becomes a classic group at a JoinGroup, keeping its committed
+        offsets: its records are tombstoned first."""
+        consumer_group = self.consumer_groups[group_id]
+        shard = self.shard_for(group_id)
+        tombstones = [CoordinatorRecord(k, v) for k, v in changes(group_id, shard.consumer_records.get(group_id, {}), {})]
+
+        def apply() -> None:
+            del self.consumer_groups[group_id]
+            shard.consumer_records.pop(group_id, None)
+            self.groups[group_id] = Group(group_id, now, offsets=consumer_group.offsets)
+            log.info("group %s: empty consumer group becomes a classic group", group_id)
         try:
-            self.offsets_topic.append(group_id, tombstones + list(more_tombstones))
-        except storage_errors.StorageError as exc:
-            log.error("group %s: cannot delete: %s", group_id, exc)
-            return coordinator_write_error(exc)
-        return None
-
-    def _delete_consumer_group(self, group_id: str) -> ErrorCode:
-        group = self.consumer_groups[group_id]
-        if group.members:
-            return ErrorCode.NON_EMPTY_GROUP
-        error = self._write_deletion(group_id, group.offsets, self.consumer_group_tombstones(group_id))
-        if error is not None:
-            return error
-        group.dead = True
-        del self.consumer_groups[group_id]
-        self.forget_consumer_group(group_id)
-        log.info("consumer group %s: deleted with %d committed offsets", group_id, len(group.offsets))
+            self.write(group_id, tombstones, apply=apply)
+        except CoordinatorWriteError as exc:
+            return exc.error
         return ErrorCode.NONE
 
-    def _store_group(self, group: Group, now: int) -> ErrorCode:
-        """Write the group's metadata record; NONE, or the error the members are answered with
-        (SyncGroup and a static member's rejoin fail with it, as in Kafka)."""
+    def store_group(self, group: Group, now: int, *, members: list[Member] | None = None, apply=None) -> ErrorCode:
+        """Write the group's metadata record, with `members` (default: the group's own) as they
+        will be once `apply()` has run after the write; NONE, or the error the members are
+        answered with (SyncGroup and a static member's rejoin fail with it, as in Kafka)."""
+        members = list(group.members.values()) if members is None else members
         record = GroupRecord(
             protocol_type=group.protocol_type or "",
             generation=group.generation,
             protocol=group.protocol_name,
-            leader=group.leader_id if group.members else None,
+            leader=group.leader_id if members else None,
             current_state_timestamp=now,
             members=tuple(
                 GroupMemberRecord(
                     m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
                     m.session_timeout_ms, m.metadata(group.protocol_name or "") or b"", m.assignment,
                 )
-                for m in group.members.values()
+                for m in members
             ),
         )
+        key = formats.group_key(GroupKey(group.group_id))
         try:
-            self.offsets_topic.append(group.group_id, [(formats.group_key(GroupKey(group.group_id)), formats.group_value(record))])
-        except (storage_errors.StorageError, OSError) as exc:
-            log.error("group %s: cannot write group metadata: %s", group.group_id, exc)
-            return coordinator_write_error(exc)
+            self.write(group.group_id, [CoordinatorRecord(key, formats.group_value(record))], apply=apply or (lambda: None))
+        except CoordinatorWriteError as exc:
+            log.error("group %s: cannot write group metadata: %s", group.group_id, exc.cause)
+            return exc.error
         return ErrorCode.NONE
 
-    # --- startup --------------------------------------------------------------------------
+    # --- groups as a whole --------------------------------------------------------------------
 
-    def _load(self) -> None:
-        self.groups, self.consumer_groups, self._consumer_records = load_state(
-            self.offsets_topic.replay(), self._now(), self.config["group.consumer.session.timeout.ms"])
-        self.pending_txn_offsets.load(self.offsets_topic.pending)
-        log.info("loaded %d classic and %d consumer groups from %s", len(self.groups), len(self.consumer_groups),
-                 OFFSETS_TOPIC)
+    def delete_groups(self, group_ids: list[str]) -> list[ErrorCode]:
+        return [self.delete_group(group_id) for group_id in group_ids]
 
-
-def load_state(entries: Iterable, now: int, session_timeout_ms: int):
-    """(classic groups, consumer groups, the consumer groups' record values) as the log's
-    entries leave them. A group id with live consumer-group records is a consumer group and
-    takes the committed offsets; any classic metadata left for it is ignored."""
-    classic_entries = []
-    consumer_entries: dict[str, LoadedRecords] = {}
-    for key, value in entries:
-        if isinstance(key, ConsumerGroupRecordKey):
-            consumer_entries.setdefault(key.group, LoadedRecords()).apply(key, value)
+    def delete_group(self, group_id: str) -> ErrorCode:
+        """DeleteGroups of one group: its offsets and metadata are tombstoned, then it goes."""
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID
+        shard = self.shard_for(group_id)
+        consumer_group = self.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            if consumer_group.members:
+                return ErrorCode.NON_EMPTY_GROUP
+            group, more = consumer_group, changes(group_id, shard.consumer_records.get(group_id, {}), {})
         else:
-            classic_entries.append((key, value))
-    groups = load_groups(classic_entries, now)
-    consumer_groups, written = {}, {}
-    for group_id, loaded in consumer_entries.items():
-        group = consumer_store.restore(group_id, loaded, now, session_timeout_ms)
-        if group is None:
-            continue
-        classic = groups.pop(group_id, None)
-        if classic is not None:
-            if classic.members:
-                log.warning("group %s: has both classic and consumer group records; keeping the consumer group", group_id)
-            group.offsets = classic.offsets
-        consumer_groups[group_id] = group
-        written[group_id] = dict(loaded.values)
-    return groups, consumer_groups, written
+            group = self.groups.get(group_id)
+            if group is None or group.is_(DEAD):
+                return ErrorCode.GROUP_ID_NOT_FOUND
+            if not group.is_(EMPTY):
+                return ErrorCode.NON_EMPTY_GROUP
+            more = [(formats.group_key(GroupKey(group_id)), None)]
+        tombstones = [CoordinatorRecord(formats.offset_key(OffsetKey(group_id, t, p)), None) for t, p in group.offsets]
+        tombstones += [CoordinatorRecord(k, v) for k, v in more]
 
-
-def load_groups(entries: Iterable[tuple[OffsetKey | GroupKey, bytes | None]], now: int) -> dict[str, Group]:
-    """Groups as __consumer_offsets' (key, value) entries, in log order, leave them: the latest
-    record per key wins, tombstones delete. The coordinator's startup, and `trafka groups`."""
-    records: dict[str, GroupRecord | None] = {}
-    offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
-    for key, value in entries:
-        if isinstance(key, ConsumerGroupRecordKey):
-            continue  # consumer groups: load_state
-        try:
-            if isinstance(key, OffsetKey):
-                group_offsets = offsets.setdefault(key.group, {})
-                if value is None:
-                    group_offsets.pop((key.topic, key.partition), None)
-                else:
-                    group_offsets[(key.topic, key.partition)] = formats.parse_offset_value(value)
+        def apply() -> None:
+            if consumer_group is not None:
+                consumer_group.dead = True
+                del self.consumer_groups[group_id]
+                shard.consumer_records.pop(group_id, None)
             else:
-                records[key.group] = None if value is None else formats.parse_group_value(value)
-        except (formats.UnknownRecord, ValueError) as exc:
-            log.warning("skipping a %s record of group %s: %s", type(key).__name__, key.group, exc)
-    groups = {}
-    for group_id in {*records, *offsets}:
-        record, group_offsets = records.get(group_id), offsets.get(group_id, {})
-        if record is None and not group_offsets:
-            continue
-        # As in Kafka, a loaded group's state dates from its metadata record.
-        since = record.current_state_timestamp if record is not None and record.current_state_timestamp >= 0 else now
-        group = Group(group_id, since, offsets=group_offsets)
-        if record is not None:
-            _restore(group, record, now)
-        groups[group_id] = group
-    return groups
-
-
-def _restore(group: Group, record: GroupRecord, now: int) -> None:
-    """A group as its last metadata record left it: Stable with its members (who must keep
-    heartbeating within their session timeouts), or Empty."""
-    group.protocol_type = record.protocol_type or None
-    group.generation = record.generation
-    group.protocol_name = record.protocol
-    group.leader_id = record.leader
-    for m in record.members:
-        group.add(Member(
-            m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
-            m.session_timeout_ms, record.protocol_type,
-            [(record.protocol, m.subscription)] if record.protocol else [],
-            assignment=m.assignment,
-            heartbeat_deadline=now + m.session_timeout_ms,
-        ))
-    group.state = STABLE if group.members and group.protocol_name else EMPTY
-    if group.state is EMPTY:
-        group.members.clear()
-        group.static_members.clear()
-        group.leader_id = None
+                group.transition(DEAD, self.now())
+                del self.groups[group_id]
+            log.info("group %s: deleted with %d committed offsets", group_id, len(group.offsets))
+        try:
+            self.write(group_id, tombstones, apply=apply)
+        except CoordinatorWriteError as exc:
+            log.error("group %s: cannot delete: %s", group_id, exc.cause)
+            return exc.error
+        return ErrorCode.NONE

@@ -14,12 +14,11 @@ latest record per key, so the log replayed in order is the coordinator's state.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
-import construct
-
 from trafka.broker.coordinator import consumer_records
+from trafka.broker.runtime.records import UnknownRecord, parse_versioned, split_version, versioned
+from trafka.broker.runtime.internal_topic import java_string_hash, partition_for  # noqa: F401 - re-exported
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import BYTES, INT32, INT64, STRING
 
@@ -85,11 +84,6 @@ GROUP_METADATA_VALUE = Message(
     ],
 )
 
-_VERSION = struct.Struct(">h")
-
-
-class UnknownRecord(ValueError):
-    """A key or value version this broker does not know (a newer Kafka wrote it)."""
 
 
 @dataclass(frozen=True)
@@ -134,29 +128,16 @@ class GroupRecord:
     members: tuple[GroupMemberRecord, ...]
 
 
-def _versioned(message: Message, version: int, body: dict) -> bytes:
-    return _VERSION.pack(version) + message.build(body, version)
-
-
-def _split(data: bytes, message: Message) -> tuple[int, bytes]:
-    if len(data) < 2:
-        raise UnknownRecord(f"{message.name}: {len(data)} bytes is too short")
-    (version,) = _VERSION.unpack_from(data)
-    if version not in message.version_range:
-        raise UnknownRecord(f"{message.name} version {version} is not known")
-    return version, data[2:]
-
-
 def offset_key(key: OffsetKey) -> bytes:
-    return _versioned(OFFSET_COMMIT_KEY, OFFSET_COMMIT_KEY_VERSION, {"group": key.group, "topic": key.topic, "partition": key.partition})
+    return versioned(OFFSET_COMMIT_KEY, OFFSET_COMMIT_KEY_VERSION, {"group": key.group, "topic": key.topic, "partition": key.partition})
 
 
 def group_key(key: GroupKey) -> bytes:
-    return _versioned(GROUP_METADATA_KEY, GROUP_METADATA_KEY_VERSION, {"group": key.group})
+    return versioned(GROUP_METADATA_KEY, GROUP_METADATA_KEY_VERSION, {"group": key.group})
 
 
 def offset_value(value: CommittedOffset) -> bytes:
-    return _versioned(OFFSET_COMMIT_VALUE, OFFSET_COMMIT_VALUE_VERSION, {
+    return versioned(OFFSET_COMMIT_VALUE, OFFSET_COMMIT_VALUE_VERSION, {
         "offset": value.offset,
         "leader_epoch": value.leader_epoch,
         "metadata": value.metadata,
@@ -165,7 +146,7 @@ def offset_value(value: CommittedOffset) -> bytes:
 
 
 def group_value(value: GroupRecord) -> bytes:
-    return _versioned(GROUP_METADATA_VALUE, GROUP_METADATA_VALUE_VERSION, {
+    return versioned(GROUP_METADATA_VALUE, GROUP_METADATA_VALUE_VERSION, {
         "protocol_type": value.protocol_type,
         "generation": value.generation,
         "protocol": value.protocol,
@@ -190,28 +171,25 @@ def group_value(value: GroupRecord) -> bytes:
 def parse_key(data: bytes) -> OffsetKey | GroupKey | consumer_records.ConsumerGroupRecordKey:
     """An offset commit key, a classic group metadata key, or (types 3-8) one of a KIP-848
     consumer group's record keys (`consumer_records`)."""
-    if len(data) < 2:
-        raise UnknownRecord(f"a {len(data)}-byte key is too short")
-    (version,) = _VERSION.unpack_from(data)
+    version, _ = split_version(data, "key")
     if version in OFFSET_COMMIT_KEY.version_range:
-        body = OFFSET_COMMIT_KEY.parse(data[2:], version)
+        body = parse_versioned(data, OFFSET_COMMIT_KEY)
         return OffsetKey(body.group, body.topic, body.partition)
     if version in GROUP_METADATA_KEY.version_range:
-        return GroupKey(GROUP_METADATA_KEY.parse(data[2:], version).group)
+        return GroupKey(parse_versioned(data, GROUP_METADATA_KEY).group)
     if version in consumer_records.RECORD_TYPES:
-        return consumer_records.parse_key(version, data[2:])
+        return consumer_records.parse_key(data)
     raise UnknownRecord(f"key version {version} is not an offset commit, group metadata or consumer group key")
 
 
 def parse_offset_value(data: bytes) -> CommittedOffset:
-    version, body = _split(data, OFFSET_COMMIT_VALUE)
-    v = OFFSET_COMMIT_VALUE.parse(body, version)
+    v = parse_versioned(data, OFFSET_COMMIT_VALUE)
     return CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp)
 
 
 def parse_group_value(data: bytes) -> GroupRecord:
-    version, body = _split(data, GROUP_METADATA_VALUE)
-    v = GROUP_METADATA_VALUE.parse(body, version)
+    version, _ = split_version(data, GROUP_METADATA_VALUE.name)
+    v = parse_versioned(data, GROUP_METADATA_VALUE)
     members = tuple(
         GroupMemberRecord(
             m.member_id,
@@ -227,21 +205,6 @@ def parse_group_value(data: bytes) -> GroupRecord:
         for m in v.members
     )
     return GroupRecord(v.protocol_type, v.generation, v.protocol, v.leader, v.current_state_timestamp, members)
-
-
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode: over UTF-16 code units, wrapping at 32 bits."""
-    h = 0
-    units = text.encode("utf-16-be")
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def partition_for(group_id: str, partitions: int) -> int:
-    """Kafka's rule: abs(hashCode(group)) % partitions, where abs(Integer.MIN_VALUE) is 0."""
-    h = java_string_hash(group_id)
-    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 # The consumer protocol's subscription (JoinGroup metadata of protocol type "consumer") and
@@ -273,16 +236,10 @@ CONSUMER_PROTOCOL_ASSIGNMENT = Message(
 
 def _parse_consumer_protocol(message: Message, data: bytes):
     """The parsed body of versioned consumer-protocol bytes; None when they cannot be read."""
-    if len(data) < 2:
-        return None
-    (version,) = _VERSION.unpack_from(data)
-    if version < 0:
-        return None
     # Newer versions only append fields: read them as the newest version we know.
-    version = min(version, message.version_range.hi)
     try:
-        return message.parse(data[2:], version)
-    except construct.ConstructError:
+        return parse_versioned(data, message, newer_as_newest=True)
+    except UnknownRecord:
         return None
 
 

@@ -10,9 +10,9 @@ records; its members commit with their member epoch in the generation field (Off
 and are checked as Kafka's ConsumerGroup does: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH, and
 UNSUPPORTED_VERSION for a member committing with v8 or older.
 
-`OffsetMetadataManager` is one part of the `GroupCoordinator`; it relies on the coordinator's
-`groups`, `consumer_groups`, `logs`, `config`, `offsets_topic`, `pending_txn_offsets`, `_now`
-and `_delete_group`.
+`OffsetMetadataManager` is one part of the `GroupCoordinator` (context.py). Every change is
+written through the coordinator (`GroupCoordinator.write`, the coordinator runtime) and applied
+from the records written, by the shard's replay, once they are in the log.
 """
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ import logging
 from dataclasses import dataclass
 
 from trafka.broker.coordinator import formats, txn_offsets
+from trafka.broker.coordinator.context import CoordinatorPart
 from trafka.broker.coordinator.formats import CommittedOffset, OffsetKey
 from trafka.broker.coordinator.group import Group, GroupState
 from trafka.broker.errors import coordinator_write_error
-from trafka.storage import errors as storage_errors
+from trafka.broker.runtime.records import CoordinatorRecord
+from trafka.broker.runtime.runtime import CoordinatorWriteError
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.coordinator")
@@ -43,7 +45,7 @@ class OffsetCommit:
     metadata: str | None
 
 
-class OffsetMetadataManager:
+class OffsetMetadataManager(CoordinatorPart):
     # --- committed offsets ----------------------------------------------------------------
 
     def commit_offsets(
@@ -89,21 +91,24 @@ class OffsetMetadataManager:
         values = {
             (c.topic, c.partition): CommittedOffset(c.offset, c.leader_epoch, c.metadata or "", now) for c in accepted
         }
-        try:
-            self.offsets_topic.append(group_id, [
-                (formats.offset_key(OffsetKey(group_id, topic, partition)), formats.offset_value(value))
-                for (topic, partition), value in values.items()
-            ])
-        except storage_errors.StorageError as exc:
-            log.error("group %s: cannot write committed offsets: %s", group_id, exc)
-            failed = coordinator_write_error(exc, offsets=True)
-            return [failed if e == ErrorCode.NONE else e for e in errors]
-        group.offsets.update(values)
-        if consumer_group is None:
-            self.groups.setdefault(group_id, group)
-            member = group.members.get(member_id)
+        records = [
+            CoordinatorRecord(formats.offset_key(OffsetKey(group_id, topic, partition)), formats.offset_value(value))
+            for (topic, partition), value in values.items()
+        ]
+
+        def apply() -> None:
+            shard = self.coordinator.shard_for(group_id)
+            for record in records:
+                shard.replay(record.key, record.value)
+            member = group.members.get(member_id) if consumer_group is None else None
             if member is not None:
                 member.heartbeat_deadline = now + member.session_timeout_ms
+        try:
+            self.coordinator.write(group_id, records, apply=apply)
+        except CoordinatorWriteError as exc:
+            log.error("group %s: cannot write committed offsets: %s", group_id, exc.cause)
+            failed = coordinator_write_error(exc.cause, offsets=True)
+            return [failed if e == ErrorCode.NONE else e for e in errors]
         return errors
 
     @staticmethod
@@ -141,14 +146,14 @@ class OffsetMetadataManager:
     def txn_commit_offsets(self, group_id: str, producer_id: int, producer_epoch: int, generation: int,
                            member_id: str, group_instance_id: str | None, commits: list[OffsetCommit]) -> list[ErrorCode]:
         return txn_offsets.txn_commit_offsets(
-            self, group_id, producer_id, producer_epoch, generation, member_id, group_instance_id, commits
+            self.coordinator, group_id, producer_id, producer_epoch, generation, member_id, group_instance_id, commits
         )
 
     def complete_txn(self, partition: int, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int) -> None:
-        txn_offsets.complete_txn(self, partition, producer_id, producer_epoch, commit, coordinator_epoch)
+        txn_offsets.complete_txn(self.coordinator, partition, producer_id, producer_epoch, commit, coordinator_epoch)
 
     def has_pending_txn_offset(self, group_id: str, topic: str, partition: int) -> bool:
-        return self.pending_txn_offsets.is_pending(group_id, topic, partition)
+        return self.coordinator.shard_for(group_id).pending_txn_offsets.is_pending(group_id, topic, partition)
 
     def _check_commit(self, commit: OffsetCommit) -> ErrorCode:
         if not self.partition_exists(commit.topic, commit.partition):
@@ -217,12 +222,10 @@ class OffsetMetadataManager:
                 errors.append(ErrorCode.NONE)
         doomed = [tp for tp, e in zip(partitions, errors) if e == ErrorCode.NONE and tp in group.offsets]
         try:
-            self.offsets_topic.append(group_id, [(formats.offset_key(OffsetKey(group_id, *tp)), None) for tp in doomed])
-        except storage_errors.StorageError as exc:
-            log.error("group %s: cannot delete offsets: %s", group_id, exc)
-            return coordinator_write_error(exc), []
-        for tp in doomed:
-            del group.offsets[tp]
+            self.coordinator.write(group_id, _tombstones(group_id, doomed))
+        except CoordinatorWriteError as exc:
+            log.error("group %s: cannot delete offsets: %s", group_id, exc.cause)
+            return exc.error, []
         return ErrorCode.NONE, errors
 
     def expire_offsets(self, now: int) -> None:
@@ -243,7 +246,7 @@ class OffsetMetadataManager:
             if doomed:
                 self._drop_offsets(group_id, group, doomed, "expired")
             if group.is_(EMPTY) and not group.offsets:
-                self._delete_group(group_id)
+                self.coordinator.delete_group(group_id)
 
     def _expire_consumer_group_offsets(self, group_id: str, group, now: int, retention: int) -> None:
         """Kafka's cleanupExpiredOffsets for a consumer group: an offset of a topic no member
@@ -255,16 +258,14 @@ class OffsetMetadataManager:
         if doomed:
             self._drop_offsets(group_id, group, doomed, "expired")
         if not group.offsets and not group.members:
-            self._delete_group(group_id)
+            self.coordinator.delete_group(group_id)
 
     def _drop_offsets(self, group_id: str, group, doomed: list[tuple[str, int]], why: str) -> None:
         try:
-            self.offsets_topic.append(group_id, [(formats.offset_key(OffsetKey(group_id, *tp)), None) for tp in doomed])
-        except storage_errors.StorageError as exc:
-            log.error("group %s: cannot drop %s offsets: %s", group_id, why, exc)
+            self.coordinator.write(group_id, _tombstones(group_id, doomed))
+        except CoordinatorWriteError as exc:
+            log.error("group %s: cannot drop %s offsets: %s", group_id, why, exc.cause)
             return
-        for tp in doomed:
-            del group.offsets[tp]
         log.info("group %s: dropped %d %s committed offsets", group_id, len(doomed), why)
 
     def on_topic_deleted(self, topic: str) -> None:
@@ -276,15 +277,19 @@ class OffsetMetadataManager:
             if doomed:
                 self._drop_offsets(group_id, group, doomed, f"deleted topic {topic}'s")
                 if not group.offsets and not group.members:
-                    self._delete_group(group_id)
+                    self.coordinator.delete_group(group_id)
         for group_id, group in list(self.groups.items()):
             doomed = [tp for tp in group.offsets if tp[0] == topic]
             if not doomed:
                 continue
             self._drop_offsets(group_id, group, doomed, f"deleted topic {topic}'s")
             if group.is_(EMPTY) and not group.offsets:
-                self._delete_group(group_id)
+                self.coordinator.delete_group(group_id)
 
     def partition_exists(self, topic: str, partition: int) -> bool:
         metadata = self.logs.topics.get(topic)
         return metadata is not None and 0 <= partition < metadata.partitions
+
+
+def _tombstones(group_id: str, partitions: list[tuple[str, int]]) -> list[CoordinatorRecord]:
+    return [CoordinatorRecord(formats.offset_key(OffsetKey(group_id, *tp)), None) for tp in partitions]

@@ -16,6 +16,8 @@ from trafka.broker.coordinator import formats
 from trafka.broker.coordinator.formats import CommittedOffset, OffsetKey
 from trafka.broker.coordinator.group import Group
 from trafka.broker.errors import coordinator_write_error
+from trafka.broker.runtime.records import CoordinatorRecord
+from trafka.broker.runtime.runtime import CoordinatorWriteError
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
 
@@ -42,21 +44,6 @@ class PendingTxnOffsets:
             self.by_producer.pop(producer_id, None)
         return taken
 
-    def load(self, pending: dict[int, dict[int, list]]) -> None:
-        """Rebuild from the transactional records replay found without a marker."""
-        for by_producer in pending.values():
-            for producer_id, entries in by_producer.items():
-                for key, value in entries:
-                    if isinstance(key, OffsetKey) and value is not None:
-                        try:
-                            offset = formats.parse_offset_value(value)
-                        except (formats.UnknownRecord, ValueError) as exc:
-                            log.warning("skipping a pending transactional offset of group %s: %s", key.group, exc)
-                            continue
-                        self.add(producer_id, key.group, {(key.topic, key.partition): offset})
-        if self.by_producer:
-            log.info("%d producers have transactional offsets waiting for their marker", len(self.by_producer))
-
 
 def txn_commit_offsets(
     coordinator, group_id: str, producer_id: int, producer_epoch: int, generation: int, member_id: str,
@@ -64,7 +51,7 @@ def txn_commit_offsets(
 ) -> list[ErrorCode]:
     """TxnOffsetCommit: written now as the producer's transactional batch, visible to
     OffsetFetch once the transaction commits (see txn_offsets)."""
-    now = coordinator._now()
+    now = coordinator.now()
     group = coordinator.groups.get(group_id)
     consumer_group = coordinator.consumer_groups.get(group_id)
     if consumer_group is not None:
@@ -73,41 +60,45 @@ def txn_commit_offsets(
         if error:
             return [ErrorCode.ILLEGAL_GENERATION if error == ErrorCode.STALE_MEMBER_EPOCH else error] * len(commits)
     elif group is not None and (generation >= 0 or member_id or group_instance_id is not None):
-        error = coordinator._validate_commit(group, generation, member_id, group_instance_id)
+        error = coordinator.offsets._validate_commit(group, generation, member_id, group_instance_id)
         if error and error != ErrorCode.REBALANCE_IN_PROGRESS:
             return [error] * len(commits)
-    errors = [coordinator._check_commit(c) for c in commits]
+    errors = [coordinator.offsets._check_commit(c) for c in commits]
     values = {
         (c.topic, c.partition): CommittedOffset(c.offset, c.leader_epoch, c.metadata or "", now)
         for c, e in zip(commits, errors) if e == ErrorCode.NONE
     }
     if not values:
         return errors
+    records = [
+        CoordinatorRecord(formats.offset_key(OffsetKey(group_id, topic, partition)), formats.offset_value(value))
+        for (topic, partition), value in values.items()
+    ]
+    shard = coordinator.shard_for(group_id)
     try:
-        coordinator.offsets_topic.append(group_id, [
-            (formats.offset_key(OffsetKey(group_id, topic, partition)), formats.offset_value(value))
-            for (topic, partition), value in values.items()
-        ], producer_id=producer_id, producer_epoch=producer_epoch)
-    except storage_errors.StorageError as exc:
-        log.error("group %s: cannot write transactional offsets: %s", group_id, exc)
-        if isinstance(exc, storage_errors.InvalidProducerEpoch):
+        coordinator.write(group_id, records, apply=lambda: shard.pending_txn_offsets.add(producer_id, group_id, values),
+                          producer_id=producer_id, producer_epoch=producer_epoch)
+    except CoordinatorWriteError as exc:
+        log.error("group %s: cannot write transactional offsets: %s", group_id, exc.cause)
+        if isinstance(exc.cause, storage_errors.InvalidProducerEpoch):
             failed = ErrorCode.PRODUCER_FENCED
         else:
-            failed = coordinator_write_error(exc, offsets=True)
+            failed = coordinator_write_error(exc.cause, offsets=True)
         return [failed if e == ErrorCode.NONE else e for e in errors]
-    coordinator.pending_txn_offsets.add(producer_id, group_id, values)
     return errors
 
 
 def complete_txn(coordinator, partition: int, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int) -> None:
     """The transaction coordinator's marker for a `__consumer_offsets` partition: write it,
-    then make the producer's pending offsets of the groups there visible (or drop them)."""
-    coordinator.offsets_topic.append_marker(partition, producer_id, producer_epoch, commit, coordinator_epoch)
-    taken = coordinator.pending_txn_offsets.take(producer_id, lambda g: coordinator.offsets_topic.partition_for(g) == partition)
-    if commit:
-        now = coordinator._now()
-        for group_id, offsets in taken.items():
-            group = coordinator.offsets_group(group_id)
-            if group is None:
-                group = coordinator.groups[group_id] = Group(group_id, now)
-            group.offsets.update(offsets)
+    then make the producer's pending offsets of the groups there visible (or drop them).
+    Raises CoordinatorWriteError (nothing changed) when the marker cannot be written."""
+    def apply(shard) -> None:
+        taken = shard.pending_txn_offsets.take(producer_id, lambda g: True)
+        if commit:
+            now = coordinator.now()
+            for group_id, offsets in taken.items():
+                group = coordinator.offsets_group(group_id)
+                if group is None:
+                    group = coordinator.groups[group_id] = Group(group_id, now)
+                group.offsets.update(offsets)
+    coordinator.runtime.write_marker(partition, producer_id, producer_epoch, commit, coordinator_epoch, apply)

@@ -69,7 +69,7 @@ def _describe(ctx, group_id: str, include_operations: bool, topic_names) -> dict
         "group_state": group.state.value,
         "group_epoch": group.group_epoch,
         "assignment_epoch": group.assignment_epoch,
-        "assignor_name": coordinator._preferred_assignor(group),
+        "assignor_name": coordinator.preferred_assignor(group),
         "members": [_member(m, group.target.get(m.member_id, {}), topic_names) for m in group.members.values()],
         "authorized_operations": (
             authorized_operations(ctx, ResourceType.GROUP, group_id) if include_operations else NO_AUTHORIZED_OPERATIONS

@@ -6,14 +6,20 @@ One `TransactionMetadata` per transactional id, moving through Kafka's states:
     Ongoing -> PrepareCommit | PrepareAbort (EndTxn, or a timeout) -> CompleteCommit | CompleteAbort
     Complete* -> Ongoing (the next transaction) ; Empty/Complete* -> Dead (transactional.id.expiration.ms)
 
-Every transition is written to `__transaction_state` before it is answered. Completing a
-transaction writes PrepareCommit/PrepareAbort, then a COMMIT/ABORT marker to every partition
-of the transaction (for `__consumer_offsets` partitions through the group coordinator, which
-then makes the transaction's offsets visible), then CompleteCommit/CompleteAbort. On one
-broker the markers are local appends, so the whole sequence runs without yielding to the
-event loop: no request ever sees a Prepare* state except after a crash, when start-up finishes
-the markers of every transaction it finds in PrepareCommit/PrepareAbort (Kafka's
-TransactionMarkerChannelManager retrying after a coordinator fail-over).
+The state lives on the coordinator runtime (trafka/broker/runtime): one `TransactionShard` per
+partition of `__transaction_state`. Every transition is written first and applied to the
+transaction's metadata only once its record is in the log; a failed write changes nothing and
+answers COORDINATOR_NOT_AVAILABLE. Completing a transaction writes PrepareCommit/PrepareAbort,
+then a COMMIT/ABORT marker to every partition of the transaction (for `__consumer_offsets`
+partitions through the group coordinator, which then makes the transaction's offsets
+visible), then CompleteCommit/CompleteAbort. On one broker the markers are local appends, so
+the whole sequence runs without yielding to the event loop. A marker that cannot be written
+leaves the transaction in PrepareCommit/PrepareAbort (the decision is durable, so EndTxn is
+answered NONE, as Kafka answers once the Prepare* record is written); the markers still owed
+are retried by the timer task (`abort_timed_out`) until they are written, and the producer's
+next request gets CONCURRENT_TRANSACTIONS meanwhile, as Kafka's marker channel retries
+forever. Start-up finishes the markers of every transaction it finds in PrepareCommit /
+PrepareAbort (Kafka's TransactionMarkerChannelManager after a coordinator fail-over).
 
 Transaction version 2 (KIP-890 part 2), for clients that see `transaction.version` 2 finalized
 (Java 4.x): a transactional Produce v12+ or a TxnOffsetCommit v5 adds its partition to the
@@ -41,13 +47,16 @@ call them directly.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.features import TRANSACTION_VERSION
+from trafka.broker.runtime.internal_topic import InternalTopic
+from trafka.broker.runtime.records import CoordinatorRecord, CoordinatorResult
+from trafka.broker.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError, ShardMap
 from trafka.broker.transaction import formats
 from trafka.broker.transaction.formats import TxnRecord, TxnState
-from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC, TransactionStateTopic
+from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC, topic_configs
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
 
@@ -77,6 +86,9 @@ class TransactionMetadata:
     previous_producer_id: int = NO_PRODUCER_ID
     next_producer_id: int = NO_PRODUCER_ID
     client_version: int = TV_0
+    # Partitions whose marker this completion already wrote (not persisted: after a restart
+    # every marker is written again, as after a Kafka coordinator fail-over).
+    markers_written: set[tuple[str, int]] = field(default_factory=set)
 
     @property
     def bumps_epoch(self) -> bool:
@@ -91,6 +103,26 @@ class TransactionMetadata:
         )
 
 
+class TransactionShard:
+    """The transactional ids of one `__transaction_state` partition, as its records leave them."""
+
+    def __init__(self) -> None:
+        self.transactions: dict[str, TransactionMetadata] = {}
+
+    def replay(self, key: bytes, value: bytes | None) -> None:
+        transactional_id = formats.parse_txn_key(key)
+        if value is None:
+            self.transactions.pop(transactional_id, None)
+            return
+        record = formats.parse_txn_value(value)
+        self.transactions[transactional_id] = TransactionMetadata(
+            transactional_id, record.producer_id, record.producer_epoch, record.timeout_ms, record.state,
+            partitions=set(record.partitions), start_ms=record.start_ms, last_update_ms=record.last_update_ms,
+            previous_producer_id=record.previous_producer_id, next_producer_id=record.next_producer_id,
+            client_version=record.client_version,
+        )
+
+
 class TransactionCoordinator:
     def __init__(self, logs, config, clock, producer_ids, group_coordinator, features=None):
         self.logs = logs
@@ -99,10 +131,10 @@ class TransactionCoordinator:
         self.clock = clock
         self.producer_ids = producer_ids
         self.group_coordinator = group_coordinator
-        self.state_topic = TransactionStateTopic(
-            logs, config["transaction.state.log.num.partitions"], config["transaction.state.log.segment.bytes"], clock
-        )
-        self.transactions: dict[str, TransactionMetadata] = {}
+        self.state_topic = InternalTopic(logs, TRANSACTION_STATE_TOPIC, config["transaction.state.log.num.partitions"],
+                                         topic_configs(config["transaction.state.log.segment.bytes"]), clock)
+        self.runtime: CoordinatorRuntime[TransactionShard] = CoordinatorRuntime(self.state_topic, lambda p: TransactionShard())
+        self.transactions = ShardMap(self.runtime, "transactions")
         self._load()
 
     def _now(self) -> int:
@@ -111,16 +143,7 @@ class TransactionCoordinator:
     # --- start-up -------------------------------------------------------------------------
 
     def _load(self) -> None:
-        for transactional_id, record in self.state_topic.replay():
-            if record is None:
-                self.transactions.pop(transactional_id, None)
-                continue
-            self.transactions[transactional_id] = TransactionMetadata(
-                transactional_id, record.producer_id, record.producer_epoch, record.timeout_ms, record.state,
-                partitions=set(record.partitions), start_ms=record.start_ms, last_update_ms=record.last_update_ms,
-                previous_producer_id=record.previous_producer_id, next_producer_id=record.next_producer_id,
-                client_version=record.client_version,
-            )
+        self.runtime.load_all()
         unfinished = [t for t in self.transactions.values() if t.state in (PREPARE_COMMIT, PREPARE_ABORT)]
         for txn in unfinished:
             log.info("transaction %s: finishing %s after restart", txn.transactional_id, txn.state.kafka_name)
@@ -131,30 +154,28 @@ class TransactionCoordinator:
 
     # --- writing state --------------------------------------------------------------------
 
-    def _store(self, txn: TransactionMetadata) -> None:
-        """Write the transaction's current metadata; raises StorageError."""
-        self.state_topic.append(
-            txn.transactional_id, formats.txn_key(txn.transactional_id), formats.txn_value(txn.record(), self._flexible_records())
-        )
-
     def _flexible_records(self) -> bool:
         return self.features is not None and self.features.level(TRANSACTION_VERSION) >= 1
 
-    def _transition(self, txn: TransactionMetadata, **changes) -> ErrorCode:
-        """Apply changes, write them, and roll them back if the write fails."""
-        before = {name: getattr(txn, name) for name in changes}
-        before["last_update_ms"] = txn.last_update_ms
-        before["previous_producer_id"] = txn.previous_producer_id
-        txn.previous_producer_id = txn.producer_id  # Kafka's prevProducerId: the id before this transition
-        for name, value in changes.items():
-            setattr(txn, name, value)
-        txn.last_update_ms = self._now()
-        try:
-            self._store(txn)
-        except storage_errors.StorageError as exc:
-            log.error("transaction %s: cannot write its state: %s", txn.transactional_id, exc)
-            for name, value in before.items():
+    def _transition(self, txn: TransactionMetadata, *, install: bool = False, **changes) -> ErrorCode:
+        """Write the transaction's metadata as `changes` make it, then apply them to `txn`
+        (and, with `install`, put `txn` in the map); a failed write changes nothing."""
+        # Kafka's prevProducerId: the id before this transition.
+        changes.update(previous_producer_id=txn.producer_id, last_update_ms=self._now())
+        record = replace(txn, **changes).record()
+        key = formats.txn_key(txn.transactional_id)
+
+        def apply() -> None:
+            for name, value in changes.items():
                 setattr(txn, name, value)
+            if install:
+                self.transactions[txn.transactional_id] = txn
+        records = [CoordinatorRecord(key, formats.txn_value(record, self._flexible_records()))]
+        try:
+            self.runtime.write(self.state_topic.partition_for(txn.transactional_id),
+                               lambda shard: CoordinatorResult(records, None, apply))
+        except CoordinatorWriteError as exc:
+            log.error("transaction %s: cannot write its state: %s", txn.transactional_id, exc.cause)
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         return ErrorCode.NONE
 
@@ -172,10 +193,9 @@ class TransactionCoordinator:
         txn = self.transactions.get(transactional_id)
         if txn is None or txn.state is DEAD:
             txn = TransactionMetadata(transactional_id, self.producer_ids.next_id(), 0, timeout_ms)
-            error = self._transition(txn)
+            error = self._transition(txn, install=True)
             if error:
                 return error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
-            self.transactions[transactional_id] = txn
             return ErrorCode.NONE, txn.producer_id, txn.producer_epoch
         # The previous id at an exhausted epoch: a retry after a version 2 EndTxn handed out a
         # new id whose answer was lost (Kafka's isValidProducerId); it gets the new id below.
@@ -352,9 +372,14 @@ class TransactionCoordinator:
         return self._complete(txn, commit)
 
     def _complete(self, txn: TransactionMetadata, commit: bool) -> ErrorCode:
-        """Write the markers, then CompleteCommit/CompleteAbort (Kafka's marker channel)."""
-        for topic, partition in sorted(txn.partitions):
-            self._write_marker(txn, topic, partition, commit)
+        """Write the markers, then CompleteCommit/CompleteAbort (Kafka's marker channel). A
+        marker that cannot be written leaves the transaction in its Prepare* state, to be
+        finished by `retry_markers`; the decision is durable, so the answer is NONE."""
+        for topic, partition in sorted(txn.partitions - txn.markers_written):
+            if not self._write_marker(txn, topic, partition, commit):
+                return ErrorCode.NONE
+            txn.markers_written.add((topic, partition))
+        txn.markers_written.clear()
         changes = {"state": COMPLETE_COMMIT if commit else COMPLETE_ABORT, "partitions": set(), "next_producer_id": NO_PRODUCER_ID}
         if txn.bumps_epoch and txn.next_producer_id != NO_PRODUCER_ID:
             changes.update(producer_id=txn.next_producer_id, producer_epoch=0)
@@ -364,7 +389,8 @@ class TransactionCoordinator:
                      "committed" if commit else "aborted", txn.producer_id, txn.producer_epoch)
         return error
 
-    def _write_marker(self, txn: TransactionMetadata, topic: str, partition: int, commit: bool) -> None:
+    def _write_marker(self, txn: TransactionMetadata, topic: str, partition: int, commit: bool) -> bool:
+        """Whether the marker is written (or not needed: the partition is gone)."""
         try:
             if topic == OFFSETS_TOPIC:
                 self.group_coordinator.complete_txn(partition, txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
@@ -372,10 +398,21 @@ class TransactionCoordinator:
                 self.logs.log(topic, partition).append_control(txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
             else:
                 log.info("transaction %s: %s-%d is gone, no marker written", txn.transactional_id, topic, partition)
-        except storage_errors.StorageError as exc:
-            # Kafka retries a failed marker forever; here the partition is local, so a failure
-            # is a disk problem the log already reported.
-            log.error("transaction %s: cannot write the marker to %s-%d: %s", txn.transactional_id, topic, partition, exc)
+        except (storage_errors.StorageError, OSError, CoordinatorWriteError) as exc:
+            log.error("transaction %s: cannot write the marker to %s-%d, retrying later: %s",
+                      txn.transactional_id, topic, partition, exc)
+            return False
+        return True
+
+    def retry_markers(self) -> list[str]:
+        """Finish every transaction whose markers could not all be written (Kafka's marker
+        channel retrying); the ids finished."""
+        finished = []
+        for txn in [t for t in self.transactions.values() if t.state in (PREPARE_COMMIT, PREPARE_ABORT)]:
+            self._complete(txn, txn.state is PREPARE_COMMIT)
+            if txn.state not in (PREPARE_COMMIT, PREPARE_ABORT):
+                finished.append(txn.transactional_id)
+        return finished
 
     # --- Produce --------------------------------------------------------------------------
 
@@ -404,7 +441,9 @@ class TransactionCoordinator:
 
     def abort_timed_out(self, now: int) -> list[str]:
         """Abort every Ongoing transaction older than its timeout, bumping the epoch so the
-        producer is fenced (Kafka's abortTimedOutTransactions). Returns the ids aborted."""
+        producer is fenced (Kafka's abortTimedOutTransactions). Returns the ids aborted. Markers
+        that could not be written before are retried first."""
+        self.retry_markers()
         aborted = []
         for txn in list(self.transactions.values()):
             if txn.state is ONGOING and txn.start_ms >= 0 and txn.start_ms + txn.timeout_ms < now:
@@ -420,13 +459,17 @@ class TransactionCoordinator:
         expired = []
         for txn in list(self.transactions.values()):
             if txn.state in (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT) and txn.last_update_ms + expiration <= now:
+                tombstone = [CoordinatorRecord(formats.txn_key(txn.transactional_id), None)]
+
+                def apply(txn=txn) -> None:
+                    txn.state = DEAD
+                    del self.transactions[txn.transactional_id]
                 try:
-                    self.state_topic.append(txn.transactional_id, formats.txn_key(txn.transactional_id), None)
-                except storage_errors.StorageError as exc:
-                    log.error("transaction %s: cannot expire: %s", txn.transactional_id, exc)
+                    self.runtime.write(self.state_topic.partition_for(txn.transactional_id),
+                                       lambda shard: CoordinatorResult(tombstone, None, apply))
+                except CoordinatorWriteError as exc:
+                    log.error("transaction %s: cannot expire: %s", txn.transactional_id, exc.cause)
                     continue
-                txn.state = DEAD
-                del self.transactions[txn.transactional_id]
                 expired.append(txn.transactional_id)
                 log.info("transactional id %s expired", txn.transactional_id)
         return expired

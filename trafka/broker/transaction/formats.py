@@ -15,9 +15,9 @@ coordinator's state.
 from __future__ import annotations
 
 import enum
-import struct
 from dataclasses import dataclass
 
+from trafka.broker.runtime.records import parse_versioned, versioned
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import INT8, INT16, INT32, INT64, STRING
 
@@ -55,7 +55,6 @@ TRANSACTION_LOG_VALUE = Message(
     ],
 )
 
-_VERSION = struct.Struct(">h")
 
 
 class TxnState(enum.IntEnum):
@@ -74,10 +73,6 @@ class TxnState(enum.IntEnum):
     def kafka_name(self) -> str:
         """The name DescribeTransactions / ListTransactions use (Kafka's TransactionState.name)."""
         return "".join(part.capitalize() for part in self.name.split("_"))
-
-
-class UnknownRecord(ValueError):
-    """A key or value version this broker does not know."""
 
 
 @dataclass(frozen=True)
@@ -100,9 +95,7 @@ class TxnRecord:
 
 
 def txn_key(transactional_id: str) -> bytes:
-    return _VERSION.pack(TRANSACTION_LOG_KEY_VERSION) + TRANSACTION_LOG_KEY.build(
-        {"transactional_id": transactional_id}, TRANSACTION_LOG_KEY_VERSION
-    )
+    return versioned(TRANSACTION_LOG_KEY, TRANSACTION_LOG_KEY_VERSION, {"transactional_id": transactional_id})
 
 
 def txn_value(record: TxnRecord, flexible: bool = False) -> bytes:
@@ -126,25 +119,15 @@ def txn_value(record: TxnRecord, flexible: bool = False) -> bytes:
         "client_transaction_version": record.client_version,
     }
     version = FLEXIBLE_VALUE_VERSION if flexible or record.needs_flexible else TRANSACTION_LOG_VALUE_VERSION
-    return _VERSION.pack(version) + TRANSACTION_LOG_VALUE.build(body, version)
+    return versioned(TRANSACTION_LOG_VALUE, version, body)
 
 
 def parse_txn_key(data: bytes) -> str:
-    if len(data) < 2:
-        raise UnknownRecord(f"a {len(data)}-byte key is too short")
-    (version,) = _VERSION.unpack_from(data)
-    if version not in TRANSACTION_LOG_KEY.version_range:
-        raise UnknownRecord(f"transaction log key version {version} is not known")
-    return TRANSACTION_LOG_KEY.parse(data[2:], version).transactional_id
+    return parse_versioned(data, TRANSACTION_LOG_KEY).transactional_id
 
 
 def parse_txn_value(data: bytes) -> TxnRecord:
-    if len(data) < 2:
-        raise UnknownRecord(f"a {len(data)}-byte value is too short")
-    (version,) = _VERSION.unpack_from(data)
-    if version not in TRANSACTION_LOG_VALUE.version_range:
-        raise UnknownRecord(f"transaction log value version {version} is not known")
-    v = TRANSACTION_LOG_VALUE.parse(data[2:], version)
+    v = parse_versioned(data, TRANSACTION_LOG_VALUE)
     partitions = tuple(
         (t.topic, p) for t in (v.transaction_partitions or ()) for p in t.partition_ids
     )
