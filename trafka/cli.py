@@ -122,62 +122,33 @@ def _describe(args) -> int:
     return 0
 
 
-def _partition_list(partitions: dict[str, list[int]] | None) -> str:
-    if partitions is None:
-        return "?"  # not the consumer protocol, or unreadable bytes
-    return ",".join(f"{topic}-{p}" for topic in sorted(partitions) for p in sorted(partitions[topic])) or "-"
-
-
-def _group_rows(group, log_end: dict[tuple[str, int], int]):
-    """One group's row of the states table, and its rows of the members and offsets tables."""
+def _describe_rows(group, log_end: dict[tuple[str, int], int]):
+    """One group's row of the states table, and its rows of the members and offsets tables,
+    from the one description of a group (trafka/broker/coordinator/describe.py)."""
     from datetime import datetime, timezone
 
-    from trafka.broker.coordinator.formats import assigned_partitions, subscribed_topics
-    from trafka.broker.coordinator.group import CONSUMER_PROTOCOL_TYPE
+    from trafka.broker.coordinator.describe import describe
 
-    since = datetime.fromtimestamp(group.state_timestamp / 1000, timezone.utc).isoformat(timespec="seconds")
-    state = (group.group_id, group.state.value, group.protocol_type or "-", group.protocol_name or "-",
-             str(group.generation), str(len(group.members)), since)
-    consumer = group.protocol_type == CONSUMER_PROTOCOL_TYPE
-    members, owners = [], {}
-    for member in group.members.values():
-        topics = subscribed_topics(member.metadata(group.protocol_name or "") or b"") if consumer else None
-        assignment = assigned_partitions(member.assignment) if consumer else None
-        for topic, partitions in (assignment or {}).items():
-            owners.update({(topic, p): member.member_id for p in partitions})
-        members.append((group.group_id, member.member_id, member.group_instance_id or "-", member.client_id,
-                        member.client_host, "?" if topics is None else ",".join(sorted(topics)), _partition_list(assignment)))
-    return state, members, _offset_rows(group, owners, log_end)
-
-
-def _offset_rows(group, owners: dict[tuple[str, int], str], log_end: dict[tuple[str, int], int]) -> list[tuple]:
-    """One row per partition the group committed or a member owns: committed offset, log end,
-    lag and owner ("-" for what is unknown). Classic and consumer groups alike."""
-    rows = []
-    for topic, partition in sorted({*group.offsets, *owners}):
-        committed = group.offsets.get((topic, partition))
-        end = log_end.get((topic, partition))
-        lag = "-" if committed is None or end is None else str(end - committed.offset)
-        rows.append((group.group_id, topic, str(partition), "-" if committed is None else str(committed.offset),
-                     "-" if end is None else str(end), lag, owners.get((topic, partition), "-")))
-    return rows
+    d = describe(group, lambda t, p: log_end.get((t, p)))
+    since = "-" if d["group_type"] == "consumer" else \
+        datetime.fromtimestamp(d["state_since_ms"] / 1000, timezone.utc).isoformat(timespec="seconds")
+    state = (d["group_id"], d["state"], d["protocol_type"] or "-", d["protocol"] or "-", str(d["generation"]),
+             str(len(d["members"])), since)
+    members = []
+    for m in d["members"]:
+        subscription = "?" if m["subscription"] is None else ",".join(m["subscription"]) or "-"
+        assignment = ",".join(f"{a['topic']}-{p}" for a in m["assignment"] for p in a["partitions"]) or "-"
+        if m["assignment"] == [] and d["group_type"] == "classic" and d["protocol_type"] != "consumer":
+            assignment = "?"
+        members.append((d["group_id"], m["member_id"], m["group_instance_id"] or "-", m["client_id"],
+                        m["client_host"], subscription, assignment))
+    offsets = [(d["group_id"], o["topic"], str(o["partition"]), _dash(o["committed_offset"]), _dash(o["log_end_offset"]),
+                _dash(o["lag"]), o["member_id"] or "-") for o in d["offsets"]]
+    return state, members, offsets
 
 
-def _consumer_group_rows(group, log_end: dict[tuple[str, int], int]):
-    """The same three kinds of rows for a KIP-848 consumer group: its group epoch as the
-    generation, the assignor-chosen partitions each member owns now."""
-    names = {topic_id: name for name, (topic_id, _) in group.subscription_metadata.items()}
-    state = (group.group_id, group.state.value, group.protocol_type, "-", str(group.group_epoch),
-             str(len(group.members)), "-")
-    members, owners = [], {}
-    for member in group.members.values():
-        assignment = {names.get(topic_id, str(topic_id)): sorted(ps) for topic_id, ps in member.assigned.items()}
-        for topic, partitions in assignment.items():
-            owners.update({(topic, p): member.member_id for p in partitions})
-        subscription = sorted(member.subscribed_topic_names) + ([member.subscribed_topic_regex] if member.subscribed_topic_regex else [])
-        members.append((group.group_id, member.member_id, member.instance_id or "-", member.client_id,
-                        member.client_host, ",".join(subscription) or "-", _partition_list(assignment)))
-    return state, members, _offset_rows(group, owners, log_end)
+def _dash(value) -> str:
+    return "-" if value is None else str(value)
 
 
 def _groups(args) -> int:
@@ -205,8 +176,7 @@ def _groups(args) -> int:
     members = [("GROUP", "MEMBER-ID", "GROUP-INSTANCE-ID", "CLIENT-ID", "HOST", "SUBSCRIPTION", "ASSIGNMENT")]
     offsets = [("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID")]
     for group_id in chosen:
-        rows = _consumer_group_rows if group_id in consumer else _group_rows
-        state, member_rows, offset_rows = rows(groups[group_id], log_end)
+        state, member_rows, offset_rows = _describe_rows(groups[group_id], log_end)
         states.append(state)
         members.extend(member_rows)
         offsets.extend(offset_rows)

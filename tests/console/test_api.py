@@ -234,3 +234,48 @@ def test_reset_an_empty_groups_offsets_to_earliest_latest_and_an_offset(used):
     committed = {p: consumer.committed(TopicPartition("orders", p)) for p in (0, 1)}
     consumer.close()
     assert committed == {0: 2, 1: 0}
+
+
+def test_a_consumer_protocol_groups_history_since_start(broker):
+    """KIP-848 groups have a history too: each state change and group epoch, as the coordinator
+    installed them."""
+    from confluent_kafka import Consumer
+
+    from testkit.groups import create_topic
+
+    create_topic(broker.bootstrap_servers, "jobs", 2)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "modern",
+                         "group.protocol": "consumer", "client.id": "modern-1"})
+    consumer.subscribe(["jobs"])
+    from trafka.testing.waiting import wait_until
+
+    def assigned():
+        consumer.poll(0.2)
+        return consumer.assignment()
+    wait_until(assigned, timeout=15, message="an assignment")
+    consumer.close()
+    described = get_json(broker, "api/v1/groups/modern")
+    assert described["group_type"] == "consumer"
+    history = described["rebalances"]
+    assert history[0]["previous_state"] == "Empty" and history[0]["generation"] == 1
+    assert history[0]["members"] == ["modern-1"] and history[0]["rebalance"] is True
+    assert any(h["state"] == "Stable" for h in history)
+    assert history[-1]["state"] == "Empty"  # it left
+
+
+def test_console_and_cli_agree_on_lag_even_past_the_end(used):
+    """One description of a group for the console and `trafka groups`: lag is Kafka's
+    (log end minus committed), negative for a commit past the end, in both."""
+    import subprocess
+    import sys
+
+    consumer = KafkaConsumer(bootstrap_servers=used.bootstrap_servers, group_id="billing", enable_auto_commit=False)
+    consumer.commit({TopicPartition("orders", 2): OffsetAndMetadata(9, "", -1)})  # partition 2 holds 3 records
+    consumer.close()
+    lags = {o["partition"]: o["lag"] for o in get_json(used, "api/v1/groups/billing")["offsets"]}
+    assert lags == {0: 2, 1: 0, 2: -6}
+    out = subprocess.run([sys.executable, "-m", "trafka", "groups", "--data-dir", str(used.data_dir), "--group", "billing"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split() for line in out.stdout.splitlines() if line.startswith("billing") and " orders " in f" {line} "]
+    assert {int(r[2]): int(r[5]) for r in rows} == lags

@@ -9,6 +9,7 @@ from trio.testing import wait_all_tasks_blocked
 from testkit.coordinators import coordinator_config, reopening_logs
 from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.coordinator import formats
+from trafka.broker.runtime import internal_topic
 from trafka.broker.coordinator.classic import JoinRequest
 from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.coordinator.group import GroupState
@@ -283,10 +284,10 @@ def test_record_formats_are_kafkas():
 
 
 def test_group_partition_follows_javas_string_hash():
-    assert formats.java_string_hash("hello") == 99162322
-    assert formats.java_string_hash("polygenelubricants") == -(2**31)  # abs() of it is taken as 0
-    assert formats.partition_for("polygenelubricants", 50) == 0
-    assert formats.partition_for("hello", 50) == 99162322 % 50
+    assert internal_topic.java_string_hash("hello") == 99162322
+    assert internal_topic.java_string_hash("polygenelubricants") == -(2**31)  # abs() of it is taken as 0
+    assert internal_topic.partition_for("polygenelubricants", 50) == 0
+    assert internal_topic.partition_for("hello", 50) == 99162322 % 50
 
 
 def test_offsets_expire_after_offsets_retention_minutes(open_coordinator, clock):

@@ -46,12 +46,13 @@ def history(broker) -> ConsoleHistory:
 
 
 def history_of(broker, group_id: str) -> list[dict]:
-    """The group's state changes since the broker started, each marked `rebalance` when it
-    began one (to PreparingRebalance) or completed one (a new generation)."""
-    group = broker.group_coordinator.groups.get(group_id)
+    """The group's state changes since the broker started (classic and consumer groups), each
+    marked `rebalance` when it began or completed one (a classic group's PreparingRebalance or
+    CompletingRebalance, a consumer group's new group epoch)."""
+    group = broker.group_coordinator.group(group_id)
     if group is None:
         return []
-    return [{**t, "rebalance": t["state"] in ("PreparingRebalance", "CompletingRebalance")}
+    return [{**t, "rebalance": t.get("rebalance") or t["state"] in ("PreparingRebalance", "CompletingRebalance")}
             for t in getattr(group, "transitions", ())]
 
 

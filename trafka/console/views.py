@@ -12,12 +12,9 @@ import base64
 import json
 from datetime import datetime, timezone
 
-from trafka.broker.coordinator.formats import assigned_partitions, subscribed_topics
-from trafka.broker.coordinator.group import CONSUMER_PROTOCOL_TYPE
 from trafka.storage.errors import OffsetOutOfRange, UnknownTopic
 from trafka.storage.retention import segment_largest_timestamp
 from trafka.wire import records as rec
-from trafka.wire.text import printable
 
 MAX_RECORDS = 500  # one page of the record browser
 MAX_READ_BYTES = 4 << 20  # bytes read from a log for one page
@@ -36,8 +33,7 @@ def partition_log(broker, topic: str, partition: int):
 
 def all_groups(broker) -> dict:
     """Every group by id: classic groups and KIP-848 consumer groups (an id is one or the other)."""
-    coordinator = broker.group_coordinator
-    return {**coordinator.groups, **coordinator.consumer_groups}
+    return broker.group_coordinator.all_groups()
 
 
 def committed_offsets(broker) -> dict[tuple[str, int], list[tuple[str, int]]]:
@@ -182,89 +178,11 @@ def topic(broker, name: str, groups=None) -> dict:
     }
 
 
-def _consumer_group_members(g) -> tuple[list[dict], dict[tuple[str, int], str]]:
-    """A KIP-848 group's members as the view shows members, and who owns which partition
-    (topic names from the group's subscribed-topic metadata)."""
-    names = {topic_id: name for name, (topic_id, _) in g.subscription_metadata.items()}
-    members, owners = [], {}
-    for member in g.members.values():
-        assignment = {names.get(topic_id, str(topic_id)): partitions for topic_id, partitions in member.assigned.items()}
-        for t, parts in assignment.items():
-            owners.update({(t, p): member.member_id for p in parts})
-        members.append({
-            "member_id": printable(member.member_id),
-            "group_instance_id": printable(member.instance_id),
-            "client_id": printable(member.client_id),
-            "client_host": member.client_host,
-            "session_timeout_ms": None,
-            "member_epoch": member.member_epoch,
-            "subscription": sorted(member.subscribed_topic_names) + (
-                [member.subscribed_topic_regex] if member.subscribed_topic_regex else []),
-            "assignment": [{"topic": t, "partitions": sorted(p)} for t, p in sorted(assignment.items())],
-        })
-    return members, owners
-
-
 def group(broker, group_id: str, log_end: dict | None = None) -> dict:
-    coordinator = broker.group_coordinator
-    g = coordinator.groups.get(group_id)
-    modern = coordinator.consumer_groups.get(group_id)
-    if g is None and modern is None:
-        raise LookupError(f"unknown group {group_id!r}")
-    if modern is not None:
-        g = modern
-        members, owners = _consumer_group_members(modern)
-    else:
-        members, owners = _classic_group_members(g)
-    offsets = []
-    for (t, p) in sorted({*g.offsets, *owners}):
-        committed = g.offsets.get((t, p))
-        end = _high_watermark(broker, t, p) if log_end is None else log_end.get((t, p))
-        offsets.append({
-            "topic": t,
-            "partition": p,
-            "committed_offset": committed.offset if committed else None,
-            "log_end_offset": end,
-            "lag": max(end - committed.offset, 0) if committed and end is not None else None,
-            "metadata": committed.metadata if committed else None,
-            "commit_timestamp": committed.commit_timestamp if committed else None,
-            "member_id": owners.get((t, p)),
-        })
-    if modern is not None:
-        header = {"group_type": "consumer", "protocol": coordinator.preferred_assignor(modern) if modern.members else None,
-                  "generation": modern.group_epoch, "leader": None}
-    else:
-        header = {"group_type": "classic", "protocol": g.protocol_name, "generation": g.generation, "leader": g.leader_id}
-    return {
-        "group_id": group_id,
-        "state": g.state.value,
-        "protocol_type": g.protocol_type,
-        **header,
-        "state_since_ms": g.state_timestamp,
-        "members": members,
-        "offsets": offsets,
-        "total_lag": sum(o["lag"] or 0 for o in offsets),
-    }
-
-
-def _classic_group_members(g) -> tuple[list[dict], dict[tuple[str, int], str]]:
-    consumer = g.protocol_type == CONSUMER_PROTOCOL_TYPE
-    members, owners = [], {}
-    for member in g.members.values():
-        assignment = assigned_partitions(member.assignment) if consumer and member.assignment else None
-        subscription = subscribed_topics(member.metadata(g.protocol_name or "") or b"") if consumer else None
-        for t, parts in (assignment or {}).items():
-            owners.update({(t, p): member.member_id for p in parts})
-        members.append({
-            "member_id": printable(member.member_id),
-            "group_instance_id": printable(member.group_instance_id),
-            "client_id": printable(member.client_id),
-            "client_host": member.client_host,
-            "session_timeout_ms": member.session_timeout_ms,
-            "subscription": sorted(subscription) if subscription is not None else None,
-            "assignment": [{"topic": t, "partitions": sorted(p)} for t, p in sorted((assignment or {}).items())],
-        })
-    return members, owners
+    """The one description of a group (trafka/broker/coordinator/describe.py)."""
+    if log_end is None:
+        return broker.group_coordinator.describe_group(group_id, lambda t, p: _high_watermark(broker, t, p))
+    return broker.group_coordinator.describe_group(group_id, lambda t, p: log_end.get((t, p)))
 
 
 def _high_watermark(broker, topic: str, index: int) -> int | None:

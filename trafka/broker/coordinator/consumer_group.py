@@ -33,10 +33,12 @@ from __future__ import annotations
 import enum
 import re
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from trafka.broker.coordinator.formats import CommittedOffset
+from trafka.broker.coordinator.group import MAX_TRANSITIONS_KEPT
 from trafka.wire.errors import ErrorCode
 
 Assignment = dict[uuid.UUID, frozenset[int]]
@@ -127,6 +129,9 @@ class ConsumerGroup:
     subscription_metadata: dict[str, tuple[uuid.UUID, int]] = field(default_factory=dict)
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
     dead: bool = False
+    # The console's history, as a classic group's: each state change or new group epoch
+    # (recorded by the coordinator when it installs a changed group).
+    transitions: deque = field(default_factory=lambda: deque(maxlen=MAX_TRANSITIONS_KEPT))
 
     protocol_type = "consumer"  # as ListGroups/DescribeGroups report a consumer group's protocol type
     group_type = "consumer"  # ListGroups v5

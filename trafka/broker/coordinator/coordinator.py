@@ -31,6 +31,7 @@ from trafka.broker.coordinator.classic import ClassicGroupManager, JoinRequest, 
 from trafka.broker.coordinator.consumer import ConsumerGroupManager, HeartbeatResult
 from trafka.broker.coordinator.consumer_group import ConsumerGroup
 from trafka.broker.coordinator.consumer_store import changes, group_records
+from trafka.broker.coordinator.describe import describe
 from trafka.broker.coordinator.formats import GroupKey, GroupMemberRecord, GroupRecord, OffsetKey
 from trafka.broker.coordinator.group import Group, GroupState, Member
 from trafka.broker.coordinator.offsets import OffsetCommit, OffsetMetadataManager
@@ -196,6 +197,9 @@ class GroupCoordinator:
 
     def _install(self, overlay: GroupOverlay, group_id: str, wanted: dict) -> None:
         shard = self.shard_for(group_id)
+        before, after = self.consumer_groups.get(group_id), overlay.consumer_groups.changed.get(group_id)
+        if isinstance(after, ConsumerGroup):
+            _note_transition(before, after, self.now())
         overlay.install(group_id)
         if wanted:
             shard.consumer_records[group_id] = wanted
@@ -249,6 +253,22 @@ class GroupCoordinator:
 
     # --- groups as a whole --------------------------------------------------------------------
 
+    def group(self, group_id: str) -> Group | ConsumerGroup | None:
+        """The group of that id, whichever kind (an id is one or the other)."""
+        found = self.consumer_groups.get(group_id)
+        return found if found is not None else self.groups.get(group_id)
+
+    def all_groups(self) -> dict[str, Group | ConsumerGroup]:
+        """Every group of every loaded shard by id, classic and consumer groups alike."""
+        return {**self.groups, **self.consumer_groups}
+
+    def describe_group(self, group_id: str, log_end) -> dict:
+        """The one description of a group (describe.py); LookupError for an unknown id."""
+        found = self.group(group_id)
+        if found is None:
+            raise LookupError(f"unknown group {group_id!r}")
+        return describe(found, log_end, self.preferred_assignor)
+
     def delete_groups(self, group_ids: list[str]) -> list[ErrorCode]:
         return [self.delete_group(group_id) for group_id in group_ids]
 
@@ -287,3 +307,17 @@ class GroupCoordinator:
             log.error("group %s: cannot delete: %s", group_id, exc.cause)
             return exc.error
         return ErrorCode.NONE
+
+
+def _note_transition(before: ConsumerGroup | None, after: ConsumerGroup, now: int) -> None:
+    """Record a consumer group's state change or new group epoch in its history."""
+    previous = before.state.value if before is not None else "Empty"
+    epoch = before.group_epoch if before is not None else 0
+    if after.state.value == previous and after.group_epoch == epoch:
+        return
+    after.transitions.append({
+        "time_ms": now, "previous_state": previous, "state": after.state.value, "generation": after.group_epoch,
+        "protocol": None, "leader": None, "members": sorted(m.client_id for m in after.members.values()),
+        "reason": None if after.group_epoch == epoch else f"group epoch {after.group_epoch}",
+        "rebalance": after.group_epoch != epoch,  # a new group epoch is a rebalance (KIP-848)
+    })

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from trafka.broker.coordinator import consumer_records
 from trafka.broker.runtime.records import UnknownRecord, parse_versioned, split_version, versioned
-from trafka.broker.runtime.internal_topic import java_string_hash, partition_for  # noqa: F401 - re-exported
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import BYTES, INT32, INT64, STRING
 
