@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from trafka.storage.log import PartitionLog, read_checkpoint, _write_checkpoint
+from trafka.storage.log import PartitionLog
+from trafka.storage.log_loader import read_checkpoint, write_checkpoint
 from trafka.storage.segment_swap import new_cleaned_segment, prepare_swap, swap_in
 from trafka.storage.retention import segment_largest_timestamp
 from trafka.storage.segment import LogSegment
@@ -326,7 +327,7 @@ class LogCleaner:
     @staticmethod
     def checkpoint(cleaning: CleaningPass) -> None:
         """After finish (a worker thread will do): where the next pass's dirty part starts."""
-        _write_checkpoint(
+        write_checkpoint(
             cleaning.partition_log.directory / CLEANER_CHECKPOINT_FILE, cleaning.cleanable.first_uncleanable_offset
         )
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Generator, Iterator, TypeVar
 
 from trafka.storage.index import OFFSET_ENTRY, TIME_ENTRY
-from trafka.storage.log import LOG_START_OFFSET_FILE, read_checkpoint
+from trafka.storage.log_loader import LOG_START_OFFSET_FILE, read_checkpoint
 from trafka.storage.manager import parse_partition_dir, partition_dir, read_topic_metadata, topic_metadata_paths
 from trafka.storage.producer_state import SNAPSHOT_SUFFIX, read_snapshot
 from trafka.storage.segment import (

@@ -5,9 +5,10 @@ A partition is a directory `<topic>-<partition>/` of segments plus a few small f
 clean close and the next open, the `.kafka_cleanshutdown` marker. See docs/storage.md.
 
 Not thread-safe: the broker calls it from one thread (the trio loop). Opening a directory is
-log_loader.load; retention is `delete_old_segments(predicate)` over the oldest segments;
-compaction builds a segment with segment_swap.new_cleaned_segment and swaps it in with
-segment_swap.replace_segments.
+log_loader.load; reading the segments is log_read (Kafka's LocalLog.read); a flush off the
+event loop is a log_flush.FlushPlan; retention is `delete_old_segments(predicate)` over the
+oldest segments; compaction builds a segment with segment_swap.new_cleaned_segment and swaps it
+in with segment_swap.replace_segments.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Generator, Iterator, TypeVar
+from typing import Callable
 
 from trafka.storage.clock import Clock, SystemClock
 from trafka.storage.config import LogConfig
@@ -33,11 +34,15 @@ from trafka.storage.errors import (
 )
 from trafka.storage.files import remove_dir
 from trafka.storage.log_loader import (
-    CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, CleanState, _write_checkpoint,
-    load, read_checkpoint,
+    CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, CleanState, write_checkpoint,
+    load,
 )
+from trafka.storage import log_read
+from trafka.storage.log_flush import FlushPlan
+from trafka.storage.log_read import ReadInfo, TimestampAndOffset
+
 from trafka.storage.producer_state import CompletedTxn, ProducerStateManager, has_producer_state
-from trafka.storage.segment import FileSlice, LogSegment
+from trafka.storage.segment import LogSegment
 from trafka.storage.txn_index import AbortedTxn
 from trafka.wire import records as rec
 
@@ -55,20 +60,6 @@ class AppendInfo:
     duplicate: bool = False
 
 
-@dataclass(frozen=True)
-class ReadInfo:
-    slices: list[FileSlice]  # in offset order, for pread or sendfile; see PartitionLog.read
-    high_watermark: int
-    log_start_offset: int
-
-    @property
-    def size(self) -> int:
-        return sum(s.size for s in self.slices)
-
-    def to_bytes(self) -> bytes:
-        return b"".join(s.read() for s in self.slices)
-
-
 def _keyless_on_compacted(topic_partition: str, indexes: list[int]) -> InvalidRecord:
     """Kafka's LogValidator answer: one RecordError per keyless record, and a message showing
     the first three."""
@@ -77,55 +68,6 @@ def _keyless_on_compacted(topic_partition: str, indexes: list[int]) -> InvalidRe
     shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
     return InvalidRecord(f"One or more records have been rejected due to {len(errors)} record errors in total, "
                          f"and only showing the first three errors at most: [{shown}]", errors)
-
-
-@dataclass(frozen=True)
-class FlushPlan:
-    """One flush of a partition, safe in a worker thread while the loop appends: the segments
-    that may hold data not yet fsynced (from the recovery point on, and the active one), then
-    the recovery point moved to the log end offset taken when the plan was made."""
-
-    directory: Path
-    offset: int
-    segments: list
-    messages: int
-
-    def run(self) -> None:
-        self.sync_segments()
-        _write_checkpoint(self.directory / RECOVERY_POINT_FILE, self.offset)
-
-    def sync_segments(self) -> None:
-        recovery_point = read_checkpoint(self.directory / RECOVERY_POINT_FILE) or 0
-        for segment in self.segments:
-            if segment.next_offset > recovery_point or segment is self.segments[-1]:
-                try:
-                    segment.flush()
-                except (LogClosed, OSError):
-                    if segment.closed:
-                        continue  # deleted by retention or compaction meanwhile: nothing to keep
-                    raise
-
-
-@dataclass(frozen=True)
-class TimestampAndOffset:
-    timestamp: int
-    offset: int
-
-
-T = TypeVar("T")
-_REPLAY_READ_BYTES = 1 << 20
-
-
-def replay_log(partition_log: "PartitionLog", entries: Callable[[bytes, int], Generator[T, None, int]]) -> Iterator[T]:
-    """What `entries(data, offset)` yields over the partition's whole batches, from its log start
-    offset to its high watermark, read a megabyte at a time; `entries` returns the offset after
-    the last batch it read (how the coordinators replay their internal topics at start-up)."""
-    offset = partition_log.log_start_offset
-    while offset < partition_log.high_watermark:
-        data = partition_log.read(offset, _REPLAY_READ_BYTES).to_bytes()
-        if not data:
-            break
-        offset = yield from entries(data, offset)
 
 
 class _LoadedState:
@@ -469,7 +411,7 @@ class PartitionLog:
         self._last_flush_ms = self.clock.time_ms()
 
     def _write_recovery_point(self, offset: int) -> None:
-        _write_checkpoint(self.directory / RECOVERY_POINT_FILE, offset)
+        write_checkpoint(self.directory / RECOVERY_POINT_FILE, offset)
 
     # --- reading --------------------------------------------------------------------------
 
@@ -484,78 +426,29 @@ class PartitionLog:
         self, fetch_offset: int, max_bytes: int, *, min_one_batch: bool = True, partial_tail: bool = False,
         max_offset: int | None = None,
     ) -> ReadInfo:
-        """Batches from the one containing fetch_offset, up to max_bytes, never past the
-        high watermark (nor max_offset, exclusive, when given: the last stable offset of a
-        read_committed fetch). With min_one_batch (Kafka's default for the first partition of
-        a fetch) one whole batch comes back even when it is larger than max_bytes.
-
-        With partial_tail (Fetch) the result is a byte range like Kafka's, which may end
-        inside a batch (clients drop that trailing part); its cost does not depend on how many
-        batches it holds. Without it, whole batches only (internal readers that parse them).
-
-        Raises OffsetOutOfRange below the log start offset or above the high watermark.
-        """
+        """Batches from the one containing fetch_offset, up to max_bytes, never past the high
+        watermark (nor max_offset, exclusive): `log_read.read`. Raises OffsetOutOfRange below
+        the log start offset or above the high watermark."""
         self.check_open()
         self._check_offset(fetch_offset)
-        slices: list[FileSlice] = []
-        remaining, start = max_bytes, fetch_offset
-        for segment in self.segments[self._segment_index(fetch_offset) :]:
-            if segment.next_offset <= start:
-                continue  # no batch here reaches start (an empty or compacted-away range)
-            if max_offset is not None and segment.base_offset >= max_offset:
-                break
-            end = segment.size
-            found = segment.read(
-                start, remaining, min_one_batch=min_one_batch and not slices, partial_tail=partial_tail,
-                max_offset=max_offset,
-            )
-            if found is None:
-                if next(segment.batches_from(start), None) is not None:
-                    break  # a batch here reaches start but does not fit, or max_offset stops it
-                # Nothing here reaches start (the cleaner emptied this segment, or compacted
-                # away its last offsets): go on with the next segment, as Kafka's LocalLog.read.
-                continue
-            slices.append(found)
-            remaining -= found.size
-            if remaining <= 0 or found.position + found.size < end:
-                break
-            start = segment.next_offset
+        segments = self.segments[self._segment_index(fetch_offset):]
+        slices = log_read.read_segments(segments, fetch_offset, max_bytes, min_one_batch=min_one_batch,
+                                        partial_tail=partial_tail, max_offset=max_offset)
         return ReadInfo(slices, self.high_watermark, self.log_start_offset)
 
     def collect_aborted(self, fetch_offset: int, upper_bound: int) -> list[AbortedTxn]:
-        """Aborted transactions overlapping [fetch_offset, upper_bound), from the transaction
-        indexes of the segments holding fetch_offset and after (markers follow their data)."""
-        found: list[AbortedTxn] = []
-        for segment in self.segments[self._segment_index(fetch_offset) :]:
-            # No early stop: a marker can sit past upper_bound when an older transaction is open.
-            found.extend(segment.txn_index.collect_aborted(fetch_offset, upper_bound))
-        return found
+        """Aborted transactions overlapping [fetch_offset, upper_bound) (`log_read.collect_aborted`)."""
+        return log_read.collect_aborted(self.segments[self._segment_index(fetch_offset):], fetch_offset, upper_bound)
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
-        """The first record (at or after the log start offset) with a timestamp >= timestamp,
-        or None when there is none (ListOffsets then answers offset -1)."""
+        """The first record at or after the log start offset with a timestamp >= timestamp."""
         self.check_open()
-        for segment in self.segments:
-            if segment.next_offset <= self.log_start_offset or segment.max_timestamp_so_far < timestamp:
-                continue
-            found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
-            if found is not None:
-                return TimestampAndOffset(*found)
-        return None
+        return log_read.offset_for_timestamp(self.segments, timestamp, self.log_start_offset)
 
     def max_timestamp(self) -> TimestampAndOffset | None:
         """The record with the largest timestamp (ListOffsets -3), first one on ties."""
         self.check_open()
-        best = None
-        for segment in self.segments:
-            if segment.offset_of_max_timestamp_so_far >= 0 and (
-                best is None or segment.max_timestamp_so_far > best.max_timestamp_so_far
-            ):
-                best = segment
-        if best is None:
-            return None
-        found = best.max_timestamp_record()
-        return TimestampAndOffset(*found) if found else None
+        return log_read.max_timestamp(self.segments)
 
     # --- moving the log start offset ------------------------------------------------------
 
@@ -575,7 +468,7 @@ class PartitionLog:
 
     def _advance_log_start_offset(self, offset: int) -> None:
         self.log_start_offset = offset
-        _write_checkpoint(self.directory / LOG_START_OFFSET_FILE, offset)
+        write_checkpoint(self.directory / LOG_START_OFFSET_FILE, offset)
         self.producer_state.on_log_start_offset_incremented(offset)
 
     def delete_old_segments(
@@ -631,8 +524,8 @@ class PartitionLog:
         if state is None:
             return
         try:
-            _write_checkpoint(self.directory / LOG_START_OFFSET_FILE, state.log_start_offset)
-            _write_checkpoint(self.directory / RECOVERY_POINT_FILE, state.recovery_point)
+            write_checkpoint(self.directory / LOG_START_OFFSET_FILE, state.log_start_offset)
+            write_checkpoint(self.directory / RECOVERY_POINT_FILE, state.recovery_point)
             (self.directory / CLEAN_SHUTDOWN_FILE).touch()
         except OSError as exc:
             log.error("%s: cannot mark a clean shutdown (%s)", self.directory, exc.strerror or exc)

@@ -60,7 +60,7 @@ def read_checkpoint(path: Path) -> int | None:
         return None
 
 
-def _write_checkpoint(path: Path, value: int) -> None:
+def write_checkpoint(path: Path, value: int) -> None:
     atomic_write(path, f"{value}\n")
 
 

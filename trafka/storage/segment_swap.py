@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from trafka.storage.log import PartitionLog
-from trafka.storage.log_loader import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_END_SUFFIX, SWAP_SUFFIX, _write_checkpoint, read_checkpoint
+from trafka.storage.log_loader import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_END_SUFFIX, SWAP_SUFFIX, write_checkpoint, read_checkpoint
 from trafka.storage.segment import LogSegment, offset_filename
 
 
@@ -44,7 +44,7 @@ def prepare_swap(log: PartitionLog, cleaned: LogSegment, following_base: int) ->
     end_file = log.directory / offset_filename(cleaned.base_offset, SWAP_END_SUFFIX)
     cleaned.on_become_inactive()
     cleaned.flush()
-    _write_checkpoint(end_file, following_base)
+    write_checkpoint(end_file, following_base)
     return end_file
 
 def swap_in(log: PartitionLog, cleaned: LogSegment, old: Sequence[LogSegment], end_file: Path) -> bool:

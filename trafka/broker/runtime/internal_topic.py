@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Generator, Iterable, Iterator
 
 from trafka.broker.runtime.records import CoordinatorRecord
-from trafka.storage.log import replay_log
+from trafka.storage.log_read import replay_log
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.coordinator")
