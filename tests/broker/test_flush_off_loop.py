@@ -55,3 +55,45 @@ def test_a_flush_messages_fsync_does_not_hold_other_connections(tmp_path, gated_
     finally:
         gated_fsync["gate"].set()
         broker.stop()
+
+
+def test_a_deferred_partitions_first_open_does_not_hold_other_connections(tmp_path, monkeypatch):
+    """A partition closed cleanly is opened at its first use (PartitionLog.load_deferred); the
+    broker opens it in a worker thread. While the open is held (log_loader.load waiting on a
+    gate), another connection is answered; then the fetch gets its records."""
+    import trafka.storage.log as log_module
+
+    data = tmp_path / "data"
+    broker = TrafkaBroker(data_dir=data, in_process=True).start()
+    with RawClient(broker.bootstrap_servers, "setup") as setup:
+        assert create(setup, "cold").error_code == 0
+        setup.send(setup.produce_frame("cold", 0, batch(b"kept")))
+        setup.receive(0, 7)
+    broker.stop()
+
+    real_load, held, gate = log_module.load, threading.Event(), threading.Event()
+
+    def gated_load(partition_log):
+        if partition_log.directory.name == "cold-0":
+            held.set()
+            assert gate.wait(30), "the test never opened the gate"
+        return real_load(partition_log)
+
+    monkeypatch.setattr(log_module, "load", gated_load)
+    broker = TrafkaBroker(data_dir=data, in_process=True).start()
+    try:
+        reader = RawClient(broker.bootstrap_servers, "reader")
+        other = RawClient(broker.bootstrap_servers, "other")
+        reader.send(reader.frame(2, 1, {"replica_id": -1, "topics": [
+            {"name": "cold", "partitions": [{"partition_index": 0, "timestamp": -1}]}]}))
+        assert held.wait(10), "the partition was never opened"
+        answer = other.request(18, 3, {"client_software_name": "t", "client_software_version": "1"})
+        assert answer.error_code == 0
+        gate.set()
+        _, listed = reader.receive(2, 1)
+        assert listed.topics[0].partitions[0].offset == 1
+        reader.close()
+        other.close()
+    finally:
+        gate.set()
+        broker.stop()

@@ -31,6 +31,7 @@ from functools import partial
 import trio
 
 from trafka.storage.cleaner import LogCleaner
+from trafka.storage.errors import StorageError
 from trafka.storage.manager import TOPICS_DIR, write_metadata_files
 from trafka.storage.retention import apply_retention
 
@@ -119,6 +120,20 @@ class RollFlusher:
                     log.error("flushing rolled segments of %s failed: %s", partition_log.directory, exc.strerror or exc)
                 except Exception:
                     log.exception("flushing rolled segments of %s failed", partition_log.directory)
+
+
+async def load_off_loop(broker, partitions) -> None:
+    """Open, in a worker thread, every partition among `partitions` ((topic, partition) pairs;
+    unknown ones are skipped) that was closed cleanly and not read since the start (a deferred
+    partition, PartitionLog.load_deferred), so its first Produce, Fetch or ListOffsets does not
+    read its files on the event loop. Anything else touching it meanwhile waits for the load."""
+    for topic, partition in partitions:
+        try:
+            partition_log = broker.logs.log(topic, partition)
+        except StorageError:
+            continue
+        if partition_log.deferred:
+            await trio.to_thread.run_sync(partition_log.load_deferred)
 
 
 async def flush_off_loop(partition_log) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import logging
 import os
+import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +73,8 @@ def _keyless_on_compacted(topic_partition: str, indexes: list[int]) -> InvalidRe
 
 class _LoadedState:
     """One of a partition's loaded attributes, kept in the instance's __dict__: reading it before
-    the partition is loaded loads it (PartitionLog.load_deferred) first."""
+    the partition is loaded loads it (PartitionLog.load_deferred) first, or, while a worker
+    thread loads it (broker/log_tasks.load_off_loop), waits for that load to finish."""
 
     def __set_name__(self, owner, name: str) -> None:
         self.name = name
@@ -80,13 +82,13 @@ class _LoadedState:
     def __get__(self, partition_log, owner=None):
         if partition_log is None:
             return self
-        try:
-            return partition_log.__dict__[self.name]
-        except KeyError:
-            if not partition_log.__dict__.get("_deferred"):
-                raise AttributeError(f"{type(partition_log).__name__!r} has no {self.name!r} yet") from None
+        state = partition_log.__dict__
+        if state.get("_deferred") and state.get("_loader") != threading.get_ident():
             partition_log.load_deferred()
-            return partition_log.__dict__[self.name]
+        try:
+            return state[self.name]
+        except KeyError:
+            raise AttributeError(f"{type(partition_log).__name__!r} has no {self.name!r} yet") from None
 
     def __set__(self, partition_log, value) -> None:
         partition_log.__dict__[self.name] = value
@@ -123,6 +125,8 @@ class PartitionLog:
         self._unflushed_messages = 0
         self._last_flush_ms = self.clock.time_ms()
         self._clean_state = clean_state
+        self._load_lock = threading.Lock()
+        self._loader: int | None = None  # the thread running load_deferred
         self._deferred = clean_state is not None
         if not self._deferred:
             if not lazy:
@@ -137,19 +141,25 @@ class PartitionLog:
 
     def load_deferred(self) -> None:
         """Open a partition that was closed cleanly and not read since this start (clean_state):
-        its first use, whatever reads it, comes here through a _LoadedState."""
-        if not self.__dict__.get("_deferred"):
-            return
-        if self._closed:
-            raise LogClosed(f"log {self.directory} is closed")
-        self._deferred = False
-        try:
-            self._open()
-        except BaseException:
-            for attr in ("segments", "_bases", "producer_state", "log_start_offset"):
-                self.__dict__.pop(attr, None)
-            self._deferred = True
-            raise
+        its first use, whatever reads it, comes here through a _LoadedState. Thread-safe: the
+        broker runs it in a worker thread (log_tasks.load_off_loop) and a reader on the loop
+        meanwhile waits for it; the partition is seen loaded only once it is whole."""
+        with self._load_lock:
+            if not self.__dict__.get("_deferred"):
+                return
+            if self._closed:
+                raise LogClosed(f"log {self.directory} is closed")
+            self._loader = threading.get_ident()
+            try:
+                self._open()
+            except BaseException:
+                for attr in ("segments", "_bases", "producer_state", "log_start_offset"):
+                    self.__dict__.pop(attr, None)
+                raise
+            else:
+                self._deferred = False
+            finally:
+                self._loader = None
 
     @property
     def deferred(self) -> bool:

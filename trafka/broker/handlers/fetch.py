@@ -29,6 +29,7 @@ import trio
 
 from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
+from trafka.broker.log_tasks import load_off_loop
 from trafka.broker.topics import find_log, topic_name
 from trafka.storage.errors import OffsetOutOfRange
 from trafka.wire.errors import ErrorCode
@@ -123,6 +124,8 @@ async def handle(ctx, request):
     by_id = ctx.version >= FIRST_VERSION_WITH_TOPIC_IDS
     names = [topic_name(broker, t.topic, t.topic_id, by_id=by_id) for t in request.topics]
     refused = {name for name in names if name is not None and not authorize(ctx, Op.READ, TOPIC, name)}
+    await load_off_loop(broker, [(name, p.partition) for t, name in zip(request.topics, names)
+                                 if name is not None and name not in refused for p in t.partitions])
     while True:
         topics, total = _read_all(broker, request, names, refused)
         if total >= request.min_bytes or _has_error(topics) or trio.current_time() >= deadline:

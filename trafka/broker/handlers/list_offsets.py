@@ -19,6 +19,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.log_tasks import load_off_loop
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.topics import find_log
 from trafka.wire.errors import ErrorCode
@@ -76,6 +77,7 @@ def _partition(broker, topic: str, p, read_committed: bool, version: int) -> dic
 async def handle(ctx, request):
     broker = ctx.broker
     read_committed = request.isolation_level == READ_COMMITTED
+    await load_off_loop(broker, [(t.name, p.partition_index) for t in request.topics for p in t.partitions])
     topics = []
     for t in request.topics:
         if not authorize(ctx, Op.DESCRIBE, TOPIC, t.name):

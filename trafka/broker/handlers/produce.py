@@ -39,7 +39,7 @@ from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, TRANSACTIONAL_ID, Op, authorize
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.errors import error_code
-from trafka.broker.log_tasks import flush_off_loop
+from trafka.broker.log_tasks import flush_off_loop, load_off_loop
 from trafka.broker.topics import find_log, topic_name
 from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC
 from trafka.storage import errors as storage_errors
@@ -165,6 +165,8 @@ async def handle(ctx, request):
     by_id = ctx.version >= FIRST_VERSION_WITH_TOPIC_IDS
     names = [topic_name(ctx.broker, t.name, t.topic_id, by_id=by_id) for t in request.topic_data]
     refused = {name for name in names if name is not None and not authorize(ctx, Op.WRITE, TOPIC, name)}
+    await load_off_loop(ctx.broker, [(name, p.index) for t, name in zip(request.topic_data, names)
+                                     if name is not None and name not in refused for p in t.partition_data])
     flushes: list = []
     response = _respond(request, lambda name, p: partition_error(p.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                         if name in refused else _append(ctx.broker, name, p, txn_id, ctx.version, flushes), names)
