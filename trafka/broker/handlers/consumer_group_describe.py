@@ -58,11 +58,11 @@ def _describe(ctx, group_id: str, include_operations: bool, topic_names) -> dict
         return _error(group_id, ErrorCode.INVALID_GROUP_ID)
     if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         return _error(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    group = coordinator.consumer_groups.get(group_id)
+    group = coordinator.group(group_id)
     if group is None:
-        if group_id in coordinator.groups:
-            return _error(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         return _error(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+    if group.group_type != "consumer":
+        return _error(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
     return {
         "error_code": ErrorCode.NONE,
         "group_id": group_id,

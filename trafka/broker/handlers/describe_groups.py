@@ -42,10 +42,10 @@ def _not_found(group_id: str, version: int, message: str) -> dict:
 
 
 def _describe(coordinator, group_id: str, version: int) -> dict:
-    group = coordinator.groups.get(group_id)
+    group = coordinator.group(group_id)
     if not group_id:
         return {"error_code": ErrorCode.INVALID_GROUP_ID, "group_id": group_id, "group_state": DEAD}
-    if group_id in coordinator.consumer_groups:
+    if group is not None and group.group_type != "classic":
         return _not_found(group_id, version, f"Group {group_id} is not a classic group.")
     if group is None:
         return _not_found(group_id, version, f"Group {group_id} not found.")

@@ -13,7 +13,6 @@ Behavior:
 
 from __future__ import annotations
 
-import itertools
 
 from trafka.broker import registry
 from trafka.broker.security.authorizer import CLUSTER, GROUP, Op, authorize
@@ -37,7 +36,7 @@ async def handle(ctx, request):
     everything = authorize(ctx, Op.DESCRIBE, CLUSTER, log_denied=False)  # else the groups it may describe
     groups = [
         _listed(group)
-        for group in itertools.chain(coordinator.groups.values(), coordinator.consumer_groups.values())
+        for group in coordinator.all_groups().values()
         if (not states or group.state.value.lower() in states) and (not types or group.group_type in types)
         and (everything or authorize(ctx, Op.DESCRIBE, GROUP, group.group_id, log_denied=False))
     ]
