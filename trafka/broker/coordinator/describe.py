@@ -59,7 +59,6 @@ def describe(g, log_end: Callable[[str, int], int | None], assignor: Callable[[C
         "members": members,
         "offsets": offsets,
         "total_lag": sum(o["lag"] for o in offsets if o["lag"] is not None),
-        "transitions": list(getattr(g, "transitions", ())),
     }
 
 
