@@ -208,21 +208,57 @@ def test_java_scram_credentials_and_client_metrics_resources(java_client_43, boo
 
 @pytest.mark.compat_client("java-4.3.0")
 def test_java_calls_trafka_does_not_serve_get_unsupported_version(java_client_43, bootstrap):
-    """Share groups (KIP-932, a preview in Kafka 4.1), streams groups (KIP-1071, early access in
-    4.1), UnregisterBroker and the KRaft voter changes are not served: the Java admin client sees
-    they are not advertised and fails each call with UnsupportedVersionException, no request sent."""
+    """The share-group offset calls (KIP-932's keys 90-92), streams groups (KIP-1071, early access
+    in 4.1), UnregisterBroker and the KRaft voter changes are not served: the Java admin client
+    sees they are not advertised and fails each call with UnsupportedVersionException, no request
+    sent."""
     k = java_client_43
     jvm, call = k.jvm, k.call
     admin = k.make_admin({"bootstrap.servers": bootstrap})
     uuid_ = jvm.org.apache.kafka.common.Uuid.randomUuid()
     calls = {
-        "describeShareGroups": lambda: call(call(call(admin.j.describeShareGroups, _java_list(jvm, "sg")).all).get),
+        "deleteShareGroupOffsets": lambda: call(call(call(admin.j.deleteShareGroupOffsets, "sg",
+                                                          jvm.java.util.HashSet()).all).get),
         "describeStreamsGroups": lambda: call(call(call(admin.j.describeStreamsGroups, _java_list(jvm, "sg")).all).get),
         "unregisterBroker": lambda: call(call(call(admin.j.unregisterBroker, 0).all).get),
         "addRaftVoter": lambda: call(call(call(admin.j.addRaftVoter, 1, uuid_, jvm.java.util.HashSet()).all).get),
         "removeRaftVoter": lambda: call(call(call(admin.j.removeRaftVoter, 1, uuid_).all).get),
     }
     assert {name: _java_error(fn) for name, fn in calls.items()} == {name: "UnsupportedVersionException" for name in calls}
+
+
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_describes_a_share_group_of_a_confluent_share_consumer(java_client_43, bootstrap):
+    """Admin.describeShareGroups (ShareGroupDescribe, key 77) of a group a confluent-kafka
+    ShareConsumer is a member of: its state, member and assigned partitions by name."""
+    import time
+
+    from confluent_kafka import ShareConsumer
+
+    from testkit.groups import create_topic
+
+    create_topic(bootstrap, "shared-jobs", 2)
+    consumer = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": "java-described", "client.id": "sharer"})
+    consumer.subscribe(["shared-jobs"])
+    k = java_client_43
+    jvm, call = k.jvm, k.call
+    admin = k.make_admin({"bootstrap.servers": bootstrap})
+    try:
+        end = time.monotonic() + 30
+        while True:
+            consumer.poll(0.2)
+            described = call(call(call(admin.j.describeShareGroups, _java_list(jvm, "java-described")).all).get)
+            group = described.get("java-described")
+            members = list(call(group.members).toArray())
+            if members and not call(call(members[0].assignment).topicPartitions).isEmpty() or time.monotonic() > end:
+                break
+        assert str(call(group.groupState)) == "Stable"
+        [member] = members
+        assert call(member.clientId) == "sharer"
+        assigned = sorted((call(tp.topic), call(tp.partition)) for tp in call(call(member.assignment).topicPartitions).toArray())
+        assert assigned == [("shared-jobs", 0), ("shared-jobs", 1)]
+    finally:
+        consumer.close()
 
 
 def _consumer_protocol_member(bootstrap: str, group: str, topic: str, partitions: int, instance_id=None):

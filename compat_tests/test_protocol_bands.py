@@ -30,8 +30,7 @@ OLDER_THAN_KAFKA_41: dict[int, tuple[int, str]] = {}
 
 # Keys of the 4.1 table trafka does not serve, each with its reason (docs/compatibility.md).
 NOT_SERVED = {
-    # KIP-932 share groups: preview in Kafka 4.1, not served
-    76: "ShareGroupHeartbeat", 77: "ShareGroupDescribe", 78: "ShareFetch", 79: "ShareAcknowledge",
+    # KIP-932 share-group offsets (the admin calls): not served yet
     90: "DescribeShareGroupOffsets", 91: "AlterShareGroupOffsets", 92: "DeleteShareGroupOffsets",
 }
 

@@ -361,6 +361,12 @@ _GROUP: list[Setting] = [
     Setting("group.consumer.max.heartbeat.interval.ms", _T.INT, "15000", "bounds per-group heartbeat intervals, which trafka does not have (no group configs)", validator=at_least(1), effect=False),
     Setting("group.consumer.migration.policy", _T.STRING, "bidirectional", "no online migration between the protocols is served; an empty group changes protocol whatever it says", validator=one_of("disabled", "downgrade", "upgrade", "bidirectional"), effect=False),
     Setting("offsets.topic.num.partitions", _T.INT, "50", "partitions of __consumer_offsets", validator=between(1, 1000)),
+    Setting("group.share.heartbeat.interval.ms", _T.INT, "5000", "heartbeat interval told to share group members", validator=at_least(1)),
+    Setting("group.share.session.timeout.ms", _T.INT, "45000", "a share group member that sends no heartbeat for this long is removed and its acquired records released", validator=at_least(1)),
+    Setting("group.share.record.lock.duration.ms", _T.INT, "30000", "how long a share group member holds the records it acquired before they are available again", validator=at_least(1)),
+    Setting("group.share.delivery.count.limit", _T.INT, "5", "deliveries of one record to a share group before it is archived", validator=between(2, 10)),
+    Setting("group.share.partition.max.record.locks", _T.INT, "2000", "most records of one partition a share group holds acquired at once", validator=at_least(100)),
+    Setting("share.coordinator.state.topic.num.partitions", _T.INT, "50", "partitions of __share_group_state", validator=between(1, 1000)),
     Setting("offsets.retention.minutes", _T.INT, "10080", "how long an empty group's offsets are kept", validator=at_least(1)),
     Setting("offsets.retention.check.interval.ms", _T.LONG, "600000", "how often expired committed offsets are removed", validator=at_least(1)),
 ]

@@ -25,6 +25,7 @@ from trafka.broker.stats import BrokerStats
 from trafka.broker.security.authorizer import make_authorizer
 from trafka.broker.security.layer import SecurityLayer
 from trafka.broker.security.listeners import Listener, configured_listeners
+from trafka.broker.share.coordinator import ShareCoordinator
 from trafka.broker.transaction import TransactionCoordinator
 from trafka.storage.clock import BrokerClock
 from trafka.storage.files import atomic_write
@@ -63,11 +64,16 @@ class Broker:
         self.txn_coordinator = TransactionCoordinator(
             self.logs, config, self.clock, self.producer_ids, self.group_coordinator, self.features
         )
+        # Creates __share_group_state if missing and replays it: share-partitions are back.
+        self.share_coordinator = ShareCoordinator(self.logs, config, self.clock)
+        self.group_coordinator.on_share_member_left = self.share_coordinator.release_member
+        self.group_coordinator.on_share_group_deleted = self.share_coordinator.delete_group
         self._data_arrived = trio.Event()
         self.metadata_cache = MetadataCache()
         self.faults = FaultTable()
         # Injected storage faults reach the coordinators' internal topics here.
-        for topic in (self.group_coordinator.offsets_topic, self.txn_coordinator.state_topic):
+        for topic in (self.group_coordinator.offsets_topic, self.txn_coordinator.state_topic,
+                      self.share_coordinator.state_topic):
             topic.append_guard = self.faults.check_append
         self.stats = BrokerStats()  # requests, bytes and connections, for the console
         self.security = SecurityLayer(config, self.data_dir, self.clock)  # SCRAM credentials load here

@@ -39,8 +39,10 @@ from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC, TOPIC_CONFIGS
 from trafka.broker.coordinator.overlay import GroupOverlay
 from trafka.broker.coordinator.shard import GroupMap, GroupShard, load_groups, load_state
 from trafka.broker.runtime.internal_topic import InternalTopic
+from trafka.broker.share.group import ShareGroup, ShareGroupManager, ShareHeartbeat, ShareHeartbeatResult
 from trafka.broker.runtime.records import CoordinatorRecord, CoordinatorResult
 from trafka.broker.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError
+from trafka.storage.errors import StorageError
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.coordinator")
@@ -62,7 +64,12 @@ class GroupCoordinator:
         self.runtime: CoordinatorRuntime[GroupShard] = CoordinatorRuntime(self.offsets_topic, lambda p: GroupShard(p, self))
         self.groups = GroupMap(self.runtime, "groups")  # classic groups (and offsets-only groups)
         self.consumer_groups = GroupMap(self.runtime, "consumer_groups")  # KIP-848 groups; an id is in one map only
+        self.share_groups = GroupMap(self.runtime, "share_groups")  # KIP-932 share groups
+        # Told of a share member that left or timed out (the share coordinator releases its records).
+        self.on_share_member_left = lambda group_id, member_id: None
+        self.on_share_group_deleted = lambda group_id: ErrorCode.NONE
         self.classic = ClassicGroupManager(self)
+        self.share = ShareGroupManager(self)
         self.consumer = ConsumerGroupManager(self)
         self.offsets = OffsetMetadataManager(self)
         self._wakeup = trio.Event()
@@ -92,9 +99,11 @@ class GroupCoordinator:
         """Act on every group deadline that has passed, classic and consumer groups alike."""
         self.classic.expire(now)
         self._on_copies(lambda manager: manager.expire_consumer_groups(now), None)
+        self.share.expire(now, self.on_share_member_left)
 
     def next_deadline(self) -> int | None:
-        due = [d for d in (self.classic.next_deadline(), self.consumer.next_consumer_deadline()) if d is not None]
+        due = [d for d in (self.classic.next_deadline(), self.consumer.next_consumer_deadline(), self.share.next_deadline())
+               if d is not None]
         return min(due, default=None)
 
     # --- requests, routed to the managers ----------------------------------------------------
@@ -120,6 +129,9 @@ class GroupCoordinator:
         result = self._on_copies(lambda manager: manager.consumer_group_heartbeat(request), failed)
         self.reschedule()
         return result
+
+    def share_group_heartbeat(self, request: ShareHeartbeat) -> ShareHeartbeatResult:
+        return self.share.heartbeat(request, self.on_share_member_left)
 
     def consumer_assignors(self) -> list[str]:
         return self.consumer.consumer_assignors()
@@ -253,21 +265,30 @@ class GroupCoordinator:
 
     # --- groups as a whole --------------------------------------------------------------------
 
-    def group(self, group_id: str) -> Group | ConsumerGroup | None:
+    def group(self, group_id: str) -> Group | ConsumerGroup | ShareGroup | None:
         """The group of that id, whichever kind (an id is one or the other)."""
-        found = self.consumer_groups.get(group_id)
-        return found if found is not None else self.groups.get(group_id)
+        for kind in (self.consumer_groups, self.share_groups, self.groups):
+            found = kind.get(group_id)
+            if found is not None:
+                return found
+        return None
 
-    def all_groups(self) -> dict[str, Group | ConsumerGroup]:
-        """Every group of every loaded shard by id, classic and consumer groups alike."""
-        return {**self.groups, **self.consumer_groups}
+    def all_groups(self) -> dict[str, Group | ConsumerGroup | ShareGroup]:
+        """Every group of every loaded shard by id, classic, consumer and share groups alike."""
+        return {**self.groups, **self.consumer_groups, **self.share_groups}
 
     def describe_group(self, group_id: str, log_end) -> dict:
         """The one description of a group (describe.py); LookupError for an unknown id."""
         found = self.group(group_id)
         if found is None:
             raise LookupError(f"unknown group {group_id!r}")
-        return describe(found, log_end, self.preferred_assignor)
+        return describe(found, log_end, self.preferred_assignor, self.topic_name)
+
+    def topic_name(self, topic_id) -> str | None:
+        try:
+            return self.logs.topic_by_id(topic_id).name
+        except StorageError:
+            return None
 
     def delete_groups(self, group_ids: list[str]) -> list[ErrorCode]:
         return [self.delete_group(group_id) for group_id in group_ids]
@@ -277,6 +298,16 @@ class GroupCoordinator:
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID
         shard = self.shard_for(group_id)
+        share_group = self.share_groups.get(group_id)
+        if share_group is not None:
+            if share_group.members:
+                return ErrorCode.NON_EMPTY_GROUP
+            error = self.on_share_group_deleted(group_id)  # its share-partitions' state, tombstoned first
+            if error:
+                return error
+            del self.share_groups[group_id]
+            log.info("share group %s: deleted", group_id)
+            return ErrorCode.NONE
         consumer_group = self.consumer_groups.get(group_id)
         if consumer_group is not None:
             if consumer_group.members:

@@ -25,12 +25,19 @@ def lag(committed: int | None, log_end: int | None) -> int | None:
     return log_end - committed
 
 
-def describe(g, log_end: Callable[[str, int], int | None], assignor: Callable[[ConsumerGroup], str] | None = None) -> dict:
-    """A classic or KIP-848 group as a JSON-ready dict: state, protocol, generation (the group
-    epoch of a consumer group), members with subscriptions and assignments, and one row per
-    partition committed or owned, with its log end, lag and owner."""
+def describe(g, log_end: Callable[[str, int], int | None], assignor: Callable[[ConsumerGroup], str] | None = None,
+             topic_names: Callable[[object], str | None] | None = None) -> dict:
+    """A classic, KIP-848 or share group as a JSON-ready dict: state, protocol, generation (the
+    group epoch of a consumer or share group), members with subscriptions and assignments, and
+    one row per partition committed or owned, with its log end, lag and owner (a share group
+    commits no offsets: its partitions' state is its share-partitions', on its console page).
+    `topic_names(topic_id)` names a share group's assigned topics."""
     consumer = isinstance(g, ConsumerGroup)
-    members, owners = _consumer_group_members(g) if consumer else _classic_group_members(g)
+    share = g.group_type == "share"
+    if share:
+        members, owners = _share_group_members(g, topic_names)
+    else:
+        members, owners = _consumer_group_members(g) if consumer else _classic_group_members(g)
     offsets = []
     for (t, p) in sorted({*g.offsets, *owners}):
         committed = g.offsets.get((t, p))
@@ -45,7 +52,10 @@ def describe(g, log_end: Callable[[str, int], int | None], assignor: Callable[[C
             "commit_timestamp": committed.commit_timestamp if committed else None,
             "member_id": owners.get((t, p)),
         })
-    if consumer:
+    if share:
+        header = {"group_type": "share", "protocol": "simple" if g.members else None, "generation": g.group_epoch,
+                  "leader": None}
+    elif consumer:
         header = {"group_type": "consumer", "protocol": assignor(g) if assignor is not None and g.members else None,
                   "generation": g.group_epoch, "leader": None}
     else:
@@ -103,3 +113,20 @@ def _classic_group_members(g) -> tuple[list[dict], dict[tuple[str, int], str]]:
             "assignment": [{"topic": t, "partitions": sorted(p)} for t, p in sorted((assignment or {}).items())],
         })
     return members, owners
+
+
+def _share_group_members(g, topic_names) -> tuple[list[dict], dict[tuple[str, int], str]]:
+    members = []
+    for member in g.members.values():
+        assignment = {(topic_names(t) if topic_names else None) or str(t): sorted(ps) for t, ps in member.assignment.items()}
+        members.append({
+            "member_id": printable(member.member_id),
+            "group_instance_id": None,
+            "client_id": printable(member.client_id),
+            "client_host": member.client_host,
+            "session_timeout_ms": None,
+            "member_epoch": member.member_epoch,
+            "subscription": list(member.subscribed_topic_names),
+            "assignment": [{"topic": t, "partitions": p} for t, p in sorted(assignment.items())],
+        })
+    return members, {}  # partitions are shared: no single owner

@@ -42,6 +42,7 @@ class GroupShard:
         self.coordinator = coordinator
         self.groups: dict[str, Group] = {}  # classic groups (and offsets-only groups)
         self.consumer_groups: dict = {}  # KIP-848 groups; an id is in one map only
+        self.share_groups: dict = {}  # KIP-932 share groups (membership in memory only)
         self.consumer_records: dict[str, dict] = {}  # consumer group -> record values last written
         self.pending_txn_offsets = PendingTxnOffsets()
         self._loading: list | None = []
@@ -91,7 +92,7 @@ class GroupShard:
 
 
 class GroupMap(ShardMap):
-    """One kind of group (`groups`, `consumer_groups` or `consumer_records`) of every loaded
+    """One kind of group (`groups`, `consumer_groups`, `share_groups` or `consumer_records`) of every loaded
     shard, as one mapping routed by group id."""
 
 

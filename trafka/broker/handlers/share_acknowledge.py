@@ -1,0 +1,23 @@
+"""ShareAcknowledge (key 79), version 1: a share group member acknowledges records without
+fetching (KIP-932). The session rules are ShareFetch's, except that epoch 0 is
+INVALID_SHARE_SESSION_EPOCH (a new session has nothing to acknowledge); -1 acknowledges and
+closes the session. Per partition all or nothing: INVALID_RECORD_STATE for a record this member
+does not hold; the acknowledgement is written to `__share_group_state` before it counts."""
+
+from __future__ import annotations
+
+from trafka.broker import registry
+from trafka.broker.share.fetching import Refused, acknowledge_all, responses, session_step
+from trafka.wire.errors import ErrorCode
+
+
+@registry.handles(79, min_version=1, max_version=1)
+async def handle(ctx, request):
+    def answer(error: ErrorCode, message: str | None = None, topics=()) -> dict:
+        return {"throttle_time_ms": 0, "error_code": error, "error_message": message, "responses": list(topics),
+                "node_endpoints": []}
+    try:
+        session_step(ctx, request, fetching=False)
+    except Refused as refused:
+        return answer(refused.error, refused.message)
+    return answer(ErrorCode.NONE, topics=responses(ctx, {}, acknowledge_all(ctx, request), fetching=False))

@@ -1,0 +1,56 @@
+"""ShareFetch (key 78), version 1: a share group member acknowledges records and acquires more
+(KIP-932; trafka/broker/share/).
+
+Behavior:
+- The share session: epoch 0 opens one on the partitions named (acknowledgements then are
+  INVALID_REQUEST), later requests carry the next epoch (INVALID_SHARE_SESSION_EPOCH, or
+  SHARE_SESSION_NOT_FOUND without a session) and may add partitions or forget them; -1 closes
+  it, acknowledging only.
+- Acknowledgements first, per partition all or nothing (INVALID_RECORD_STATE for a record this
+  member does not hold), written to `__share_group_state` before they count.
+- Then records are acquired for the member from each session partition, at most max_records in
+  all, for group.share.record.lock.duration.ms; the answer has whole batches and the acquired
+  offset runs with their delivery counts. With nothing to acquire it waits up to max_wait_ms
+  for new records or an expiring lock.
+- READ on the group (GROUP_AUTHORIZATION_FAILED for the request) and on each topic.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from trafka.broker import registry
+from trafka.broker.share.fetching import (FINAL_EPOCH, Refused, acknowledge_all, acquire_all, next_lock_deadline,
+                                          responses, session_step)
+from trafka.wire.errors import ErrorCode
+
+
+def _answer(ctx, error: ErrorCode, message: str | None = None, topics=()) -> dict:
+    return {"throttle_time_ms": 0, "error_code": error, "error_message": message,
+            "acquisition_lock_timeout_ms": ctx.broker.share_coordinator.lock_ms, "responses": list(topics),
+            "node_endpoints": []}
+
+
+@registry.handles(78, min_version=1, max_version=1)
+async def handle(ctx, request):
+    try:
+        session = session_step(ctx, request, fetching=True)
+    except Refused as refused:
+        return _answer(ctx, refused.error, refused.message)
+    acks = acknowledge_all(ctx, request)
+    if request.share_session_epoch == FINAL_EPOCH:
+        return _answer(ctx, ErrorCode.NONE, topics=responses(ctx, {}, acks, fetching=True))
+    broker = ctx.broker
+    deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
+    max_records = request.max_records if request.max_records > 0 else 500
+    while True:
+        answers, acquired = acquire_all(ctx, request, session, max_records)
+        if acquired or acks or trio.current_time() >= deadline or any(a.get("error_code") for a in answers.values()):
+            break
+        wake = deadline
+        lock = next_lock_deadline(ctx, request, session)
+        if lock is not None:
+            wake = min(wake, trio.current_time() + max(lock - broker.clock.time_ms(), 1) / 1000)
+        with trio.move_on_at(wake):
+            await broker.wait_for_data()
+    return _answer(ctx, ErrorCode.NONE, topics=responses(ctx, answers, acks, fetching=True))

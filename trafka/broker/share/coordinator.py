@@ -1,0 +1,223 @@
+"""The share coordinator: every share-partition's durable state, in `__share_group_state`,
+on the coordinator runtime; and the share sessions of ShareFetch / ShareAcknowledge.
+
+A share-partition is (share group, topic id, partition). It lives in the `__share_group_state`
+partition its key "group:topicId:partition" hashes to, as Kafka's share coordinator keys it,
+and each such partition is one `ShareStateShard`. Its state (`partition.SharePartition`) is
+created at the group's first fetch of the partition, starting at the log end offset
+(`share.auto.offset.reset` latest, Kafka's default) or the log start (earliest).
+
+Write, then apply: an acknowledgement (or a lock expiry or a member leaving that archives
+records) is applied to a copy of the share-partition; the copy's snapshot (formats.py) is
+written; only then does the copy replace the share-partition. A failed write leaves it as it
+was and the acknowledgement is answered with the error. Acquisitions are not written: after a
+restart, records acquired but not acknowledged are available again, as in Kafka.
+
+A share-partition is written first when it is created (its start offset), then at each
+durable change.
+
+Share sessions (KIP-932): a member's ShareFetch with epoch 0 opens a session on the partitions
+it names, each later request carries the next epoch and may add partitions or forget them, -1
+closes it. Sessions are in memory, as Kafka's ShareSessionCache.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import uuid
+from dataclasses import dataclass, field
+
+from trafka.broker.runtime.internal_topic import InternalTopic
+from trafka.broker.runtime.records import CoordinatorRecord, CoordinatorResult
+from trafka.broker.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError
+from trafka.broker.share import formats
+from trafka.broker.share.formats import SharePartitionKey, ShareSnapshot
+from trafka.broker.share.partition import SharePartition
+from trafka.wire.errors import ErrorCode
+
+log = logging.getLogger("trafka.share")
+
+SHARE_STATE_TOPIC = "__share_group_state"
+TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024)}
+FINAL_EPOCH = -1
+
+
+class ShareStateShard:
+    """The share-partitions of one `__share_group_state` partition."""
+
+    def __init__(self) -> None:
+        self.partitions: dict[SharePartitionKey, SharePartition] = {}
+        self.snapshot_epochs: dict[SharePartitionKey, int] = {}
+
+    def replay(self, key: bytes, value: bytes | None) -> None:
+        k = formats.parse_key(key)
+        if value is None:
+            self.partitions.pop(k, None)
+            self.snapshot_epochs.pop(k, None)
+            return
+        snapshot = formats.parse_value(value)
+        self.partitions[k] = SharePartition.restore(snapshot.start_offset, list(snapshot.batches))
+        self.snapshot_epochs[k] = snapshot.snapshot_epoch
+
+
+@dataclass
+class ShareSession:
+    epoch: int  # the epoch the next request must carry
+    partitions: set[tuple[uuid.UUID, int]] = field(default_factory=set)
+
+
+class ShareSessionError(Exception):
+    def __init__(self, error: ErrorCode, message: str):
+        super().__init__(message)
+        self.error = error
+
+
+class ShareCoordinator:
+    def __init__(self, logs, config, clock):
+        self.logs = logs
+        self.config = config
+        self.clock = clock
+        self.state_topic = InternalTopic(logs, SHARE_STATE_TOPIC, config["share.coordinator.state.topic.num.partitions"],
+                                         TOPIC_CONFIGS, clock)
+        self.runtime: CoordinatorRuntime[ShareStateShard] = CoordinatorRuntime(self.state_topic, lambda p: ShareStateShard())
+        self.runtime.load_all()
+        self.sessions: dict[tuple[str, str], ShareSession] = {}
+        log.info("loaded %d share-partitions from %s", sum(len(s.partitions) for s in self.runtime), SHARE_STATE_TOPIC)
+
+    # --- settings -----------------------------------------------------------------------------
+
+    @property
+    def lock_ms(self) -> int:
+        return self.config["group.share.record.lock.duration.ms"]
+
+    @property
+    def delivery_limit(self) -> int:
+        return self.config["group.share.delivery.count.limit"]
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    def open_session(self, group_id: str, member_id: str, epoch: int, add, forget) -> ShareSession:
+        """The member's session after this request's epoch, partitions added and forgotten.
+        Raises ShareSessionError: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH."""
+        key = (group_id, member_id)
+        if epoch == 0:
+            session = self.sessions[key] = ShareSession(1, set(add))
+            return session
+        session = self.sessions.get(key)
+        if session is None:
+            raise ShareSessionError(ErrorCode.SHARE_SESSION_NOT_FOUND, f"No share session for member {member_id}.")
+        if epoch == FINAL_EPOCH:
+            del self.sessions[key]
+            return session
+        if epoch != session.epoch:
+            raise ShareSessionError(ErrorCode.INVALID_SHARE_SESSION_EPOCH,
+                                    f"The share session epoch is {session.epoch}, not {epoch}.")
+        session.epoch = session.epoch + 1 if session.epoch < 2**31 - 1 else 1
+        session.partitions |= set(add)
+        session.partitions -= set(forget)
+        return session
+
+    def close_sessions(self, group_id: str, member_id: str) -> None:
+        self.sessions.pop((group_id, member_id), None)
+
+    # --- share-partitions ---------------------------------------------------------------------
+
+    def _partition_of(self, key: SharePartitionKey) -> int:
+        return self.state_topic.partition_for(f"{key.group_id}:{key.topic_id}:{key.partition}")
+
+    def _shard(self, key: SharePartitionKey) -> ShareStateShard:
+        return self.runtime.shard(self._partition_of(key))
+
+    def share_partition(self, key: SharePartitionKey, log_start: int, log_end: int, reset: str = "latest") -> ErrorCode:
+        """Make sure the share-partition exists: at the group's first fetch of the partition it is
+        created at the log end (`latest`, Kafka's default) or start and its first snapshot
+        written (Kafka's InitializeShareGroupState), so a restart goes on from there."""
+        shard = self._shard(key)
+        if key in shard.partitions:
+            return ErrorCode.NONE
+        created = SharePartition(log_start if reset == "earliest" else log_end)
+        record = CoordinatorRecord(formats.key(key), formats.value(ShareSnapshot(0, 0, created.start_offset, ())))
+
+        def apply() -> None:
+            shard.partitions[key] = created
+            shard.snapshot_epochs[key] = 0
+        try:
+            self.runtime.write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
+        except CoordinatorWriteError as exc:
+            log.error("share-partition %s: cannot write its initial state: %s", key, exc.cause)
+            return exc.error
+        return ErrorCode.NONE
+
+    def existing(self, key: SharePartitionKey) -> SharePartition | None:
+        return self._shard(key).partitions.get(key)
+
+    def change(self, key: SharePartitionKey, change) -> ErrorCode:
+        """Apply `change(copy)` (which returns an error code, NONE to go on) to a copy of the
+        share-partition, write the copy's snapshot, then install the copy. A failed write
+        leaves the share-partition as it was and is the answer."""
+        shard = self._shard(key)
+        current = shard.partitions.get(key)
+        if current is None:
+            return ErrorCode.INVALID_RECORD_STATE
+        work = copy.deepcopy(current)
+        error = change(work)
+        if error:
+            return error
+        if work.snapshot() == current.snapshot():
+            shard.partitions[key] = work  # only volatile state moved (locks): nothing to write
+            return ErrorCode.NONE
+        epoch = shard.snapshot_epochs.get(key, -1) + 1
+        start, batches = work.snapshot()
+        record = CoordinatorRecord(formats.key(key), formats.value(ShareSnapshot(epoch, 0, start, tuple(batches))))
+
+        def apply() -> None:
+            shard.partitions[key] = work
+            shard.snapshot_epochs[key] = epoch
+        try:
+            self.runtime.write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
+        except CoordinatorWriteError as exc:
+            log.error("share-partition %s: cannot write its state: %s", key, exc.cause)
+            return exc.error
+        return ErrorCode.NONE
+
+    def acknowledge(self, key: SharePartitionKey, member_id: str, batches) -> ErrorCode:
+        """One partition's acknowledgement batches, all or nothing."""
+        def apply(sp: SharePartition) -> ErrorCode:
+            sp.expire_locks(self.clock.time_ms(), self.delivery_limit)
+            for batch in batches:
+                error = sp.acknowledge(member_id, batch.first_offset, batch.last_offset, list(batch.acknowledge_types),
+                                       self.delivery_limit)
+                if error:
+                    return error
+            return ErrorCode.NONE
+        return self.change(key, apply)
+
+    def release_member(self, group_id: str, member_id: str) -> None:
+        """A member left: its acquired records are available again; its session goes."""
+        self.close_sessions(group_id, member_id)
+        for shard in self.runtime:
+            for key in [k for k in shard.partitions if k.group_id == group_id]:
+                self.change(key, lambda sp: (sp.release_member(member_id, self.delivery_limit), ErrorCode.NONE)[1])
+
+    def expire_locks(self, key: SharePartitionKey) -> None:
+        if self.existing(key) is not None:
+            self.change(key, lambda sp: (sp.expire_locks(self.clock.time_ms(), self.delivery_limit), ErrorCode.NONE)[1])
+
+    def group_partitions(self, group_id: str) -> dict[SharePartitionKey, SharePartition]:
+        return {k: sp for shard in self.runtime for k, sp in shard.partitions.items() if k.group_id == group_id}
+
+    def delete_group(self, group_id: str) -> ErrorCode:
+        """Tombstones for every share-partition of the group (DeleteGroups)."""
+        for key in list(self.group_partitions(group_id)):
+            shard = self._shard(key)
+
+            def apply(shard=shard, key=key) -> None:
+                shard.partitions.pop(key, None)
+                shard.snapshot_epochs.pop(key, None)
+            try:
+                self.runtime.write(self._partition_of(key), lambda s: CoordinatorResult(
+                    [CoordinatorRecord(formats.key(key), None)], None, apply))
+            except CoordinatorWriteError as exc:
+                return exc.error
+        return ErrorCode.NONE

@@ -1,0 +1,206 @@
+"""A share group (KIP-932) and its members, and ShareGroupHeartbeat.
+
+Membership as Kafka's share groups have it: a member joins with epoch 0 (its member id chosen
+by the client, KIP-1082), heartbeats with its epoch, leaves with -1, and is removed when no
+heartbeat came for `group.share.session.timeout.ms`. A change of members or subscriptions
+bumps the group epoch and computes a new assignment; a share group has no revocation step, so
+every member is at the group epoch at its next heartbeat. The assignment gives every member
+every partition of the topics it subscribes to: a share group's partitions may be shared by
+any number of members, and records are handed out one acquisition at a time (partition.py),
+so this is a valid assignment (Kafka's SimpleAssignor spreads partitions over members instead;
+docs/compatibility.md).
+
+Share groups live in the group coordinator's shards with the classic and consumer groups (one
+id is one kind); their membership is in memory only: after a restart members rejoin (Kafka
+writes it to `__consumer_offsets`). The state of their partitions is durable
+(`__share_group_state`, coordinator.py).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import uuid
+from dataclasses import dataclass, field
+
+from trafka.wire.errors import ErrorCode
+
+log = logging.getLogger("trafka.share")
+
+JOIN_EPOCH, LEAVE_EPOCH = 0, -1
+
+
+class ShareGroupState(enum.Enum):
+    EMPTY = "Empty"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+@dataclass
+class ShareMember:
+    member_id: str
+    member_epoch: int
+    client_id: str
+    client_host: str
+    rack_id: str | None
+    subscribed_topic_names: tuple[str, ...]
+    session_deadline: int
+    assignment: dict[uuid.UUID, frozenset[int]] = field(default_factory=dict)
+
+
+@dataclass
+class ShareGroup:
+    group_id: str
+    state_timestamp: int
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ShareMember] = field(default_factory=dict)
+    offsets: dict = field(default_factory=dict)  # a share group commits no offsets (its state is per partition)
+
+    group_type = "share"  # ListGroups v5
+    protocol_type = "share"
+
+    @property
+    def state(self) -> ShareGroupState:
+        return ShareGroupState.STABLE if self.members else ShareGroupState.EMPTY
+
+    def is_(self, *states) -> bool:
+        return self.state in states
+
+    def subscribed_topics(self) -> set[str]:
+        return {name for m in self.members.values() for name in m.subscribed_topic_names}
+
+
+@dataclass
+class ShareHeartbeat:
+    group_id: str
+    member_id: str
+    member_epoch: int
+    rack_id: str | None
+    subscribed_topic_names: list[str] | None
+    client_id: str
+    client_host: str
+
+
+@dataclass
+class ShareHeartbeatResult:
+    error: ErrorCode
+    message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: dict[uuid.UUID, frozenset[int]] | None = None
+
+
+class ShareGroupManager:
+    """ShareGroupHeartbeat and the share members' sessions, over the group coordinator's share
+    groups (its `share_groups`, one of its maps)."""
+
+    def __init__(self, coordinator):
+        self.coordinator = coordinator
+
+    @property
+    def share_groups(self):
+        return self.coordinator.share_groups
+
+    @property
+    def config(self):
+        return self.coordinator.config
+
+    @property
+    def logs(self):
+        return self.coordinator.logs
+
+    def _now(self) -> int:
+        return self.coordinator.now()
+
+    def _reschedule(self) -> None:
+        self.coordinator.reschedule()
+
+    def heartbeat(self, request: ShareHeartbeat, on_left) -> ShareHeartbeatResult:
+        """`on_left(group_id, member_id)` is told of a member that left, so its acquired records
+        are released."""
+        now = self._now()
+        if not request.group_id.strip():
+            return ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
+        if not request.member_id.strip():
+            return ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
+        if request.member_epoch == JOIN_EPOCH and request.subscribed_topic_names is None:
+            return ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
+        if request.member_epoch < LEAVE_EPOCH:
+            return ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "MemberEpoch is invalid.")
+        other = self.coordinator.group(request.group_id)
+        if other is not None and other.group_type != "share":
+            return ShareHeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a share group.")
+        group = self.share_groups.get(request.group_id)
+        if request.member_epoch == LEAVE_EPOCH:
+            if group is not None and request.member_id in group.members:
+                self._remove(group, request.member_id, "left the group", now, on_left)
+            return ShareHeartbeatResult(ErrorCode.NONE, member_id=request.member_id, member_epoch=LEAVE_EPOCH)
+        if group is None:
+            if request.member_epoch != JOIN_EPOCH:
+                return ShareHeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID, f"Group {request.group_id} has no member {request.member_id}.")
+            group = self.share_groups[request.group_id] = ShareGroup(request.group_id, now)
+        member = group.members.get(request.member_id)
+        if member is None:
+            if request.member_epoch != JOIN_EPOCH:
+                return ShareHeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not in the group.")
+            member = ShareMember(request.member_id, 0, request.client_id, request.client_host, request.rack_id, (), now)
+            group.members[member.member_id] = member
+            bump = True
+            log.info("share group %s: member %s joined", group.group_id, member.member_id)
+        elif request.member_epoch not in (JOIN_EPOCH, member.member_epoch):
+            return ShareHeartbeatResult(ErrorCode.FENCED_MEMBER_EPOCH, f"The member epoch {request.member_epoch} is not "
+                                        f"the current one ({member.member_epoch}).")
+        else:
+            bump = False
+        if request.subscribed_topic_names is not None:
+            topics = tuple(sorted(set(request.subscribed_topic_names)))
+            bump = bump or topics != member.subscribed_topic_names
+            member.subscribed_topic_names = topics
+        if request.rack_id is not None:
+            member.rack_id = request.rack_id
+        member.session_deadline = now + self.config["group.share.session.timeout.ms"]
+        topics_now = self._assignable(group)
+        if bump or any(m.assignment != self._target(m, topics_now) for m in group.members.values()):
+            group.group_epoch += 1
+            for m in group.members.values():
+                m.assignment = self._target(m, topics_now)
+            group.assignment_epoch = group.group_epoch
+        changed = member.member_epoch != group.assignment_epoch or request.member_epoch == JOIN_EPOCH
+        member.member_epoch = group.assignment_epoch
+        self._reschedule()
+        return ShareHeartbeatResult(
+            ErrorCode.NONE, member_id=member.member_id, member_epoch=member.member_epoch,
+            heartbeat_interval_ms=self.config["group.share.heartbeat.interval.ms"],
+            assignment=member.assignment if changed else None,
+        )
+
+    def _assignable(self, group: ShareGroup) -> dict[str, tuple[uuid.UUID, int]]:
+        found = {}
+        for name in group.subscribed_topics():
+            meta = self.logs.topics.get(name)
+            if meta is not None:
+                found[name] = (meta.topic_id, meta.partitions)
+        return found
+
+    @staticmethod
+    def _target(member: ShareMember, topics: dict[str, tuple[uuid.UUID, int]]) -> dict[uuid.UUID, frozenset[int]]:
+        return {topics[name][0]: frozenset(range(topics[name][1])) for name in member.subscribed_topic_names if name in topics}
+
+    def _remove(self, group: ShareGroup, member_id: str, reason: str, now: int, on_left) -> None:
+        del group.members[member_id]
+        group.group_epoch += 1
+        group.assignment_epoch = group.group_epoch
+        group.state_timestamp = now
+        log.info("share group %s: member %s %s", group.group_id, member_id, reason)
+        on_left(group.group_id, member_id)
+
+    def expire(self, now: int, on_left) -> None:
+        for group in list(self.share_groups.values()):
+            for member in list(group.members.values()):
+                if member.session_deadline <= now:
+                    self._remove(group, member.member_id, "session timed out", now, on_left)
+
+    def next_deadline(self) -> int | None:
+        return min((m.session_deadline for g in self.share_groups.values() for m in g.members.values()), default=None)

@@ -1,0 +1,215 @@
+"""One partition as one share group consumes it: Kafka's SharePartition (KIP-932).
+
+Records from the share-partition start offset (SPSO) on are in flight, each in one state:
+
+    AVAILABLE --acquire--> ACQUIRED --ACCEPT--> ACKNOWLEDGED
+        ^                     |  --REJECT--> ARCHIVED
+        +-- RELEASE / lock expiry --+   (ARCHIVED instead when the delivery count limit is reached)
+
+Offsets at or past the share-partition end offset (the next offset never yet acquired) are
+AVAILABLE without an entry. An acquisition hands a member a record for
+`share.record.lock.duration.ms`, raises its delivery count, and archives it instead once the
+count reached `group.share.delivery.count.limit`. ACKNOWLEDGED and ARCHIVED records at the
+start are dropped and the start offset moves past them, so the in-flight map stays small.
+
+Pure state, no I/O: the share coordinator (coordinator.py) reads batches from the log, asks
+`acquire`, applies acknowledgements, expires locks, and writes `snapshot()` to
+`__share_group_state` (formats.py) when the durable part changed.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from trafka.wire.errors import ErrorCode
+
+
+class RecordState(enum.IntEnum):
+    """Kafka's RecordState codes (the DeliveryState of the state records)."""
+
+    AVAILABLE = 0
+    ACQUIRED = 1
+    ACKNOWLEDGED = 2
+    ARCHIVED = 4
+
+
+class AcknowledgeType(enum.IntEnum):
+    GAP = 0
+    ACCEPT = 1
+    RELEASE = 2
+    REJECT = 3
+
+
+@dataclass
+class InFlight:
+    state: RecordState
+    delivery_count: int = 0
+    member_id: str | None = None
+    lock_deadline: int | None = None
+
+
+class SharePartition:
+    def __init__(self, start_offset: int):
+        self.start_offset = start_offset  # SPSO: below it, every record is done with
+        self.end_offset = start_offset  # the next offset never acquired
+        self.records: dict[int, InFlight] = {}  # start_offset <= offset < end_offset
+
+    # --- acquiring ----------------------------------------------------------------------------
+
+    def acquirable(self, log_start: int, log_end: int) -> int | None:
+        """The first offset that could be acquired now, or None."""
+        if self.start_offset < log_start:
+            self._move_start(log_start)
+        for offset in range(self.start_offset, self.end_offset):
+            entry = self.records.get(offset)
+            if entry is None or entry.state is RecordState.AVAILABLE:
+                return offset
+        return self.end_offset if self.end_offset < log_end else None
+
+    def acquire(self, offsets: list[int], member_id: str, now: int, lock_ms: int, delivery_limit: int,
+                max_records: int, gaps: list[int] = ()) -> list[tuple[int, int, int]]:
+        """Acquire for `member_id` the AVAILABLE records among `offsets` (offsets of records that
+        exist in the log, in order), at most `max_records`; (first, last, delivery count) runs.
+        `gaps` are offsets read that hold no record to deliver (transaction markers): archived."""
+        acquired: list[tuple[int, int, int]] = []
+        count = 0
+        stopped_at = None
+        for offset in offsets:
+            if count >= max_records:
+                stopped_at = offset
+                break
+            if offset < self.start_offset:
+                continue
+            entry = self.records.get(offset)
+            if offset >= self.end_offset:
+                for gap in range(self.end_offset, offset):  # no record there (compacted, control)
+                    self.records[gap] = InFlight(RecordState.ARCHIVED)
+                self.end_offset = offset + 1
+                entry = self.records[offset] = InFlight(RecordState.AVAILABLE)
+            if entry is None or entry.state is not RecordState.AVAILABLE:
+                continue
+            if entry.delivery_count >= delivery_limit:
+                entry.state = RecordState.ARCHIVED
+                continue
+            entry.state, entry.member_id = RecordState.ACQUIRED, member_id
+            entry.delivery_count += 1
+            entry.lock_deadline = now + lock_ms
+            count += 1
+            if acquired and acquired[-1][1] == offset - 1 and acquired[-1][2] == entry.delivery_count:
+                first, _, count = acquired[-1]
+                acquired[-1] = (first, offset, count)
+            else:
+                acquired.append((offset, offset, entry.delivery_count))
+        for offset in sorted(gaps):  # markers read and not stopped before: nothing to deliver there
+            if offset >= self.end_offset and (stopped_at is None or offset < stopped_at):
+                for gap in range(self.end_offset, offset + 1):
+                    self.records[gap] = InFlight(RecordState.ARCHIVED)
+                self.end_offset = offset + 1
+        self._advance()
+        return acquired
+
+    # --- acknowledging --------------------------------------------------------------------------
+
+    def acknowledge(self, member_id: str, first: int, last: int, types: list[int], delivery_limit: int) -> ErrorCode:
+        """One acknowledgement batch: one type for the whole range, or one per offset.
+        INVALID_RECORD_STATE when a record is not acquired by this member; nothing changes then."""
+        if last < first or not types or (len(types) != 1 and len(types) != last - first + 1):
+            return ErrorCode.INVALID_REQUEST
+        try:
+            kinds = [AcknowledgeType(t) for t in types]
+        except ValueError:
+            return ErrorCode.INVALID_REQUEST
+        plan = []
+        for i, offset in enumerate(range(first, last + 1)):
+            kind = kinds[0] if len(kinds) == 1 else kinds[i]
+            entry = self.records.get(offset)
+            if kind is AcknowledgeType.GAP:
+                plan.append((offset, kind))
+                continue
+            if entry is None or entry.state is not RecordState.ACQUIRED or entry.member_id != member_id:
+                return ErrorCode.INVALID_RECORD_STATE
+            plan.append((offset, kind))
+        for offset, kind in plan:
+            entry = self.records.get(offset)
+            if entry is None:
+                continue  # a gap before the start, or never fetched
+            if kind in (AcknowledgeType.GAP, AcknowledgeType.REJECT):
+                entry.state = RecordState.ARCHIVED
+            elif kind is AcknowledgeType.ACCEPT:
+                entry.state = RecordState.ACKNOWLEDGED
+            else:  # RELEASE
+                entry.state = RecordState.ARCHIVED if entry.delivery_count >= delivery_limit else RecordState.AVAILABLE
+            entry.member_id = entry.lock_deadline = None
+        self._advance()
+        return ErrorCode.NONE
+
+    def release_member(self, member_id: str, delivery_limit: int) -> bool:
+        """A member left: its acquired records become available again. Whether any did."""
+        released = False
+        for entry in self.records.values():
+            if entry.state is RecordState.ACQUIRED and entry.member_id == member_id:
+                entry.state = RecordState.ARCHIVED if entry.delivery_count >= delivery_limit else RecordState.AVAILABLE
+                entry.member_id = entry.lock_deadline = None
+                released = True
+        self._advance()
+        return released
+
+    def expire_locks(self, now: int, delivery_limit: int) -> bool:
+        """Acquisition locks that ran out: their records are available again (or archived at the
+        delivery limit). Whether any did."""
+        expired = False
+        for entry in self.records.values():
+            if entry.state is RecordState.ACQUIRED and entry.lock_deadline is not None and entry.lock_deadline <= now:
+                entry.state = RecordState.ARCHIVED if entry.delivery_count >= delivery_limit else RecordState.AVAILABLE
+                entry.member_id = entry.lock_deadline = None
+                expired = True
+        self._advance()
+        return expired
+
+    def next_lock_deadline(self) -> int | None:
+        return min((e.lock_deadline for e in self.records.values()
+                    if e.state is RecordState.ACQUIRED and e.lock_deadline is not None), default=None)
+
+    # --- durable state --------------------------------------------------------------------------
+
+    def snapshot(self) -> tuple[int, list[tuple[int, int, int, int]]]:
+        """(start offset, state batches): runs of (first, last, delivery state, delivery count)
+        as Kafka's ShareSnapshot writes them. Acquired records are written as AVAILABLE: after a
+        restart nobody holds them."""
+        batches: list[tuple[int, int, int, int]] = []
+        for offset in sorted(self.records):
+            entry = self.records[offset]
+            state = RecordState.AVAILABLE if entry.state is RecordState.ACQUIRED else entry.state
+            if batches and batches[-1][1] == offset - 1 and batches[-1][2:] == (state, entry.delivery_count):
+                batches[-1] = (batches[-1][0], offset, state, entry.delivery_count)
+            else:
+                batches.append((offset, offset, int(state), entry.delivery_count))
+        return self.start_offset, batches
+
+    @classmethod
+    def restore(cls, start_offset: int, batches: list[tuple[int, int, int, int]]) -> "SharePartition":
+        partition = cls(start_offset)
+        for first, last, state, count in batches:
+            for offset in range(max(first, start_offset), last + 1):
+                partition.records[offset] = InFlight(RecordState(state), count)
+            partition.end_offset = max(partition.end_offset, last + 1)
+        partition._advance()
+        return partition
+
+    def _move_start(self, offset: int) -> None:
+        for gone in [o for o in self.records if o < offset]:
+            del self.records[gone]
+        self.start_offset = offset
+        self.end_offset = max(self.end_offset, offset)
+
+    def _advance(self) -> None:
+        """Move the start offset past the records done with (acknowledged or archived)."""
+        offset = self.start_offset
+        while offset < self.end_offset:
+            entry = self.records.get(offset)
+            if entry is None or entry.state not in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED):
+                break
+            del self.records[offset]
+            offset += 1
+        self.start_offset = offset
