@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from trafka.broker.topic_configs import ResourceType
-from trafka.broker.security.authorizer import CLUSTER, TOPIC, authorize
+from trafka.broker.security.authorizer import CLUSTER, GROUP, TOPIC, authorize
 from trafka.storage.config import validate_topic_config
 from trafka.broker.errors import error_code, error_message
 from trafka.storage.errors import StorageError, UnknownTopic
@@ -25,6 +25,9 @@ def config_authorization_error(ctx, resource, operation) -> ErrorCode | None:
     if resource.resource_type == ResourceType.TOPIC:
         if not authorize(ctx, operation, TOPIC, resource.resource_name):
             return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    elif resource.resource_type == ResourceType.GROUP:
+        if not authorize(ctx, operation, GROUP, resource.resource_name):
+            return ErrorCode.GROUP_AUTHORIZATION_FAILED
     elif not authorize(ctx, operation, CLUSTER):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     return None
@@ -34,6 +37,8 @@ def alter_resource(broker, resource, validate_only: bool, new_overrides: Callabl
     """Apply `new_overrides(current) -> overrides` to a topic, or refuse the resource."""
     if resource.resource_type == ResourceType.BROKER:
         return response(resource, ErrorCode.INVALID_REQUEST, "trafka's broker settings are static: restart with --config NAME=VALUE")
+    if resource.resource_type == ResourceType.GROUP:
+        return _alter_group(broker, resource, validate_only, new_overrides)
     if resource.resource_type != ResourceType.TOPIC:
         return response(resource, ErrorCode.INVALID_REQUEST, f"resource type {resource.resource_type} is not supported")
     try:
@@ -45,6 +50,18 @@ def alter_resource(broker, resource, validate_only: bool, new_overrides: Callabl
             broker.logs.set_topic_config(topic.name, overrides)
     except UnknownTopic:
         return response(resource, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {resource.resource_name} does not exist")
+    except (StorageError, OSError) as exc:
+        return response(resource, error_code(exc), error_message(exc))
+    return response(resource)
+
+
+def _alter_group(broker, resource, validate_only: bool, new_overrides: Callable[[dict], dict]) -> dict:
+    """A group's configs (group_configs.py): the group need not exist yet, as in Kafka."""
+    if not resource.resource_name:
+        return response(resource, ErrorCode.INVALID_REQUEST, "a group config resource needs the group id")
+    try:
+        broker.group_configs.alter(resource.resource_name, new_overrides(broker.group_configs.overrides(resource.resource_name)),
+                                   validate_only)
     except (StorageError, OSError) as exc:
         return response(resource, error_code(exc), error_message(exc))
     return response(resource)

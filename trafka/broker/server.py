@@ -25,6 +25,7 @@ from trafka.broker.stats import BrokerStats
 from trafka.broker.security.authorizer import make_authorizer
 from trafka.broker.security.layer import SecurityLayer
 from trafka.broker.security.listeners import Listener, configured_listeners
+from trafka.broker.group_configs import GroupConfigs
 from trafka.broker.share.coordinator import ShareCoordinator
 from trafka.broker.transaction import TransactionCoordinator
 from trafka.storage.clock import BrokerClock
@@ -56,7 +57,9 @@ class Broker:
         self.features = FeatureLevels(self.data_dir / "finalized_features", self.node_id)  # ApiVersions, UpdateFeatures
         self.quotas = ClientQuotas(self.data_dir / "client_quotas")  # Describe/AlterClientQuotas; not enforced
         # Creates __consumer_offsets if missing and replays it: groups and offsets are back.
-        self.group_coordinator = GroupCoordinator(self.logs, config, self.clock)
+        # Group configs (GROUP config resources): read by the group and share coordinators.
+        self.group_configs = GroupConfigs(self.data_dir / "group_configs", config)
+        self.group_coordinator = GroupCoordinator(self.logs, config, self.clock, self.group_configs)
         if hasattr(self.clock, "on_advance"):  # a unit test's ManualClock has no listeners
             self.clock.on_advance(self._wake_timers)
             self.clock.on_advance(self.group_coordinator.reschedule)
@@ -65,7 +68,7 @@ class Broker:
             self.logs, config, self.clock, self.producer_ids, self.group_coordinator, self.features
         )
         # Creates __share_group_state if missing and replays it: share-partitions are back.
-        self.share_coordinator = ShareCoordinator(self.logs, config, self.clock)
+        self.share_coordinator = ShareCoordinator(self.logs, config, self.clock, self.group_configs)
         self.group_coordinator.on_share_member_left = self.share_coordinator.release_member
         self.group_coordinator.on_share_group_deleted = self.share_coordinator.delete_group
         self._data_arrived = trio.Event()

@@ -20,6 +20,7 @@ class ResourceType(IntEnum):
 
     TOPIC = 2
     BROKER = 4
+    GROUP = 32
 
 
 class ConfigSource(IntEnum):
@@ -29,6 +30,7 @@ class ConfigSource(IntEnum):
     DYNAMIC_DEFAULT_BROKER_CONFIG = 3
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
+    GROUP_CONFIG = 8
 
 
 @dataclass(frozen=True)

@@ -242,7 +242,7 @@ class ConsumerGroupManager(CoordinatorPart):
                 reconciled.rebalance_deadline = now + max(reconciled.rebalance_timeout_ms, 0)
         else:
             reconciled.rebalance_deadline = None
-        reconciled.session_deadline = now + self.config["group.consumer.session.timeout.ms"]
+        reconciled.session_deadline = now + self.coordinator.group_config(group.group_id, "consumer.session.timeout.ms")
         group.put(reconciled)
 
         full_request = joining or (
@@ -253,7 +253,7 @@ class ConsumerGroupManager(CoordinatorPart):
             ErrorCode.NONE,
             member_id=reconciled.member_id,
             member_epoch=reconciled.member_epoch,
-            heartbeat_interval_ms=self.config["group.consumer.heartbeat.interval.ms"],
+            heartbeat_interval_ms=self.coordinator.group_config(group.group_id, "consumer.heartbeat.interval.ms"),
             assignment=reconciled.assigned if full_request or changed else None,
         )
 

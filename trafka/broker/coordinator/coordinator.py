@@ -38,6 +38,7 @@ from trafka.broker.coordinator.offsets import OffsetCommit, OffsetMetadataManage
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC, TOPIC_CONFIGS
 from trafka.broker.coordinator.overlay import GroupOverlay
 from trafka.broker.coordinator.shard import GroupMap, GroupShard, load_groups, load_state
+from trafka.broker.group_configs import GroupConfigs
 from trafka.broker.runtime.internal_topic import InternalTopic
 from trafka.broker.share.group import ShareGroup, ShareGroupManager, ShareHeartbeat, ShareHeartbeatResult
 from trafka.broker.runtime.records import CoordinatorRecord, CoordinatorResult
@@ -56,10 +57,11 @@ MIN_TIMER_MS = 5
 
 
 class GroupCoordinator:
-    def __init__(self, logs, config, clock):
+    def __init__(self, logs, config, clock, group_configs=None):
         self.logs = logs
         self.config = config
         self.clock = clock
+        self.group_configs = group_configs if group_configs is not None else GroupConfigs(None, config)
         self.offsets_topic = InternalTopic(logs, OFFSETS_TOPIC, config["offsets.topic.num.partitions"], TOPIC_CONFIGS, clock)
         self.runtime: CoordinatorRuntime[GroupShard] = CoordinatorRuntime(self.offsets_topic, lambda p: GroupShard(p, self))
         self.groups = GroupMap(self.runtime, "groups")  # classic groups (and offsets-only groups)
@@ -129,6 +131,10 @@ class GroupCoordinator:
         result = self._on_copies(lambda manager: manager.consumer_group_heartbeat(request), failed)
         self.reschedule()
         return result
+
+    def group_config(self, group_id: str, name: str):
+        """The group's setting in force (its group config, else the broker's; group_configs.py)."""
+        return self.group_configs.value(group_id, name)
 
     def share_group_heartbeat(self, request: ShareHeartbeat) -> ShareHeartbeatResult:
         return self.share.heartbeat(request, self.on_share_member_left)

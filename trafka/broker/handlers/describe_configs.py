@@ -7,6 +7,8 @@ Behavior:
   force; those given at start are STATIC_BROKER_CONFIG, the rest DEFAULT_CONFIG. The settings
   a KRaft node cannot start without (process.roles, listeners, advertised.listeners, log.dirs)
   read as a one-node Kafka 4 reports them: STATIC_BROKER_CONFIG with the values in force.
+- Groups (type 32, KIP-848 and KIP-932 group configs): every group config with the group's
+  own value (GROUP_CONFIG) or the broker setting it falls back to; the group need not exist.
 - Broker loggers and other resource types: INVALID_REQUEST.
 - Documentation (v3+) is the one-line description trafka keeps for each setting.
 """
@@ -17,6 +19,8 @@ from trafka.broker import registry
 from trafka.broker.alter_configs import config_authorization_error
 from trafka.broker.security.authorizer import Op
 from trafka.broker.config import SETTINGS
+from trafka.broker.group_configs import GROUP_CONFIGS
+from trafka.settings import ConfigType
 from trafka.broker.topic_configs import ConfigSource, ResourceType, cluster_dynamic_defaults, topic_config_entries
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
@@ -96,6 +100,33 @@ def _broker_configs(broker, resource, include_synonyms: bool) -> list[dict]:
     return configs
 
 
+def _group_configs(broker, resource, include_synonyms: bool) -> list[dict]:
+    """Every group config Kafka defines, with the group's own value (GROUP_CONFIG) or the
+    broker's setting it falls back to; the group need not exist."""
+    overrides = broker.group_configs.overrides(resource.resource_name)
+    configs = []
+    for name, config in sorted(GROUP_CONFIGS.items()):
+        if not _wanted(resource, name):
+            continue
+        synonyms = []
+        if name in overrides:
+            synonyms.append((name, overrides[name], ConfigSource.GROUP_CONFIG))
+        if config.default_setting is not None:
+            setting = config.default_setting
+            source = ConfigSource.STATIC_BROKER_CONFIG if setting in broker.config.raw else ConfigSource.DEFAULT_CONFIG
+            synonyms.append((setting, SETTINGS[setting].format(broker.config[setting]), source))
+        else:
+            synonyms.append((name, config.default, ConfigSource.DEFAULT_CONFIG))
+        _, value, source = synonyms[0]
+        configs.append({
+            "name": name, "value": value, "read_only": False, "config_source": source, "is_sensitive": False,
+            "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in synonyms] if include_synonyms else [],
+            "config_type": ConfigType.INT if config.kind == "int" else ConfigType.STRING,
+            "documentation": config.doc,
+        })
+    return configs
+
+
 def _describe(broker, resource, include_synonyms: bool) -> dict:
     if resource.resource_type == ResourceType.TOPIC:
         try:
@@ -106,6 +137,8 @@ def _describe(broker, resource, include_synonyms: bool) -> dict:
         if resource.resource_name not in ("", str(broker.node_id)):
             return resource_error(resource, ErrorCode.INVALID_REQUEST, f"this broker is node {broker.node_id}")
         configs = _broker_configs(broker, resource, include_synonyms)
+    elif resource.resource_type == ResourceType.GROUP:
+        configs = _group_configs(broker, resource, include_synonyms)
     else:
         return resource_error(resource, ErrorCode.INVALID_REQUEST, f"resource type {resource.resource_type} is not supported")
     return {

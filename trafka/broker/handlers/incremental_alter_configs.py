@@ -4,6 +4,9 @@ Behavior:
 - SET, DELETE, APPEND and SUBTRACT on a topic's overrides; APPEND and SUBTRACT only for list
   configs (cleanup.policy), INVALID_CONFIG otherwise, as in Kafka. A list may be SUBTRACTed to
   nothing: an empty cleanup.policy keeps every record (KIP-1161).
+- Groups (type 32): SET and DELETE of the group configs Kafka defines (group_configs.py),
+  validated against the broker's group.*.min/max bounds (INVALID_CONFIG with Kafka's message);
+  the group need not exist; ALTER_CONFIGS on the group is checked.
 - Broker settings are static in trafka: altering them is INVALID_REQUEST.
 """
 

@@ -4,8 +4,8 @@ Behavior:
 - v1 (KIP-1142) lists the resources of the asked types (none asked: every supported type) in
   Kafka's order: groups with configs, client-metrics subscriptions, this node as a broker
   logger, this node as a broker, then every topic (internal ones included), names sorted
-  within a type. trafka keeps no group configs and no client-metrics subscriptions, so those
-  two types list nothing. A type outside TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS and
+  within a type: the groups with configs set, no client-metrics subscriptions (trafka keeps
+  none). A type outside TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS and
   GROUP fails the whole request with UNSUPPORTED_VERSION, as in Kafka.
 - v0 is the older ListClientMetricsResources: client-metrics subscriptions only (none).
 - Needs DESCRIBE_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED), as in Kafka.
@@ -26,7 +26,9 @@ def _names(broker, resource_type: int) -> list[str]:
         return [str(broker.node_id)]
     if resource_type == TOPIC:
         return sorted(broker.logs.topics)
-    return []  # no group configs, no client-metrics subscriptions
+    if resource_type == GROUP:
+        return broker.group_configs.configured()
+    return []  # no client-metrics subscriptions
 
 
 @registry.handles(74, min_version=0, max_version=1)

@@ -25,10 +25,10 @@ from trafka.broker.share.fetching import (FINAL_EPOCH, Refused, acknowledge_all,
 from trafka.wire.errors import ErrorCode
 
 
-def _answer(ctx, error: ErrorCode, message: str | None = None, topics=()) -> dict:
+def _answer(ctx, request, error: ErrorCode, message: str | None = None, topics=()) -> dict:
     return {"throttle_time_ms": 0, "error_code": error, "error_message": message,
-            "acquisition_lock_timeout_ms": ctx.broker.share_coordinator.lock_ms, "responses": list(topics),
-            "node_endpoints": []}
+            "acquisition_lock_timeout_ms": ctx.broker.share_coordinator.lock_ms(request.group_id or ""),
+            "responses": list(topics), "node_endpoints": []}
 
 
 @registry.handles(78, min_version=1, max_version=1)
@@ -36,10 +36,10 @@ async def handle(ctx, request):
     try:
         session = session_step(ctx, request, fetching=True)
     except Refused as refused:
-        return _answer(ctx, refused.error, refused.message)
+        return _answer(ctx, request, refused.error, refused.message)
     acks = acknowledge_all(ctx, request)
     if request.share_session_epoch == FINAL_EPOCH:
-        return _answer(ctx, ErrorCode.NONE, topics=responses(ctx, {}, acks, fetching=True))
+        return _answer(ctx, request, ErrorCode.NONE, topics=responses(ctx, {}, acks, fetching=True))
     broker = ctx.broker
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000
     max_records = request.max_records if request.max_records > 0 else 500
@@ -53,4 +53,4 @@ async def handle(ctx, request):
             wake = min(wake, trio.current_time() + max(lock - broker.clock.time_ms(), 1) / 1000)
         with trio.move_on_at(wake):
             await broker.wait_for_data()
-    return _answer(ctx, ErrorCode.NONE, topics=responses(ctx, answers, acks, fetching=True))
+    return _answer(ctx, request, ErrorCode.NONE, topics=responses(ctx, answers, acks, fetching=True))

@@ -74,10 +74,11 @@ class ShareSessionError(Exception):
 
 
 class ShareCoordinator:
-    def __init__(self, logs, config, clock):
+    def __init__(self, logs, config, clock, group_configs):
         self.logs = logs
         self.config = config
         self.clock = clock
+        self.group_configs = group_configs
         self.state_topic = InternalTopic(logs, SHARE_STATE_TOPIC, config["share.coordinator.state.topic.num.partitions"],
                                          TOPIC_CONFIGS, clock)
         self.runtime: CoordinatorRuntime[ShareStateShard] = CoordinatorRuntime(self.state_topic, lambda p: ShareStateShard())
@@ -87,9 +88,8 @@ class ShareCoordinator:
 
     # --- settings -----------------------------------------------------------------------------
 
-    @property
-    def lock_ms(self) -> int:
-        return self.config["group.share.record.lock.duration.ms"]
+    def lock_ms(self, group_id: str) -> int:
+        return self.group_configs.value(group_id, "share.record.lock.duration.ms")
 
     @property
     def delivery_limit(self) -> int:
@@ -129,14 +129,14 @@ class ShareCoordinator:
     def _shard(self, key: SharePartitionKey) -> ShareStateShard:
         return self.runtime.shard(self._partition_of(key))
 
-    def share_partition(self, key: SharePartitionKey, log_start: int, log_end: int, reset: str = "latest") -> ErrorCode:
+    def share_partition(self, key: SharePartitionKey, start_offset: int) -> ErrorCode:
         """Make sure the share-partition exists: at the group's first fetch of the partition it is
-        created at the log end (`latest`, Kafka's default) or start and its first snapshot
+        created at `start_offset` (share.auto.offset.reset, fetching.py) and its first snapshot
         written (Kafka's InitializeShareGroupState), so a restart goes on from there."""
         shard = self._shard(key)
         if key in shard.partitions:
             return ErrorCode.NONE
-        created = SharePartition(log_start if reset == "earliest" else log_end)
+        created = SharePartition(start_offset)
         record = CoordinatorRecord(formats.key(key), formats.value(ShareSnapshot(0, 0, created.start_offset, ())))
 
         def apply() -> None:

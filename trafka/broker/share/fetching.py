@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize
 from trafka.broker.share.coordinator import FINAL_EPOCH, ShareSessionError
+from trafka.broker.group_configs import duration_ms
 from trafka.broker.share.formats import SharePartitionKey
 from trafka.storage.errors import OffsetOutOfRange, StorageError
 from trafka.wire import records as rec
@@ -99,24 +100,30 @@ def acquire_all(ctx, request, session, max_records: int) -> tuple[dict[tuple, di
         if acquired_total >= max_records or budget <= 0:
             continue
         key = SharePartitionKey(request.group_id, topic_id, index)
-        error = share.share_partition(key, log_.log_start_offset, log_.high_watermark)
+        error = share.share_partition(key, _reset_offset(broker, request.group_id, log_))
         if error:
             answers[(topic_id, index)] = {"error_code": error}
             continue
         share.expire_locks(key)
         sp = share.existing(key)
-        start = sp.acquirable(log_.log_start_offset, log_.high_watermark)
+        committed = broker.group_configs.value(request.group_id, "share.isolation.level") == "read_committed"
+        end = log_.last_stable_offset if committed else log_.high_watermark
+        start = sp.acquirable(log_.log_start_offset, end)
         if start is None:
             continue
         try:
-            data = log_.read(start, budget, min_one_batch=True).to_bytes()
+            read = log_.read(start, budget, min_one_batch=True, max_offset=end if committed else None)
         except OffsetOutOfRange:
             continue
+        data = read.to_bytes()
+        aborted = _aborted_ranges(log_, start, end) if committed else {}
         offsets, gaps = [], []
         for pos, header in rec.iter_batches(data, validate=False):
             span = range(header.base_offset, header.next_offset)
-            (gaps if header.is_control else offsets).extend(span)
-        acquired = sp.acquire(offsets, request.member_id, now, share.lock_ms, share.delivery_limit,
+            skipped = header.is_control or any(first <= header.base_offset <= last
+                                                 for first, last in aborted.get(header.producer_id, ()))
+            (gaps if skipped else offsets).extend(span)
+        acquired = sp.acquire(offsets, request.member_id, now, share.lock_ms(request.group_id), share.delivery_limit,
                               max_records - acquired_total, gaps=gaps)
         if not acquired:
             continue
@@ -127,6 +134,29 @@ def acquire_all(ctx, request, session, max_records: int) -> tuple[dict[tuple, di
             "acquired_records": [{"first_offset": f, "last_offset": last, "delivery_count": c} for f, last, c in acquired],
         }
     return answers, acquired_total
+
+
+def _reset_offset(broker, group_id: str, log_) -> int:
+    """Where a share group starts a partition it never read: share.auto.offset.reset, latest
+    (the log end, Kafka's default), earliest (the log start) or by_duration:<ISO-8601> (the
+    first record at most that old, else the log end)."""
+    policy = broker.group_configs.value(group_id, "share.auto.offset.reset").strip().lower()
+    if policy == "earliest":
+        return log_.log_start_offset
+    if policy.startswith("by_duration:"):
+        found = log_.offset_for_timestamp(broker.clock.time_ms() - (duration_ms(policy.split(":", 1)[1]) or 0))
+        if found is not None:
+            return found.offset
+    return log_.high_watermark
+
+
+def _aborted_ranges(log_, start: int, end: int) -> dict[int, list[tuple[int, int]]]:
+    """producer id -> (first offset, marker offset) of its aborted transactions in [start, end):
+    share.isolation.level=read_committed never acquires their records."""
+    found: dict[int, list[tuple[int, int]]] = {}
+    for txn in log_.collect_aborted(start, end):
+        found.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
+    return found
 
 
 def next_lock_deadline(ctx, request, session) -> int | None:

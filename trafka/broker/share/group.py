@@ -160,7 +160,7 @@ class ShareGroupManager:
             member.subscribed_topic_names = topics
         if request.rack_id is not None:
             member.rack_id = request.rack_id
-        member.session_deadline = now + self.config["group.share.session.timeout.ms"]
+        member.session_deadline = now + self.coordinator.group_config(group.group_id, "share.session.timeout.ms")
         topics_now = self._assignable(group)
         if bump or any(m.assignment != self._target(m, topics_now) for m in group.members.values()):
             group.group_epoch += 1
@@ -172,7 +172,7 @@ class ShareGroupManager:
         self._reschedule()
         return ShareHeartbeatResult(
             ErrorCode.NONE, member_id=member.member_id, member_epoch=member.member_epoch,
-            heartbeat_interval_ms=self.config["group.share.heartbeat.interval.ms"],
+            heartbeat_interval_ms=self.coordinator.group_config(group.group_id, "share.heartbeat.interval.ms"),
             assignment=member.assignment if changed else None,
         )
 
