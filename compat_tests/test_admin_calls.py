@@ -518,3 +518,71 @@ def test_confluent_legacy_alter_configs_and_list_groups(bootstrap):
         assert (found.protocol_type, found.protocol, len(found.members)) == ("consumer", "range", 1)
     finally:
         consumer.close()
+
+
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_share_consumer_beside_a_consumer_group_on_the_same_topic(java_client_43, bootstrap):
+    """The Java 4.3 KafkaShareConsumer (explicit acknowledgement) gets every record of the topic
+    once, RELEASE brings one back as its second delivery, and a consumer group reading the same
+    topic meanwhile gets every record too: the two kinds of group do not see each other."""
+    import time
+
+    from confluent_kafka import Consumer, Producer
+
+    from testkit.groups import create_topic
+
+    create_topic(bootstrap, "java-shared", 1)
+    k = java_client_43
+    jvm, call = k.jvm, k.call
+    admin = k.make_admin({"bootstrap.servers": bootstrap})
+    entry = jvm.org.apache.kafka.clients.admin.AlterConfigOp(
+        jvm.org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+        jvm.org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)
+    resource = jvm.org.apache.kafka.common.config.ConfigResource(
+        jvm.org.apache.kafka.common.config.ConfigResource.Type.GROUP, "java-share")
+    changes = jvm.java.util.HashMap()
+    changes.put(resource, _java_list(jvm, entry))
+    call(call(call(admin.j.incrementalAlterConfigs, changes).all).get)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(5):
+        producer.produce("java-shared", b"v%d" % i, partition=0)
+    assert producer.flush(10) == 0
+
+    props = jvm.java.util.Properties()
+    for key, value in {"bootstrap.servers": bootstrap, "group.id": "java-share", "share.acknowledgement.mode": "explicit",
+                       "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
+                       "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer"}.items():
+        props.setProperty(key, value)
+    share = call(jvm.org.apache.kafka.clients.consumer.KafkaShareConsumer, props)
+    ack = jvm.org.apache.kafka.clients.consumer.AcknowledgeType
+    try:
+        call(share.subscribe, _java_list(jvm, "java-shared"))
+        seen: list[tuple[int, int]] = []
+        released = False
+        end = time.monotonic() + 60
+        while len([s for s in seen if s[1] == 1]) < 5 or not any(s[1] == 2 for s in seen):
+            assert time.monotonic() < end, f"records seen so far: {seen}"
+            records = call(share.poll, jvm.java.time.Duration.ofMillis(500))
+            iterator = call(records.iterator)
+            while call(iterator.hasNext):
+                record = call(iterator.next)
+                offset, count = call(record.offset), call(call(record.deliveryCount).get)
+                seen.append((offset, count))
+                if offset == 2 and count == 1 and not released:
+                    call(share.acknowledge, record, ack.RELEASE)
+                    released = True
+                else:
+                    call(share.acknowledge, record, ack.ACCEPT)
+            call(share.commitSync)
+        assert sorted(seen) == [(0, 1), (1, 1), (2, 1), (2, 2), (3, 1), (4, 1)]
+    finally:
+        call(share.close)
+    plain = Consumer({"bootstrap.servers": bootstrap, "group.id": "plain-readers", "auto.offset.reset": "earliest"})
+    plain.subscribe(["java-shared"])
+    values, end = [], time.monotonic() + 30
+    while len(values) < 5 and time.monotonic() < end:
+        message = plain.poll(0.5)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+    plain.close()
+    assert values == [b"v%d" % i for i in range(5)]

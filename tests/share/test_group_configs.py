@@ -78,3 +78,39 @@ def test_a_consumer_groups_heartbeat_interval_comes_from_its_group_config(broker
                 "server_assignor": None, "topic_partitions": []})
         assert join("tuned").heartbeat_interval_ms == 7000
         assert join("plain").heartbeat_interval_ms == 5000
+
+
+def test_share_isolation_read_committed_never_hands_out_aborted_or_open_records(broker):
+    """share.isolation.level=read_committed: records of an aborted transaction are never
+    acquired, those of an open one not before it commits; the markers are skipped."""
+    from confluent_kafka import Producer
+
+    create_topic(broker.bootstrap_servers, "ledger", 1)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    alter(admin, "auditors", share_auto_offset_reset="earliest", share_isolation_level="read_committed")
+    txn = Producer({"bootstrap.servers": broker.bootstrap_servers, "transactional.id": "ledger-writer"})
+    txn.init_transactions(10)
+    txn.begin_transaction()
+    txn.produce("ledger", b"committed-1", partition=0)
+    txn.commit_transaction(10)
+    txn.begin_transaction()
+    txn.produce("ledger", b"aborted", partition=0)
+    txn.abort_transaction(10)
+    txn.begin_transaction()
+    txn.produce("ledger", b"committed-2", partition=0)
+    txn.flush(10)  # written, transaction still open
+
+    consumer = share_consumer(broker, "auditors", explicit=True)
+    consumer.subscribe(["ledger"])
+    first = poll_until(consumer, 1)
+    assert [m.value() for m in first] == [b"committed-1"]
+    for message in first:
+        consumer.acknowledge(message)
+    consumer.commit_sync(10)
+    assert poll_until(consumer, 1, timeout=2) == []  # the open transaction's record waits
+    txn.commit_transaction(10)
+    second = poll_until(consumer, 1)
+    assert [m.value() for m in second] == [b"committed-2"]
+    consumer.acknowledge(second[0])
+    consumer.commit_sync(10)
+    consumer.close()
