@@ -208,7 +208,7 @@ def test_java_scram_credentials_and_client_metrics_resources(java_client_43, boo
 
 @pytest.mark.compat_client("java-4.3.0")
 def test_java_calls_trafka_does_not_serve_get_unsupported_version(java_client_43, bootstrap):
-    """The share-group offset calls (KIP-932's keys 90-92), streams groups (KIP-1071, early access
+    """The share-group offset changes (KIP-932's keys 91-92), streams groups (KIP-1071, early access
     in 4.1), UnregisterBroker and the KRaft voter changes are not served: the Java admin client
     sees they are not advertised and fails each call with UnsupportedVersionException, no request
     sent."""
@@ -575,6 +575,12 @@ def test_java_share_consumer_beside_a_consumer_group_on_the_same_topic(java_clie
                     call(share.acknowledge, record, ack.ACCEPT)
             call(share.commitSync)
         assert sorted(seen) == [(0, 1), (1, 1), (2, 1), (2, 2), (3, 1), (4, 1)]
+        # Admin.listShareGroupOffsets (DescribeShareGroupOffsets): every record is done with.
+        specs = jvm.java.util.HashMap()
+        specs.put("java-share", jvm.org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec())
+        offsets = call(call(call(admin.j.listShareGroupOffsets, specs).all).get).get("java-share")
+        assert {(call(tp.topic), call(tp.partition)): call(info.startOffset) for tp, info in offsets.items()} == {
+            ("java-shared", 0): 5}
     finally:
         call(share.close)
     plain = Consumer({"bootstrap.servers": bootstrap, "group.id": "plain-readers", "auto.offset.reset": "earliest"})

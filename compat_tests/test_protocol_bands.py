@@ -30,8 +30,8 @@ OLDER_THAN_KAFKA_41: dict[int, tuple[int, str]] = {}
 
 # Keys of the 4.1 table trafka does not serve, each with its reason (docs/compatibility.md).
 NOT_SERVED = {
-    # KIP-932 share-group offsets (the admin calls): not served yet
-    90: "DescribeShareGroupOffsets", 91: "AlterShareGroupOffsets", 92: "DeleteShareGroupOffsets",
+    # KIP-932 share-group offsets (the admin calls) that change them: not served yet
+    91: "AlterShareGroupOffsets", 92: "DeleteShareGroupOffsets",
 }
 
 def advertised(bootstrap, version: int = 4) -> dict[int, tuple[int, int]]:
