@@ -187,6 +187,58 @@ def _groups(args) -> int:
     return 0
 
 
+def _share_groups(args) -> int:
+    """Like kafka-share-groups.sh --describe --offsets, from `__share_group_state` on disk: per
+    share-partition its start offset, the log end, the records not yet done with (LAG) and the
+    in-flight ones by state. Membership is not on disk (docs/share-groups.md)."""
+    from trafka.broker.share.coordinator import SHARE_STATE_TOPIC
+    from trafka.broker.share.formats import parse_key, parse_value
+    from trafka.broker.share.partition import RecordState
+    from trafka.storage.inspect import describe_data_dir
+    from trafka.storage.manager import TOPICS_DIR, read_topic_metadata
+
+    data_dir = Path(args.data_dir)
+    if not (data_dir / "topics").is_dir():
+        print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
+        return 1
+    latest = {}
+    for key, snapshot in _parsed(data_dir, SHARE_STATE_TOPIC,
+                                 lambda k, v: (parse_key(k), None if v is None else parse_value(v))):
+        if snapshot is None:
+            latest.pop(key, None)
+        else:
+            latest[key] = snapshot
+    names = {}
+    for path in (data_dir / TOPICS_DIR).glob("*.json"):
+        try:
+            metadata = read_topic_metadata(path)
+        except Exception:  # noqa: BLE001 - a damaged metadata file: its topic shows by id
+            continue
+        names[metadata.topic_id] = metadata.name
+    log_end = {(s.topic, s.partition): s.log_end_offset for s in describe_data_dir(data_dir)}
+    rows = [("GROUP", "TOPIC", "PARTITION", "START-OFFSET", "LOG-END-OFFSET", "LAG", "ACKNOWLEDGED", "ARCHIVED", "AVAILABLE")]
+    chosen = [k for k in latest if not args.group or k.group_id in args.group]
+    if args.group and not chosen:
+        print(f"trafka: no share group {', '.join(args.group)} in {data_dir}", file=sys.stderr)
+        return 1
+    for key in sorted(chosen, key=lambda k: (k.group_id, names.get(k.topic_id, str(k.topic_id)), k.partition)):
+        snapshot = latest[key]
+        topic = names.get(key.topic_id, str(key.topic_id))
+        end = log_end.get((topic, key.partition))
+        counts = {state: 0 for state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED, RecordState.AVAILABLE)}
+        for first, last, state, _ in snapshot.batches:
+            counts[RecordState(state)] = counts.get(RecordState(state), 0) + last - first + 1
+        done = counts[RecordState.ACKNOWLEDGED] + counts[RecordState.ARCHIVED]
+        lag = "-" if end is None else str(max(end - snapshot.start_offset - done, 0))
+        rows.append((key.group_id, topic, str(key.partition), str(snapshot.start_offset), _dash(end), lag,
+                     str(counts[RecordState.ACKNOWLEDGED]), str(counts[RecordState.ARCHIVED]),
+                     str(counts[RecordState.AVAILABLE])))
+    print("# Share-partitions as their last state record in __share_group_state left them"
+          " (records acquired but not acknowledged count as AVAILABLE).")
+    _print_table(rows)
+    return 0
+
+
 def _parsed(data_dir: Path, topic: str, parse):
     """`parse(key, value)` of each committed record of an internal topic on disk; a record this
     version cannot read is skipped with a line on stderr."""
@@ -229,7 +281,7 @@ def _transactions(args) -> int:
 
 
 def _read_only_commands():
-    return {_dump_log, _describe, _groups, _transactions}
+    return {_dump_log, _describe, _groups, _transactions, _share_groups}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -265,6 +317,11 @@ def main(argv: list[str] | None = None) -> int:
     groups_p.add_argument("--data-dir", default="./data", help="the broker's data directory (default ./data)")
     groups_p.add_argument("--group", action="append", default=[], help="only this group (repeatable)")
     groups_p.set_defaults(run=_groups, log_level="WARNING")
+
+    share_p = sub.add_parser("share-groups", help="per share-partition: start offset, log end, lag, records by state (read-only)")
+    share_p.add_argument("--data-dir", default="./data", help="the broker's data directory (default ./data)")
+    share_p.add_argument("--group", action="append", default=[], help="only this share group (repeatable)")
+    share_p.set_defaults(run=_share_groups, log_level="WARNING")
 
     txn_p = sub.add_parser("transactions", help="per transactional id: state, producer id and epoch, timeout, partitions (read-only)")
     txn_p.add_argument("--data-dir", default="./data", help="the broker's data directory (default ./data)")

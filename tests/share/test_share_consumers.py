@@ -228,3 +228,31 @@ def test_a_share_partition_goes_on_from_where_it_started_after_a_restart(broker,
         after.acknowledge(message)
     after.commit_sync(10)
     after.close()
+
+
+def test_trafka_share_groups_shows_each_share_partition_from_the_files(broker, topic):
+    """`trafka share-groups --data-dir` (kafka-share-groups.sh --describe from the files, beside
+    the running broker): start offset, log end, lag and records by state."""
+    import subprocess
+    import sys
+
+    consumer = share_consumer(broker, "described", explicit=True)
+    consumer.subscribe([topic])
+    joined(consumer, broker, "described")
+    produce(broker, topic, [b"r%d" % i for i in range(4)])
+    got = poll_until(consumer, 4)
+    assert len(got) == 4
+    consumer.acknowledge(got[0])
+    consumer.acknowledge(got[1], AcknowledgeType.REJECT)
+    consumer.acknowledge(got[2])
+    consumer.acknowledge(got[3], AcknowledgeType.RELEASE)
+    consumer.commit_sync(10)
+    consumer.close()
+    out = subprocess.run([sys.executable, "-m", "trafka", "share-groups", "--data-dir", str(broker.data_dir)],
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split() for line in out.stdout.splitlines()[1:]]
+    assert rows[0] == ["GROUP", "TOPIC", "PARTITION", "START-OFFSET", "LOG-END-OFFSET", "LAG", "ACKNOWLEDGED",
+                       "ARCHIVED", "AVAILABLE"]
+    # Offsets 0-2 are done (accepted, rejected, accepted): the start moved past them; 3 was released.
+    assert rows[1:] == [["described", topic, "0", "3", "4", "1", "0", "0", "1"]]
