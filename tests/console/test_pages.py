@@ -221,3 +221,48 @@ def test_compaction_shows_as_holes_and_tombstones_on_the_partition_page(broker, 
     holes = {int(o) for o in page.locator(".cell.hole").evaluate_all("cells => cells.map(c => c.dataset.offset)")}
     assert seen and not holes & set(seen)
     assert set(seen) | holes == set(range(19))
+
+
+def test_a_share_groups_page_shows_its_share_partitions_and_held_records(broker, page):
+    """A share group (confluent-kafka ShareConsumer) on its console page: members, and per
+    partition the start offset, records by state and the records a member holds, with their
+    delivery counts; /metrics carries the same numbers."""
+    import time
+    import urllib.request
+
+    from confluent_kafka import AcknowledgeType, ShareConsumer
+
+    from testkit.groups import create_topic
+
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    create_topic(broker.bootstrap_servers, "tasks", 1)
+    produce(broker, "tasks", [b"a", b"b", b"c"])
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    reset = ConfigResource(ResourceType.GROUP, "crew", incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([reset])[reset].result(10)
+    share = ShareConsumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "crew", "client.id": "crew-1",
+                           "share.acknowledgement.mode": "explicit"})
+    share.subscribe(["tasks"])
+    got, end = [], time.monotonic() + 20
+    while not got and time.monotonic() < end:
+        got = share.poll(0.5) or []
+    assert [m.value() for m in got] == [b"a", b"b", b"c"]
+    share.acknowledge(got[0])
+    share.acknowledge(got[1], AcknowledgeType.REJECT)
+    share.commit_sync(10)  # offset 2 stays held by the member
+    page.goto(broker.console_url + "groups/crew")
+    expect(page.locator("#protocol-type")).to_have_text("share")
+    expect(page.locator("#members .client-id")).to_have_text("crew-1")
+    row = page.locator('#share-partitions tr[data-topic="tasks"]')
+    expect(row.locator(".start-offset")).to_have_text("2")
+    expect(row.locator(".acquired")).to_have_text("1")
+    expect(row.locator(".held")).to_contain_text("delivery 1")
+    with urllib.request.urlopen(broker.console_url + "metrics", timeout=10) as response:
+        metrics = response.read().decode()
+    assert 'trafka_share_partition_start_offset{group="crew",partition="0",topic="tasks"} 2.0' in metrics
+    assert 'trafka_share_partition_records{group="crew",partition="0",state="acquired",topic="tasks"} 1.0' in metrics
+    share.acknowledge(got[2])
+    share.commit_sync(10)
+    share.close()

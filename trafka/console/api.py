@@ -163,6 +163,8 @@ def _setting_text(value) -> str:
 def group_view(broker, group_id: str) -> dict:
     view = views.group(broker, group_id)
     view["rebalances"] = history_of(broker, group_id)
+    if view["group_type"] == "share":
+        view["share_partitions"] = broker.share_coordinator.describe(group_id, broker.group_coordinator.topic_name)
     return view
 
 

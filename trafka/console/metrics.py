@@ -12,6 +12,8 @@ Prometheus scrapes, so nothing is kept twice.
                                                      _log_end_offset, _segments
     trafka_group_committed_offset{group,topic,partition}, trafka_group_lag{...}
     trafka_group_members{group}, trafka_connections
+    trafka_share_partition_start_offset{group,topic,partition}   a share group's start offset
+    trafka_share_partition_records{group,topic,partition,state}  its in-flight records by state
 """
 
 from __future__ import annotations
@@ -81,6 +83,19 @@ class BrokerCollector:
                 if o["lag"] is not None:
                     lag.add_metric(key, o["lag"])
         yield from (committed, lag, members)
+        slabels = ["group", "topic", "partition"]
+        share_start = GaugeMetricFamily("trafka_share_partition_start_offset",
+                                        "A share group's start offset in a partition (everything before is done with)", labels=slabels)
+        share_records = GaugeMetricFamily("trafka_share_partition_records", "A share group's in-flight records by state",
+                                          labels=[*slabels, "state"])
+        coordinator = broker.group_coordinator
+        for group_id in sorted(coordinator.share_groups):
+            for row in broker.share_coordinator.describe(group_id, coordinator.topic_name):
+                key = [group_id, row["topic"], str(row["partition"])]
+                share_start.add_metric(key, row["start_offset"])
+                for state, count in row["records"].items():
+                    share_records.add_metric([*key, state], count)
+        yield from (share_start, share_records)
         yield GaugeMetricFamily("trafka_connections", "Open Kafka client connections", value=len(stats.connections))
 
 

@@ -33,7 +33,8 @@ from trafka.broker.runtime.records import CoordinatorRecord, CoordinatorResult
 from trafka.broker.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError
 from trafka.broker.share import formats
 from trafka.broker.share.formats import SharePartitionKey, ShareSnapshot
-from trafka.broker.share.partition import SharePartition
+from trafka.broker.share.partition import RecordState, SharePartition
+from trafka.wire.text import printable
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.share")
@@ -203,6 +204,25 @@ class ShareCoordinator:
     def expire_locks(self, key: SharePartitionKey) -> None:
         if self.existing(key) is not None:
             self.change(key, lambda sp: (sp.expire_locks(self.clock.time_ms(), self.delivery_limit), ErrorCode.NONE)[1])
+
+    def describe(self, group_id: str, topic_name) -> list[dict]:
+        """Each share-partition of the group for the console and /metrics: start offset, records
+        in flight by state, the acquired ones with their member, delivery count and lock."""
+        now = self.clock.time_ms()
+        rows = []
+        for key, sp in sorted(self.group_partitions(group_id).items(), key=lambda kv: (str(kv[0].topic_id), kv[0].partition)):
+            counts = {state.name.lower(): 0 for state in RecordState}
+            acquired = []
+            for offset, entry in sorted(sp.records.items()):
+                counts[entry.state.name.lower()] += 1
+                if entry.state is RecordState.ACQUIRED:
+                    acquired.append({"offset": offset, "member_id": printable(entry.member_id), "delivery_count": entry.delivery_count,
+                                     "lock_remaining_ms": max((entry.lock_deadline or now) - now, 0)})
+            rows.append({"topic": topic_name(key.topic_id) or str(key.topic_id), "partition": key.partition,
+                         "start_offset": sp.start_offset, "end_offset": sp.end_offset, "records": counts,
+                         "max_delivery_count": max((e.delivery_count for e in sp.records.values()), default=0),
+                         "acquired": acquired})
+        return rows
 
     def group_partitions(self, group_id: str) -> dict[SharePartitionKey, SharePartition]:
         return {k: sp for shard in self.runtime for k, sp in shard.partitions.items() if k.group_id == group_id}

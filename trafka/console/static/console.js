@@ -201,6 +201,13 @@ function group() {
       h("td", {}, h("a", {href: `/topics/${enc(o.topic)}/partitions/${o.partition}`}, o.topic)), h("td", {class: "num"}, o.partition),
       h("td", {class: "num committed"}, o.committed_offset ?? "–"), h("td", {class: "num"}, o.log_end_offset ?? "–"),
       h("td", {class: "num lag"}, o.lag ?? "–"), h("td", {}, o.member_id || "–"))));
+    $("#share-section").hidden = !g.share_partitions;
+    fill($("#share-partitions tbody"), (g.share_partitions || []).map((s) => h("tr", {"data-topic": s.topic, "data-partition": s.partition},
+      h("td", {}, h("a", {href: `/topics/${enc(s.topic)}/partitions/${s.partition}`}, s.topic)), h("td", {class: "num"}, s.partition),
+      h("td", {class: "num start-offset"}, s.start_offset), h("td", {class: "num available"}, s.records.available),
+      h("td", {class: "num acquired"}, s.records.acquired), h("td", {class: "num acknowledged"}, s.records.acknowledged),
+      h("td", {class: "num archived"}, s.records.archived), h("td", {class: "num deliveries"}, s.max_delivery_count),
+      h("td", {class: "held"}, s.acquired.map((a) => `${a.offset} (${a.member_id}, delivery ${a.delivery_count}, ${Math.ceil(a.lock_remaining_ms / 1000)} s)`).join("; ") || "–"))));
     fill($("#rebalances tbody"), g.rebalances.slice().reverse().map((r) => h("tr", {class: r.rebalance ? "rebalance" : null},
       h("td", {}, when(r.time_ms)), h("td", {class: "transition"}, r.previous_state + " → " + r.state),
       h("td", {class: "num"}, r.generation), h("td", {}, r.protocol || "–"), h("td", {}, r.members.join(", ") || "–"),
