@@ -202,8 +202,12 @@ class ShareCoordinator:
                 self.change(key, lambda sp: (sp.release_member(member_id, self.delivery_limit), ErrorCode.NONE)[1])
 
     def expire_locks(self, key: SharePartitionKey) -> None:
-        if self.existing(key) is not None:
-            self.change(key, lambda sp: (sp.expire_locks(self.clock.time_ms(), self.delivery_limit), ErrorCode.NONE)[1])
+        """Locks that ran out make their records available (written when that archives some)."""
+        sp = self.existing(key)
+        now = self.clock.time_ms()
+        due = sp.next_lock_deadline() if sp is not None else None
+        if due is not None and due <= now:
+            self.change(key, lambda work: (work.expire_locks(now, self.delivery_limit), ErrorCode.NONE)[1])
 
     def describe(self, group_id: str, topic_name) -> list[dict]:
         """Each share-partition of the group for the console and /metrics: start offset, records
