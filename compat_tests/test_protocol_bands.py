@@ -22,6 +22,8 @@ KAFKA_41 = {
     55: (0, 2), 57: (0, 2), 60: (0, 2), 61: (0, 0), 65: (0, 0), 66: (0, 2), 68: (0, 1), 69: (0, 1),
     74: (0, 1), 75: (0, 0), 76: (1, 1), 77: (1, 1), 78: (1, 1), 79: (1, 1), 90: (0, 0), 91: (0, 0),
     92: (0, 0),
+    # KIP-714 client telemetry, served by Kafka brokers since 3.7 (left out of PROTOCOL.md's table).
+    71: (0, 0), 72: (0, 0),
 }
 
 # Lower bounds below Kafka 4.1's, and who needs them. None today: Kafka 4.x itself keeps the

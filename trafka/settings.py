@@ -372,6 +372,8 @@ _GROUP: list[Setting] = [
     Setting("group.share.max.heartbeat.interval.ms", _T.INT, "15000", "largest share.heartbeat.interval.ms a group config may set", validator=at_least(1)),
     Setting("group.share.delivery.count.limit", _T.INT, "5", "deliveries of one record to a share group before it is archived", validator=between(2, 10)),
     Setting("group.share.partition.max.record.locks", _T.INT, "2000", "most records of one partition a share group holds acquired at once", validator=at_least(100)),
+    Setting("telemetry.max.bytes", _T.INT, "1048576", "largest metrics payload a client may push (PushTelemetry, KIP-714)", validator=at_least(1)),
+    Setting("telemetry.export.metrics", _T.LIST, "", "client metric-name prefixes trafka exports on /metrics as trafka_client_metric (none by default)"),
     Setting("share.coordinator.state.topic.num.partitions", _T.INT, "50", "partitions of __share_group_state", validator=between(1, 1000)),
     Setting("offsets.retention.minutes", _T.INT, "10080", "how long an empty group's offsets are kept", validator=at_least(1)),
     Setting("offsets.retention.check.interval.ms", _T.LONG, "600000", "how often expired committed offsets are removed", validator=at_least(1)),

@@ -39,6 +39,8 @@ def alter_resource(broker, resource, validate_only: bool, new_overrides: Callabl
         return response(resource, ErrorCode.INVALID_REQUEST, "trafka's broker settings are static: restart with --config NAME=VALUE")
     if resource.resource_type == ResourceType.GROUP:
         return _alter_group(broker, resource, validate_only, new_overrides)
+    if resource.resource_type == ResourceType.CLIENT_METRICS:
+        return _alter_client_metrics(broker, resource, validate_only, new_overrides)
     if resource.resource_type != ResourceType.TOPIC:
         return response(resource, ErrorCode.INVALID_REQUEST, f"resource type {resource.resource_type} is not supported")
     try:
@@ -62,6 +64,18 @@ def _alter_group(broker, resource, validate_only: bool, new_overrides: Callable[
     try:
         broker.group_configs.alter(resource.resource_name, new_overrides(broker.group_configs.overrides(resource.resource_name)),
                                    validate_only)
+    except (StorageError, OSError) as exc:
+        return response(resource, error_code(exc), error_message(exc))
+    return response(resource)
+
+
+def _alter_client_metrics(broker, resource, validate_only: bool, new_overrides: Callable[[dict], dict]) -> dict:
+    """A client-metrics subscription (telemetry.py, KIP-714); all its configs deleted deletes it."""
+    if not resource.resource_name:
+        return response(resource, ErrorCode.INVALID_REQUEST, "a client-metrics resource needs a subscription name")
+    manager = broker.client_metrics
+    try:
+        manager.alter(resource.resource_name, new_overrides(manager.overrides(resource.resource_name)), validate_only)
     except (StorageError, OSError) as exc:
         return response(resource, error_code(exc), error_message(exc))
     return response(resource)

@@ -26,6 +26,7 @@ from trafka.broker.security.authorizer import make_authorizer
 from trafka.broker.security.layer import SecurityLayer
 from trafka.broker.security.listeners import Listener, configured_listeners
 from trafka.broker.group_configs import GroupConfigs
+from trafka.broker.telemetry import ClientMetricsManager
 from trafka.broker.share.coordinator import ShareCoordinator
 from trafka.broker.transaction import TransactionCoordinator
 from trafka.storage.clock import BrokerClock
@@ -78,6 +79,7 @@ class Broker:
         for topic in (self.group_coordinator.offsets_topic, self.txn_coordinator.state_topic,
                       self.share_coordinator.state_topic):
             topic.append_guard = self.faults.check_append
+        self.client_metrics = ClientMetricsManager(self.data_dir / "client_metrics", config)  # KIP-714 subscriptions
         self.stats = BrokerStats()  # requests, bytes and connections, for the console
         self.security = SecurityLayer(config, self.data_dir, self.clock)  # SCRAM credentials load here
         self.authorizer = make_authorizer(config, self.data_dir)  # None without authorizer.class.name; ACLs load here

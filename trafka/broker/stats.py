@@ -35,6 +35,7 @@ class ConnectionInfo:
     software_version: str | None = None
     requests: int = 0
     last_api: str | None = None
+    client_instance_id: object = None  # the KIP-714 instance id GetTelemetrySubscriptions gave it
 
 
 class BrokerStats:

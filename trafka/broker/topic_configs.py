@@ -20,6 +20,7 @@ class ResourceType(IntEnum):
 
     TOPIC = 2
     BROKER = 4
+    CLIENT_METRICS = 16
     GROUP = 32
 
 
@@ -30,6 +31,7 @@ class ConfigSource(IntEnum):
     DYNAMIC_DEFAULT_BROKER_CONFIG = 3
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
+    CLIENT_METRICS_CONFIG = 7
     GROUP_CONFIG = 8
 
 

@@ -19,6 +19,10 @@ Kafka error from an action a 409 with the error's name.
 
 from __future__ import annotations
 
+import math
+
+from trafka.wire.text import printable
+
 import json
 import time
 
@@ -115,6 +119,21 @@ def records_query(broker, request, topic: str, index: int) -> dict:
     }
 
 
+def telemetry_view(broker) -> list[dict]:
+    """Each client instance that asked for its telemetry subscription (KIP-714): its
+    subscription and the metrics it pushed last, decoded (trafka/broker/telemetry.py)."""
+    return [
+        {"instance_id": str(t.instance_id), "client_id": printable(t.client_id),
+         "software": printable(" ".join(p for p in (t.software_name, t.software_version) if p)) or None,
+         "requested_metrics": t.metrics, "push_interval_ms": t.interval_ms, "pushes": t.pushes,
+         "last_push_ms": t.last_push_ms, "terminated": t.terminated,
+         "metrics": [{"name": printable(m["name"]), "value": m["value"] if math.isfinite(m["value"]) else None,
+                      "attributes": {printable(k): printable(v) for k, v in m["attributes"].items()}}
+                     for m in t.latest]}
+        for t in sorted(broker.client_metrics.clients.values(), key=lambda t: str(t.instance_id))
+    ]
+
+
 def broker_view(broker) -> dict:
     from trafka.broker.config import SETTINGS
 
@@ -143,7 +162,8 @@ def broker_view(broker) -> dict:
         "connections": [
             {"peer": c.peer, "client_id": c.client_id, "software_name": c.software_name,
              "software_version": c.software_version, "requests": c.requests, "last_api": c.last_api,
-             "opened_ms": c.opened_ms}
+             "opened_ms": c.opened_ms,
+             "client_instance_id": str(c.client_instance_id) if c.client_instance_id is not None else None}
             for c in sorted(stats.connections.values(), key=lambda c: c.opened_ms)
         ],
         "requests": [
@@ -151,6 +171,7 @@ def broker_view(broker) -> dict:
              "mean_ms": round(1000 * s.seconds / s.count, 3) if s.count else 0.0}
             for name, s in sorted(stats.apis.items())
         ],
+        "telemetry": telemetry_view(broker),
         "bytes_in": dict(sorted(stats.bytes_in.items())),
         "bytes_out": dict(sorted(stats.bytes_out.items())),
     }

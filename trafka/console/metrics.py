@@ -14,6 +14,8 @@ Prometheus scrapes, so nothing is kept twice.
     trafka_group_members{group}, trafka_connections
     trafka_share_partition_start_offset{group,topic,partition}   a share group's start offset
     trafka_share_partition_records{group,topic,partition,state}  its in-flight records by state
+    trafka_client_metric{client_instance_id,client_id,name,attributes}  what clients pushed (KIP-714),
+                                                     for the names telemetry.export.metrics lists
 """
 
 from __future__ import annotations
@@ -96,6 +98,16 @@ class BrokerCollector:
                 for state, count in row["records"].items():
                     share_records.add_metric([*key, state], count)
         yield from (share_start, share_records)
+        exported = [p for p in broker.config["telemetry.export.metrics"] if p]
+        if exported:
+            client = GaugeMetricFamily("trafka_client_metric", "A metric a client pushed (KIP-714), as chosen by "
+                                       "telemetry.export.metrics", labels=["client_instance_id", "client_id", "name", "attributes"])
+            for t in broker.client_metrics.clients.values():
+                for m in t.latest:
+                    if any(m["name"].startswith(prefix) for prefix in exported):
+                        attributes = ",".join(f"{k}={v}" for k, v in sorted(m["attributes"].items()))
+                        client.add_metric([str(t.instance_id), t.client_id, m["name"], attributes], float(m["value"]))
+            yield client
         yield GaugeMetricFamily("trafka_connections", "Open Kafka client connections", value=len(stats.connections))
 
 

@@ -187,6 +187,11 @@ def _crc32c():
     return crc32c.crc32c
 
 
+def crc32c(data: bytes) -> int:
+    """CRC-32C of `data` (unsigned)."""
+    return _crc32c()(data)
+
+
 def compute_crc(buf, pos: int, size: int) -> int:
     """CRC-32C over attributes..end of the batch of `size` bytes at pos, without copying."""
     with memoryview(buf) as view:

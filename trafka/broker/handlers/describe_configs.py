@@ -127,6 +127,26 @@ def _group_configs(broker, resource, include_synonyms: bool) -> list[dict]:
     return configs
 
 
+def _client_metrics_configs(broker, resource, include_synonyms: bool) -> list[dict]:
+    """A client-metrics subscription's configs (KIP-714), set ones as CLIENT_METRICS_CONFIG."""
+    from trafka.broker.telemetry import DEFAULT_INTERVAL_MS, SUBSCRIPTION_CONFIGS
+
+    values = broker.client_metrics.overrides(resource.resource_name)
+    defaults = {"metrics": "", "interval.ms": str(DEFAULT_INTERVAL_MS), "match": ""}
+    configs = []
+    for name, doc in sorted(SUBSCRIPTION_CONFIGS.items()):
+        if not _wanted(resource, name):
+            continue
+        source = ConfigSource.CLIENT_METRICS_CONFIG if name in values else ConfigSource.DEFAULT_CONFIG
+        value = values.get(name, defaults[name])
+        configs.append({
+            "name": name, "value": value, "read_only": False, "config_source": source, "is_sensitive": False,
+            "synonyms": [{"name": name, "value": value, "source": source}] if include_synonyms else [],
+            "config_type": ConfigType.INT if name == "interval.ms" else ConfigType.LIST, "documentation": doc,
+        })
+    return configs
+
+
 def _describe(broker, resource, include_synonyms: bool) -> dict:
     if resource.resource_type == ResourceType.TOPIC:
         try:
@@ -139,6 +159,8 @@ def _describe(broker, resource, include_synonyms: bool) -> dict:
         configs = _broker_configs(broker, resource, include_synonyms)
     elif resource.resource_type == ResourceType.GROUP:
         configs = _group_configs(broker, resource, include_synonyms)
+    elif resource.resource_type == ResourceType.CLIENT_METRICS:
+        configs = _client_metrics_configs(broker, resource, include_synonyms)
     else:
         return resource_error(resource, ErrorCode.INVALID_REQUEST, f"resource type {resource.resource_type} is not supported")
     return {

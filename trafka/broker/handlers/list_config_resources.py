@@ -4,10 +4,9 @@ Behavior:
 - v1 (KIP-1142) lists the resources of the asked types (none asked: every supported type) in
   Kafka's order: groups with configs, client-metrics subscriptions, this node as a broker
   logger, this node as a broker, then every topic (internal ones included), names sorted
-  within a type: the groups with configs set, no client-metrics subscriptions (trafka keeps
-  none). A type outside TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS and
+  within a type: the groups with configs set, the client-metrics subscriptions. A type outside TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS and
   GROUP fails the whole request with UNSUPPORTED_VERSION, as in Kafka.
-- v0 is the older ListClientMetricsResources: client-metrics subscriptions only (none).
+- v0 is the older ListClientMetricsResources: client-metrics subscriptions only.
 - Needs DESCRIBE_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED), as in Kafka.
 """
 
@@ -28,7 +27,7 @@ def _names(broker, resource_type: int) -> list[str]:
         return sorted(broker.logs.topics)
     if resource_type == GROUP:
         return broker.group_configs.configured()
-    return []  # no client-metrics subscriptions
+    return broker.client_metrics.names()  # CLIENT_METRICS
 
 
 @registry.handles(74, min_version=0, max_version=1)

@@ -229,6 +229,14 @@ function broker() {
     fill($("#connections tbody"), b.connections.map((c) => h("tr", {}, h("td", {}, c.peer), h("td", {class: "client-id"}, c.client_id || "–"),
       h("td", {class: "software"}, c.software_name ? `${c.software_name} ${c.software_version || ""}` : "–"),
       h("td", {class: "num"}, c.requests), h("td", {}, c.last_api || "–"))));
+    fill($("#telemetry tbody"), (b.telemetry || []).map((t) => h("tr", {"data-instance": t.instance_id},
+      h("td", {class: "instance"}, t.instance_id), h("td", {class: "client-id"}, t.client_id || "–"), h("td", {}, t.software || "–"),
+      h("td", {}, t.requested_metrics.length ? `${t.requested_metrics.join(", ")} every ${t.push_interval_ms} ms` : "nothing"),
+      h("td", {class: "num pushes"}, t.pushes), h("td", {}, t.last_push_ms ? when(t.last_push_ms) : "–"),
+      h("td", {class: "metrics"}, t.metrics.length ? h("details", {}, h("summary", {}, `${t.metrics.length} values`),
+        h("table", {}, h("tbody", {}, ...t.metrics.map((m) => h("tr", {"data-metric": m.name}, h("td", {}, m.name),
+          h("td", {class: "num value"}, String(m.value)),
+          h("td", {}, Object.entries(m.attributes).map(([k, v]) => `${k}=${v}`).join(" "))))))) : "–"))));
     fill($("#requests tbody"), b.requests.map((r) => h("tr", {"data-api": r.api}, h("td", {}, r.api), h("td", {class: "num count"}, r.count),
       h("td", {class: "num"}, r.per_second), h("td", {class: "num"}, r.mean_ms))));
     fill($("#settings tbody"), b.settings.map((s) => h("tr", {"data-setting": s.name, class: s.source === "DEFAULT_CONFIG" ? "default" : "set"},
