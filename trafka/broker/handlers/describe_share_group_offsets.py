@@ -1,5 +1,6 @@
-"""DescribeShareGroupOffsets (key 90), version 0: each share-partition's start offset (the
-first offset the group is not done with), as kafka-share-groups.sh --describe and
+"""DescribeShareGroupOffsets (key 90), versions 0-1: each share-partition's start offset (the
+first offset the group is not done with) and, from v1 (KIP-1226), its lag: the records up to
+the high watermark the group is not done with (-1 where the group has no state), as kafka-share-groups.sh --describe and
 Admin.listShareGroupOffsets show it.
 
 Behavior: topics null means every partition the group has state for; a partition the group
@@ -39,19 +40,26 @@ def _group(ctx, wanted) -> dict:
         topics = [(t.topic_name, list(t.partitions)) for t in wanted.topics]
     for name, partitions in topics:
         try:
-            topic_id = broker.logs.topic(name).topic_id
+            topic = broker.logs.topic(name)
+            topic_id = topic.topic_id
             error = ErrorCode.NONE if authorize(ctx, Op.DESCRIBE, TOPIC, name) else ErrorCode.TOPIC_AUTHORIZATION_FAILED
         except StorageError:
             topic_id, error = ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         rows = []
         for index in partitions:
             state = states.get(SharePartitionKey(group_id, topic_id, index)) if not error else None
+            lag = -1
+            if state is not None:
+                try:
+                    lag = state.lag(broker.logs.log(name, index).high_watermark)
+                except StorageError:
+                    pass
             rows.append({"partition_index": index, "start_offset": state.start_offset if state else -1,
-                         "leader_epoch": 0 if state else -1, "error_code": error})
+                         "leader_epoch": 0 if state else -1, "lag": lag, "error_code": error})
         answer["topics"].append({"topic_name": name, "topic_id": topic_id, "partitions": rows})
     return answer
 
 
-@registry.handles(90, min_version=0, max_version=0)
+@registry.handles(90, min_version=0, max_version=1)
 async def handle(ctx, request):
     return {"throttle_time_ms": 0, "groups": [_group(ctx, g) for g in request.groups]}

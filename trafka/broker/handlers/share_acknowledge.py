@@ -1,8 +1,10 @@
-"""ShareAcknowledge (key 79), version 1: a share group member acknowledges records without
+"""ShareAcknowledge (key 79), versions 1-2: a share group member acknowledges records without
 fetching (KIP-932). The session rules are ShareFetch's, except that epoch 0 is
 INVALID_SHARE_SESSION_EPOCH (a new session has nothing to acknowledge); -1 acknowledges and
 closes the session. Per partition all or nothing: INVALID_RECORD_STATE for a record this member
-does not hold; the acknowledgement is written to `__share_group_state` before it counts."""
+does not hold; the acknowledgement is written to `__share_group_state` before it counts.
+v2 (KIP-1222): with is_renew_ack, RENEW (type 4) locks records for another lock duration,
+which the answer's acquisition_lock_timeout_ms gives."""
 
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ from trafka.broker.share.fetching import Refused, acknowledge_all, responses, se
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(79, min_version=1, max_version=1)
+@registry.handles(79, min_version=1, max_version=2)
 async def handle(ctx, request):
     def answer(error: ErrorCode, message: str | None = None, topics=()) -> dict:
         return {"throttle_time_ms": 0, "error_code": error, "error_message": message, "responses": list(topics),
+                "acquisition_lock_timeout_ms": ctx.broker.share_coordinator.lock_ms(request.group_id or ""),
                 "node_endpoints": []}
     try:
         session_step(ctx, request, fetching=False)

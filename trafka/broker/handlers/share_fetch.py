@@ -1,4 +1,4 @@
-"""ShareFetch (key 78), version 1: a share group member acknowledges records and acquires more
+"""ShareFetch (key 78), versions 1-2: a share group member acknowledges records and acquires more
 (KIP-932; trafka/broker/share/).
 
 Behavior:
@@ -12,6 +12,10 @@ Behavior:
   all, for group.share.record.lock.duration.ms; the answer has whole batches and the acquired
   offset runs with their delivery counts. With nothing to acquire it waits up to max_wait_ms
   for new records or an expiring lock.
+- v2 (KIP-1206, KIP-1222): share_acquire_mode 0 (batch_optimized) or 1 (record_limit; trafka
+  never acquires more than max_records in either mode, see docs/share-groups.md); with
+  is_renew_ack, RENEW (type 4) acknowledgements lock their records for another lock duration
+  and the request acquires nothing new, answering at once; RENEW without it is INVALID_REQUEST.
 - READ on the group (GROUP_AUTHORIZATION_FAILED for the request) and on each topic.
 """
 
@@ -31,14 +35,14 @@ def _answer(ctx, request, error: ErrorCode, message: str | None = None, topics=(
             "responses": list(topics), "node_endpoints": []}
 
 
-@registry.handles(78, min_version=1, max_version=1)
+@registry.handles(78, min_version=1, max_version=2)
 async def handle(ctx, request):
     try:
         session = session_step(ctx, request, fetching=True)
     except Refused as refused:
         return _answer(ctx, request, refused.error, refused.message)
     acks = acknowledge_all(ctx, request)
-    if request.share_session_epoch == FINAL_EPOCH:
+    if request.share_session_epoch == FINAL_EPOCH or getattr(request, "is_renew_ack", False):
         return _answer(ctx, request, ErrorCode.NONE, topics=responses(ctx, {}, acks, fetching=True))
     broker = ctx.broker
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000

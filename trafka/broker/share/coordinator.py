@@ -182,13 +182,17 @@ class ShareCoordinator:
             return exc.error
         return ErrorCode.NONE
 
-    def acknowledge(self, key: SharePartitionKey, member_id: str, batches) -> ErrorCode:
-        """One partition's acknowledgement batches, all or nothing."""
+    def acknowledge(self, key: SharePartitionKey, member_id: str, batches, *, renew: bool = False) -> ErrorCode:
+        """One partition's acknowledgement batches, all or nothing. With `renew` (IsRenewAck,
+        v2) RENEW acknowledgements lock their records for another share.record.lock.duration.ms."""
+        now = self.clock.time_ms()
+        renew_until = now + self.lock_ms(key.group_id) if renew else None
+
         def apply(sp: SharePartition) -> ErrorCode:
-            sp.expire_locks(self.clock.time_ms(), self.delivery_limit)
+            sp.expire_locks(now, self.delivery_limit)
             for batch in batches:
                 error = sp.acknowledge(member_id, batch.first_offset, batch.last_offset, list(batch.acknowledge_types),
-                                       self.delivery_limit)
+                                       self.delivery_limit, renew_until)
                 if error:
                     return error
             return ErrorCode.NONE
@@ -234,14 +238,41 @@ class ShareCoordinator:
     def delete_group(self, group_id: str) -> ErrorCode:
         """Tombstones for every share-partition of the group (DeleteGroups)."""
         for key in list(self.group_partitions(group_id)):
-            shard = self._shard(key)
+            error = self.delete_partition(key)
+            if error:
+                return error
+        return ErrorCode.NONE
 
-            def apply(shard=shard, key=key) -> None:
-                shard.partitions.pop(key, None)
-                shard.snapshot_epochs.pop(key, None)
-            try:
-                self.runtime.write(self._partition_of(key), lambda s: CoordinatorResult(
-                    [CoordinatorRecord(formats.key(key), None)], None, apply))
-            except CoordinatorWriteError as exc:
-                return exc.error
+    def delete_partition(self, key: SharePartitionKey) -> ErrorCode:
+        """A tombstone for one share-partition (DeleteShareGroupOffsets, DeleteGroups): the
+        group's next fetch of it starts again by share.auto.offset.reset."""
+        shard = self._shard(key)
+
+        def apply() -> None:
+            shard.partitions.pop(key, None)
+            shard.snapshot_epochs.pop(key, None)
+        try:
+            self.runtime.write(self._partition_of(key), lambda s: CoordinatorResult(
+                [CoordinatorRecord(formats.key(key), None)], None, apply))
+        except CoordinatorWriteError as exc:
+            log.error("share-partition %s: cannot delete its state: %s", key, exc.cause)
+            return exc.error
+        return ErrorCode.NONE
+
+    def reset_partition(self, key: SharePartitionKey, start_offset: int) -> ErrorCode:
+        """A new start offset for one share-partition of an empty group, nothing in flight
+        (AlterShareGroupOffsets): written as a fresh snapshot, then installed."""
+        shard = self._shard(key)
+        fresh = SharePartition(start_offset)
+        epoch = shard.snapshot_epochs.get(key, -1) + 1
+        record = CoordinatorRecord(formats.key(key), formats.value(ShareSnapshot(epoch, 0, start_offset, ())))
+
+        def apply() -> None:
+            shard.partitions[key] = fresh
+            shard.snapshot_epochs[key] = epoch
+        try:
+            self.runtime.write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
+        except CoordinatorWriteError as exc:
+            log.error("share-partition %s: cannot write its new start offset: %s", key, exc.cause)
+            return exc.error
         return ErrorCode.NONE

@@ -39,6 +39,8 @@ def session_step(ctx, request, *, fetching: bool):
     if epoch == 0 and (has_acks or not fetching):
         raise Refused(ErrorCode.INVALID_SHARE_SESSION_EPOCH if not fetching else ErrorCode.INVALID_REQUEST,
                       "A new share session carries no acknowledgements.")
+    if getattr(request, "share_acquire_mode", 0) not in (0, 1):
+        raise Refused(ErrorCode.INVALID_REQUEST, "ShareAcquireMode must be 0 (batch_optimized) or 1 (record_limit).")
     named = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions] if fetching else []
     forgotten = [(t.topic_id, p) for t in getattr(request, "forgotten_topics_data", ()) for p in t.partitions]
     try:
@@ -75,7 +77,8 @@ def acknowledge_all(ctx, request) -> dict[tuple, ErrorCode]:
             if share.existing(key) is None:
                 results[(t.topic_id, p.partition_index)] = ErrorCode.INVALID_RECORD_STATE
                 continue
-            results[(t.topic_id, p.partition_index)] = share.acknowledge(key, request.member_id, p.acknowledgement_batches)
+            results[(t.topic_id, p.partition_index)] = share.acknowledge(
+                key, request.member_id, p.acknowledgement_batches, renew=getattr(request, "is_renew_ack", False))
     return results
 
 

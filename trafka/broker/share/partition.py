@@ -39,6 +39,7 @@ class AcknowledgeType(enum.IntEnum):
     ACCEPT = 1
     RELEASE = 2
     REJECT = 3
+    RENEW = 4  # ShareFetch / ShareAcknowledge v2 (KIP-1222): keep the record, lock it afresh
 
 
 @dataclass
@@ -111,14 +112,19 @@ class SharePartition:
 
     # --- acknowledging --------------------------------------------------------------------------
 
-    def acknowledge(self, member_id: str, first: int, last: int, types: list[int], delivery_limit: int) -> ErrorCode:
+    def acknowledge(self, member_id: str, first: int, last: int, types: list[int], delivery_limit: int,
+                    renew_until: int | None = None) -> ErrorCode:
         """One acknowledgement batch: one type for the whole range, or one per offset.
-        INVALID_RECORD_STATE when a record is not acquired by this member; nothing changes then."""
+        INVALID_RECORD_STATE when a record is not acquired by this member; nothing changes then.
+        RENEW keeps a record acquired with its lock running to `renew_until` (None: RENEW is not
+        allowed in this request, INVALID_REQUEST)."""
         if last < first or not types or (len(types) != 1 and len(types) != last - first + 1):
             return ErrorCode.INVALID_REQUEST
         try:
             kinds = [AcknowledgeType(t) for t in types]
         except ValueError:
+            return ErrorCode.INVALID_REQUEST
+        if renew_until is None and AcknowledgeType.RENEW in kinds:
             return ErrorCode.INVALID_REQUEST
         plan = []
         for i, offset in enumerate(range(first, last + 1)):
@@ -134,6 +140,9 @@ class SharePartition:
             entry = self.records.get(offset)
             if entry is None:
                 continue  # a gap before the start, or never fetched
+            if kind is AcknowledgeType.RENEW:
+                entry.lock_deadline = renew_until
+                continue
             if kind in (AcknowledgeType.GAP, AcknowledgeType.REJECT):
                 entry.state = RecordState.ARCHIVED
             elif kind is AcknowledgeType.ACCEPT:
@@ -166,6 +175,13 @@ class SharePartition:
                 expired = True
         self._advance()
         return expired
+
+    def lag(self, high_watermark: int) -> int:
+        """Records from the start offset to `high_watermark` the group is not done with (KIP-1226:
+        the log's records past the start offset less those acknowledged or archived)."""
+        done = sum(1 for offset, e in self.records.items() if offset < high_watermark
+                   and e.state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
+        return max(high_watermark - self.start_offset - done, 0)
 
     def next_lock_deadline(self) -> int | None:
         return min((e.lock_deadline for e in self.records.values()
