@@ -22,9 +22,9 @@ def admin(bootstrap):
 @pytest.mark.compat("metadata")
 def test_api_versions_read_as_one_kafka_release(admin, bootstrap, trafka_topic):
     """kafka-python infers the broker's Kafka version from ApiVersions and changes behaviour by
-    it; the advertised bands must read as a real release: Kafka 4.1's bands (Produce v13, its
-    4.1 marker; ListOffsets v11, the 4.2 marker, is not served), so it reads 4.1."""
-    assert admin._manager.broker_version == (4, 1)
+    it; the advertised bands must read as a real release: Kafka 4.3's (DescribeLogDirs v5 is
+    its 4.3 marker). kafka-python 3.0.12 carries Kafka 4.3's whole table, and trafka's matches it."""
+    assert admin._manager.broker_version == (4, 3)
     producer = KafkaProducer(bootstrap_servers=bootstrap)
     producer.send(trafka_topic, b"x").get(timeout=10)  # auto-creates the topic
     producer.close()

@@ -32,10 +32,10 @@ SERVED = {
     "Metadata": (3, range(0, 14), 9),
     "Produce": (0, range(3, 14), 9),
     "Fetch": (1, range(4, 19), 12),
-    "ListOffsets": (2, range(1, 11), 6),
+    "ListOffsets": (2, range(1, 12), 6),
     "FindCoordinator": (10, range(0, 7), 3),
-    "OffsetCommit": (8, range(2, 10), 8),
-    "OffsetFetch": (9, range(1, 10), 6),
+    "OffsetCommit": (8, range(2, 11), 8),
+    "OffsetFetch": (9, range(1, 11), 6),
     "JoinGroup": (11, range(0, 10), 6),
     "Heartbeat": (12, range(0, 5), 4),
     "LeaveGroup": (13, range(0, 6), 4),
@@ -61,7 +61,7 @@ SERVED = {
     "UpdateFeatures": (57, range(0, 3), 0),
     "ListConfigResources": (74, range(0, 2), 0),
 }
-DECLARED_BEYOND_SERVED = {"Produce": range(0, 14)}
+DECLARED_BEYOND_SERVED = {"Produce": range(0, 14), "InitProducerId": range(0, 7)}
 
 CASES = [
     pytest.param(key, version, nulls, id=f"{name}-v{version}-{'nulls' if nulls else 'values'}")

@@ -1,4 +1,5 @@
-"""DescribeLogDirs (key 35), versions 1-4.
+"""DescribeLogDirs (key 35), versions 1-5 (v5: is_cordoned, always false: trafka has no
+cordoning of log directories).
 
 Behavior:
 - One log directory, the data dir (its absolute path), as a one-node Kafka with one entry in
@@ -24,7 +25,7 @@ def _wanted(request) -> set[tuple[str, int]] | None:
     return {(t.topic, p) for t in request.topics for p in t.partitions}
 
 
-@registry.handles(35, min_version=1, max_version=4)
+@registry.handles(35, min_version=1, max_version=5)
 async def handle(ctx, request):
     if not authorize(ctx, Op.DESCRIBE, CLUSTER):
         return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)

@@ -1,4 +1,5 @@
-"""InitProducerId (key 22), versions 0-5.
+"""InitProducerId (key 22), versions 0-5 (v6 is declared; Kafka 4.3 marks it unstable and does
+not advertise it, nor does trafka).
 
 Behavior:
 - Idempotent producers (no transactional id) get a fresh producer id with epoch 0.

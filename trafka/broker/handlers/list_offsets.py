@@ -1,4 +1,4 @@
-"""ListOffsets (key 2), versions 1-10.
+"""ListOffsets (key 2), versions 1-11.
 
 Behavior:
 - timestamp -1 (latest): the high watermark (= log end offset on one broker); with
@@ -10,6 +10,8 @@ Behavior:
   whole log here (no tiered storage).
 - timestamp -5 (latest tiered, v9): offset -1, as Kafka answers when remote storage is not
   enabled (nothing is tiered).
+- timestamp -6 (earliest pending upload, v11, KIP-1023): offset -1 likewise (nothing waits to
+  be tiered).
 - v10's timeout_ms bounds remote lookups; with no tiered storage every answer is local.
 - A special timestamp newer than the request version is UNSUPPORTED_VERSION.
 - any other timestamp: the first offset whose record timestamp is >= it, through the time
@@ -29,11 +31,14 @@ EARLIEST = -2
 MAX_TIMESTAMP = -3
 EARLIEST_LOCAL = -4
 LATEST_TIERED = -5
+EARLIEST_PENDING_UPLOAD = -6
 UNKNOWN = -1
 
 
 def lowest_special_timestamp(version: int) -> int:
-    """-4 needs v8 and -5 v9; -3 has always been answered (clients send it from v7)."""
+    """-4 needs v8, -5 v9 and -6 v11; -3 has always been answered (clients send it from v7)."""
+    if version >= 11:
+        return EARLIEST_PENDING_UPLOAD
     if version >= 9:
         return LATEST_TIERED
     return EARLIEST_LOCAL if version == 8 else MAX_TIMESTAMP
@@ -52,7 +57,7 @@ def _lookup(log_, timestamp: int, read_committed: bool) -> tuple[int, int]:
         return (log_.last_stable_offset if read_committed else log_.high_watermark), UNKNOWN
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return log_.log_start_offset, UNKNOWN
-    if timestamp == LATEST_TIERED:
+    if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
         return UNKNOWN, UNKNOWN
     if timestamp == MAX_TIMESTAMP:
         found = log_.max_timestamp()
@@ -73,7 +78,7 @@ def _partition(broker, topic: str, p, read_committed: bool, version: int) -> dic
     return {"partition_index": index, "error_code": ErrorCode.NONE, "timestamp": timestamp, "offset": offset, "leader_epoch": epoch}
 
 
-@registry.handles(2, min_version=1, max_version=10)
+@registry.handles(2, min_version=1, max_version=11)
 async def handle(ctx, request):
     broker = ctx.broker
     read_committed = request.isolation_level == READ_COMMITTED

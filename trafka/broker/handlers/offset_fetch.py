@@ -1,4 +1,4 @@
-"""OffsetFetch (key 9), versions 1-9.
+"""OffsetFetch (key 9), versions 1-10.
 
 Behavior:
 - A partition without a committed offset (or of an unknown topic or group) answers offset -1,
@@ -9,6 +9,9 @@ Behavior:
   (KIP-848) that is unknown gets UNKNOWN_MEMBER_ID, one with another epoch STALE_MEMBER_EPOCH,
   as the group's error with no topics. Classic groups, and fetches without a member id and
   epoch (admin clients), are not checked, as in Kafka.
+- v10 names topics by id (KIP-848), asked and answered: an id no topic has is
+  UNKNOWN_TOPIC_ID for its partitions; an all-topics answer leaves out offsets of topics that no
+  longer exist (they have no id to name them by).
 - require_stable (v7+): a partition with offsets of an open transaction pending (TxnOffsetCommit)
   answers UNSTABLE_OFFSET_COMMIT, and the consumer retries; without it, the last committed
   offset comes back, as in Kafka.
@@ -17,7 +20,10 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from dataclasses import dataclass
+
 from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize
+from trafka.broker.topics import topic_name
 from trafka.wire.errors import ErrorCode
 
 NO_OFFSET = -1
@@ -77,15 +83,40 @@ def _group(ctx, group_id: str, topics, require_stable: bool) -> tuple[ErrorCode,
     return ErrorCode.NONE, _topics(coordinator, group_id, allowed, require_stable) + refused
 
 
+@dataclass
+class _Named:
+    """A v10 topic (named by id) as the name-based steps take it."""
+    name: str
+    partition_indexes: list[int]
+
+
 def _member_group(ctx, group, require_stable: bool) -> dict:
     error = ctx.broker.group_coordinator.validate_offset_fetch(group.group_id, group.member_id, group.member_epoch)
     if error and authorize(ctx, Op.DESCRIBE, GROUP, group.group_id, log_denied=False):
         return {"group_id": group.group_id, "topics": [], "error_code": error}
-    error, topics = _group(ctx, group.group_id, group.topics, require_stable)
-    return {"group_id": group.group_id, "topics": topics, "error_code": error}
+    if ctx.version < 10:
+        error, topics = _group(ctx, group.group_id, group.topics, require_stable)
+        return {"group_id": group.group_id, "topics": topics, "error_code": error}
+    named, unknown = None, []
+    if group.topics is not None:
+        named = []
+        for t in group.topics:
+            name = topic_name(ctx.broker, None, t.topic_id, by_id=True)
+            if name is None:
+                unknown.append({"topic_id": t.topic_id, "partitions": [
+                    {**_partition(index, None), "error_code": ErrorCode.UNKNOWN_TOPIC_ID} for index in t.partition_indexes]})
+            else:
+                named.append(_Named(name, list(t.partition_indexes)))
+    error, topics = _group(ctx, group.group_id, named, require_stable)
+    by_id = []
+    for t in topics:
+        topic = ctx.broker.logs.topics.get(t["name"])
+        if topic is not None:
+            by_id.append({**t, "topic_id": topic.topic_id})
+    return {"group_id": group.group_id, "topics": by_id + unknown, "error_code": error}
 
 
-@registry.handles(9, min_version=1, max_version=9)
+@registry.handles(9, min_version=1, max_version=10)
 async def handle(ctx, request):
     require_stable = request.require_stable
     if ctx.version >= 8:

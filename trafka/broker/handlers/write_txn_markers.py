@@ -1,4 +1,4 @@
-"""WriteTxnMarkers (key 27), version 1.
+"""WriteTxnMarkers (key 27), versions 1-2.
 
 Behavior:
 - Writes each COMMIT/ABORT marker to the named partitions, as a partition leader does for its
@@ -9,6 +9,8 @@ Behavior:
 - A marker older than the producer's epoch is INVALID_PRODUCER_EPOCH; unknown partitions are
   UNKNOWN_TOPIC_OR_PARTITION; `__consumer_offsets` markers go through the group coordinator,
   which applies or drops the producer's pending transactional offsets.
+- v2's transaction_version (KIP-1228) is read and not needed: the marker is written and its
+  epoch checked the same way for every transaction version.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def _write(broker, marker, topic: str, partition: int) -> ErrorCode:
     return ErrorCode.NONE
 
 
-@registry.handles(27, min_version=1, max_version=1)
+@registry.handles(27, min_version=1, max_version=2)
 async def handle(ctx, request):
     if not authorize(ctx, Op.CLUSTER_ACTION, CLUSTER):
         return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)

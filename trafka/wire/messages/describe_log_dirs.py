@@ -1,7 +1,7 @@
-"""DescribeLogDirs (key 35): the log directories and the size of each partition in them; v1-4.
+"""DescribeLogDirs (key 35): the log directories and the size of each partition in them; v1-5.
 
 v2 is the first flexible version, v3 adds the top-level error code, v4 each directory's total
-and usable bytes (KIP-827).
+and usable bytes (KIP-827), v5 whether the directory is cordoned (never, here).
 """
 
 from trafka.wire.api import Api
@@ -11,7 +11,7 @@ from trafka.wire.types import BOOL, INT16, INT32, INT64, STRING
 
 REQUEST = Message(
     "DescribeLogDirsRequest",
-    versions="1-4",
+    versions="1-5",
     flexible="2+",
     fields=[
         Field(
@@ -27,7 +27,7 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "DescribeLogDirsResponse",
-    versions="1-4",
+    versions="1-5",
     flexible="2+",
     fields=[
         Field("throttle_time_ms", INT32),
@@ -45,6 +45,7 @@ RESPONSE = Message(
                 ]),
                 Field("total_bytes", INT64, "4+", default=-1),
                 Field("usable_bytes", INT64, "4+", default=-1),
+                Field("is_cordoned", BOOL, "5+", default=False),
             ]),
         ),
     ],

@@ -2,7 +2,7 @@
 
 Timestamps -1 (latest), -2 (earliest), from v7 -3 (max timestamp), from v8 -4 (earliest
 local, KIP-405) and from v9 -5 (latest tiered, KIP-1005) are special; v10 adds a timeout for
-remote (tiered) lookups (KIP-1075).
+remote (tiered) lookups (KIP-1075); v11 adds -6 (earliest pending upload, KIP-1023).
 """
 
 from trafka.wire.api import Api
@@ -12,7 +12,7 @@ from trafka.wire.types import INT8, INT16, INT32, INT64
 
 REQUEST = Message(
     "ListOffsetsRequest",
-    versions="1-10",
+    versions="1-11",
     flexible="6+",
     fields=[
         Field("replica_id", INT32, default=-1),
@@ -28,7 +28,7 @@ REQUEST = Message(
 
 RESPONSE = Message(
     "ListOffsetsResponse",
-    versions="1-10",
+    versions="1-11",
     flexible="6+",
     fields=[
         Field("throttle_time_ms", INT32, "2+"),
