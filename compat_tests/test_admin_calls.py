@@ -208,8 +208,8 @@ def test_java_scram_credentials_and_client_metrics_resources(java_client_43, boo
 
 @pytest.mark.compat_client("java-4.3.0")
 def test_java_calls_trafka_does_not_serve_get_unsupported_version(java_client_43, bootstrap):
-    """The share-group offset changes (KIP-932's keys 91-92), streams groups (KIP-1071, early access
-    in 4.1), UnregisterBroker and the KRaft voter changes are not served: the Java admin client
+    """Streams groups (KIP-1071: a broker without the feature), UnregisterBroker and the KRaft
+    voter changes are not served: the Java admin client
     sees they are not advertised and fails each call with UnsupportedVersionException, no request
     sent."""
     k = java_client_43
@@ -217,8 +217,6 @@ def test_java_calls_trafka_does_not_serve_get_unsupported_version(java_client_43
     admin = k.make_admin({"bootstrap.servers": bootstrap})
     uuid_ = jvm.org.apache.kafka.common.Uuid.randomUuid()
     calls = {
-        "deleteShareGroupOffsets": lambda: call(call(call(admin.j.deleteShareGroupOffsets, "sg",
-                                                          jvm.java.util.HashSet()).all).get),
         "describeStreamsGroups": lambda: call(call(call(admin.j.describeStreamsGroups, _java_list(jvm, "sg")).all).get),
         "unregisterBroker": lambda: call(call(call(admin.j.unregisterBroker, 0).all).get),
         "addRaftVoter": lambda: call(call(call(admin.j.addRaftVoter, 1, uuid_, jvm.java.util.HashSet()).all).get),
@@ -592,3 +590,235 @@ def test_java_share_consumer_beside_a_consumer_group_on_the_same_topic(java_clie
             values.append(message.value())
     plain.close()
     assert values == [b"v%d" % i for i in range(5)]
+
+
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_share_consumer_renews_a_lock_with_acknowledge_type_renew(java_client_43, tmp_path):
+    """AcknowledgeType.RENEW (ShareFetch / ShareAcknowledge v2, KIP-1222): a record the member
+    renews stays its own past the first lock's end (another member of the group gets only the
+    record released beside it), and the member ACCEPTs it afterwards. Broker time is moved with the test clock, so no test step waits for a lock."""
+    import time
+
+    from confluent_kafka import Producer
+
+    from testkit.groups import create_topic
+    from trafka.testing import TrafkaBroker
+
+    config = {"group.share.record.lock.duration.ms": 30000, "group.share.session.timeout.ms": 600000,
+              "group.share.max.session.timeout.ms": 600000}
+    with TrafkaBroker(data_dir=tmp_path / "data", config=config) as broker:
+        bootstrap = broker.bootstrap_servers
+        create_topic(bootstrap, "renewed", 1)
+        k = java_client_43
+        jvm, call = k.jvm, k.call
+        admin = k.make_admin({"bootstrap.servers": bootstrap})
+        entry = jvm.org.apache.kafka.clients.admin.AlterConfigOp(
+            jvm.org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+            jvm.org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)
+        resource = jvm.org.apache.kafka.common.config.ConfigResource(
+            jvm.org.apache.kafka.common.config.ConfigResource.Type.GROUP, "renewers")
+        changes = jvm.java.util.HashMap()
+        changes.put(resource, _java_list(jvm, entry))
+        call(call(call(admin.j.incrementalAlterConfigs, changes).all).get)
+        producer = Producer({"bootstrap.servers": bootstrap})
+        for i in range(2):
+            producer.produce("renewed", b"r%d" % i, partition=0)
+        assert producer.flush(10) == 0
+
+        def share_consumer():
+            props = jvm.java.util.Properties()
+            for key, value in {"bootstrap.servers": bootstrap, "group.id": "renewers",
+                               "share.acknowledgement.mode": "explicit",
+                               "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
+                               "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer"}.items():
+                props.setProperty(key, value)
+            consumer = call(jvm.org.apache.kafka.clients.consumer.KafkaShareConsumer, props)
+            call(consumer.subscribe, _java_list(jvm, "renewed"))
+            return consumer
+
+        def poll(consumer, seconds: float) -> list:
+            found, end = [], time.monotonic() + seconds
+            while time.monotonic() < end and not found:  # explicit mode: acknowledge before polling again
+                iterator = call(call(consumer.poll, jvm.java.time.Duration.ofMillis(300)).iterator)
+                while call(iterator.hasNext):
+                    found.append(call(iterator.next))
+            return found
+
+        def commit_errors(consumer) -> list:
+            results = call(consumer.commitSync)
+            return [str(call(v.get)) for v in results.values() if call(v.isPresent)]
+
+        def share_offsets() -> dict:
+            """Admin.listShareGroupOffsets (DescribeShareGroupOffsets v1): (start offset, lag)."""
+            specs = jvm.java.util.HashMap()
+            specs.put("renewers", jvm.org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec())
+            offsets = call(call(call(admin.j.listShareGroupOffsets, specs).all).get).get("renewers")
+            return {(call(tp.topic), call(tp.partition)): (call(info.startOffset), call(call(info.lag).get))
+                    for tp, info in offsets.items()}
+
+        ack = jvm.org.apache.kafka.clients.consumer.AcknowledgeType
+        first = share_consumer()
+        second = None
+        try:
+            held = poll(first, 30)
+            assert sorted(call(r.offset) for r in held) == [0, 1]
+            broker.advance_clock(20_000)
+            renewed = next(r for r in held if call(r.offset) == 0)
+            call(first.acknowledge, renewed, ack.RENEW)
+            call(first.acknowledge, next(r for r in held if call(r.offset) == 1), ack.RELEASE)
+            assert commit_errors(first) == []
+            broker.advance_clock(20_000)  # 40 s: past the first lock, inside the renewed one
+            second = share_consumer()
+            redelivered = poll(second, 8)
+            # offset 1 was released and comes back as its second delivery; offset 0, whose first
+            # lock ran out at 30 s, is still held by the first member
+            assert [(call(r.offset), call(call(r.deliveryCount).get)) for r in redelivered] == [(1, 2)]
+            call(second.acknowledge, redelivered[0], ack.ACCEPT)
+            assert commit_errors(second) == []
+            assert share_offsets() == {("renewed", 0): (0, 1)}  # offset 0 is still to be done
+            again = poll(first, 8)  # the client hands a renewed record out again to be acknowledged
+            assert [call(r.offset) for r in again] == [0]
+            call(first.acknowledge, again[0], ack.ACCEPT)
+            assert commit_errors(first) == []
+            assert share_offsets() == {("renewed", 0): (2, 0)}
+        finally:
+            call(first.close)
+            if second is not None:
+                call(second.close)
+
+
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_admin_alters_and_deletes_share_group_offsets(java_client_43, bootstrap):
+    """Admin.alterShareGroupOffsets (AlterShareGroupOffsets) moves an empty share group's start
+    offset back to the log start, and the group reads everything again; refused with members (GroupNotEmptyException);
+    Admin.deleteShareGroupOffsets (DeleteShareGroupOffsets) forgets the topic, so the group
+    starts again by share.auto.offset.reset."""
+    import time
+
+    from confluent_kafka import Producer
+
+    from testkit.groups import create_topic
+
+    create_topic(bootstrap, "reset-shared", 1)
+    k = java_client_43
+    jvm, call = k.jvm, k.call
+    admin = k.make_admin({"bootstrap.servers": bootstrap})
+    group = "resetters"
+    entry = jvm.org.apache.kafka.clients.admin.AlterConfigOp(
+        jvm.org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+        jvm.org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)
+    resource = jvm.org.apache.kafka.common.config.ConfigResource(
+        jvm.org.apache.kafka.common.config.ConfigResource.Type.GROUP, group)
+    changes = jvm.java.util.HashMap()
+    changes.put(resource, _java_list(jvm, entry))
+    call(call(call(admin.j.incrementalAlterConfigs, changes).all).get)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(6):
+        producer.produce("reset-shared", b"s%d" % i, partition=0)
+    assert producer.flush(10) == 0
+    tp = jvm.org.apache.kafka.common.TopicPartition("reset-shared", 0)
+
+    def read_all(expected: int):
+        """A share consumer of the group that accepts what it gets until `expected` records."""
+        props = jvm.java.util.Properties()
+        for key, value in {"bootstrap.servers": bootstrap, "group.id": group,
+                           "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
+                           "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer"}.items():
+            props.setProperty(key, value)
+        consumer = call(jvm.org.apache.kafka.clients.consumer.KafkaShareConsumer, props)
+        call(consumer.subscribe, _java_list(jvm, "reset-shared"))
+        seen, end = [], time.monotonic() + 30
+        while len(seen) < expected and time.monotonic() < end:
+            iterator = call(call(consumer.poll, jvm.java.time.Duration.ofMillis(300)).iterator)
+            while call(iterator.hasNext):
+                seen.append(call(call(iterator.next).offset))
+        call(consumer.commitSync)
+        return consumer, sorted(seen)
+
+    def offsets() -> dict:
+        specs = jvm.java.util.HashMap()
+        specs.put(group, jvm.org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec())
+        found = call(call(call(admin.j.listShareGroupOffsets, specs).all).get).get(group)
+        return {(call(t.topic), call(t.partition)): None if info is None else call(info.startOffset)
+                for t, info in found.items()}
+
+    # py4j hands Python ints to Java as Integer; the consumer's beginningOffsets is a ready
+    # Map<TopicPartition, Long> ({tp: 0}) to pass on as it is.
+    plain = k.make_consumer({"bootstrap.servers": bootstrap,
+                             "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
+                             "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer"})
+    to_start = call(plain.j.beginningOffsets, _java_list(jvm, tp))
+
+    def alter():
+        call(call(call(admin.j.alterShareGroupOffsets, group, to_start).all).get)
+
+    consumer, seen = read_all(6)
+    call(consumer.close)
+    assert seen == [0, 1, 2, 3, 4, 5]
+    assert offsets() == {("reset-shared", 0): 6}
+    alter()
+    assert offsets() == {("reset-shared", 0): 0}
+    consumer, seen = read_all(6)
+    try:
+        assert seen == [0, 1, 2, 3, 4, 5]  # read again from the altered start offset
+        with pytest.raises(KafkaJavaError, match="GroupNotEmpty"):
+            alter()
+    finally:
+        call(consumer.close)
+    topics = jvm.java.util.HashSet()
+    topics.add("reset-shared")
+    call(call(call(admin.j.deleteShareGroupOffsets, group, topics).all).get)
+    assert offsets().get(("reset-shared", 0)) is None
+    consumer, seen = read_all(6)
+    call(consumer.close)
+    assert seen == [0, 1, 2, 3, 4, 5]  # share.auto.offset.reset=earliest again
+
+
+@pytest.mark.compat_client("java-4.3.0")
+def test_java_admin_sets_a_cluster_wide_dynamic_broker_default(java_client_43, tmp_path):
+    """`kafka-configs --alter --entity-type brokers --entity-default` through the Java admin:
+    IncrementalAlterConfigs on BROKER "" sets a cluster default every topic without its own value
+    takes at once (DYNAMIC_DEFAULT_BROKER_CONFIG), describing "" lists only the dynamic defaults,
+    a per-broker-only setting is refused at that level, another node id is refused, and the
+    default survives a restart."""
+    from trafka.testing import TrafkaBroker
+
+    k = java_client_43
+    jvm, call = k.jvm, k.call
+    admin_classes = jvm.org.apache.kafka.clients.admin
+    resource_type = jvm.org.apache.kafka.common.config.ConfigResource.Type
+
+    def alter(admin, name: str, values: dict):
+        op = admin_classes.AlterConfigOp.OpType
+        ops = [admin_classes.AlterConfigOp(admin_classes.ConfigEntry(n, v), op.DELETE if v is None else op.SET)
+               for n, v in values.items()]
+        changes = jvm.java.util.HashMap()
+        changes.put(jvm.org.apache.kafka.common.config.ConfigResource(resource_type.BROKER, name), _java_list(jvm, *ops))
+        call(call(call(admin.j.incrementalAlterConfigs, changes).all).get)
+
+    def describe(admin, kind, name: str) -> dict:
+        resource = jvm.org.apache.kafka.common.config.ConfigResource(kind, name)
+        found = call(call(call(admin.j.describeConfigs, _java_list(jvm, resource)).all).get).get(resource)
+        return {call(e.name): (call(e.value), str(call(e.source))) for e in _jiter(call(found.entries))}
+
+    with TrafkaBroker(data_dir=tmp_path / "data") as broker:
+        admin = k.make_admin({"bootstrap.servers": broker.bootstrap_servers})
+        call(call(call(admin.j.createTopics, _java_list(jvm, admin_classes.NewTopic("defaults", 1, 1))).all).get)
+        alter(admin, "", {"log.retention.ms": "7200000", "log.cleanup.policy": "compact"})
+        topic = describe(admin, resource_type.TOPIC, "defaults")
+        assert topic["retention.ms"] == ("7200000", "DYNAMIC_DEFAULT_BROKER_CONFIG")
+        assert topic["cleanup.policy"] == ("compact", "DYNAMIC_DEFAULT_BROKER_CONFIG")
+        assert describe(admin, resource_type.BROKER, "") == {
+            "log.cleanup.policy": ("compact", "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+            "log.retention.ms": ("7200000", "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+            "min.insync.replicas": ("1", "DYNAMIC_DEFAULT_BROKER_CONFIG"),  # KIP-966, written at first start
+        }
+        with pytest.raises(KafkaJavaError, match="broker id must be specified"):
+            alter(admin, "", {"ssl.client.auth": "required"})
+        with pytest.raises(KafkaJavaError, match="InvalidRequestException"):
+            alter(admin, "", {"num.partitions": "3"})  # read-only in Kafka
+        broker.restart()
+        admin = k.make_admin({"bootstrap.servers": broker.bootstrap_servers})
+        assert describe(admin, resource_type.TOPIC, "defaults")["retention.ms"] == ("7200000", "DYNAMIC_DEFAULT_BROKER_CONFIG")
+        alter(admin, "", {"log.retention.ms": None, "log.cleanup.policy": None})
+        assert describe(admin, resource_type.TOPIC, "defaults")["retention.ms"] == ("604800000", "DEFAULT_CONFIG")

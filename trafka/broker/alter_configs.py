@@ -36,7 +36,7 @@ def config_authorization_error(ctx, resource, operation) -> ErrorCode | None:
 def alter_resource(broker, resource, validate_only: bool, new_overrides: Callable[[dict], dict]) -> dict:
     """Apply `new_overrides(current) -> overrides` to a topic, or refuse the resource."""
     if resource.resource_type == ResourceType.BROKER:
-        return response(resource, ErrorCode.INVALID_REQUEST, "trafka's broker settings are static: restart with --config NAME=VALUE")
+        return _alter_broker(broker, resource, validate_only, new_overrides)
     if resource.resource_type == ResourceType.GROUP:
         return _alter_group(broker, resource, validate_only, new_overrides)
     if resource.resource_type == ResourceType.CLIENT_METRICS:
@@ -52,6 +52,21 @@ def alter_resource(broker, resource, validate_only: bool, new_overrides: Callabl
             broker.logs.set_topic_config(topic.name, overrides)
     except UnknownTopic:
         return response(resource, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {resource.resource_name} does not exist")
+    except (StorageError, OSError) as exc:
+        return response(resource, error_code(exc), error_message(exc))
+    return response(resource)
+
+
+def _alter_broker(broker, resource, validate_only: bool, new_overrides: Callable[[dict], dict]) -> dict:
+    """Dynamic broker configs (dynamic_configs.py): this broker's (its node id) or the cluster
+    default (""); another node id is INVALID_REQUEST, as on a one-node Kafka cluster."""
+    dynamic = broker.dynamic_configs
+    entity = dynamic.entity(resource.resource_name)
+    if entity is None:
+        return response(resource, ErrorCode.INVALID_REQUEST, f"broker {resource.resource_name!r} is not in this cluster "
+                        f"(this broker is node {broker.node_id})")
+    try:
+        dynamic.alter(entity, new_overrides(dynamic.overrides(entity)), validate_only)
     except (StorageError, OSError) as exc:
         return response(resource, error_code(exc), error_message(exc))
     return response(resource)

@@ -26,6 +26,10 @@ class BrokerConfig:
     def __init__(self, values: dict[str, str] | None = None):
         self.values: dict[str, object] = {}
         self.raw: dict[str, str] = {}  # as given, for the storage layer's topic defaults
+        # Dynamic broker configs in force (dynamic_configs.py): this broker's, then the cluster
+        # default's, each over the static values; typed, and as text.
+        self.dynamic: list[dict[str, object]] = []
+        self.dynamic_raw: dict[str, str] = {}
         for name, text in (values or {}).items():
             self.set(name, text)
 
@@ -41,7 +45,23 @@ class BrokerConfig:
         except ConfigError as exc:
             raise ConfigError(f"invalid value for {name}: {exc}") from None
 
+    def set_dynamic(self, cluster_default: dict[str, str], per_broker: dict[str, str]) -> None:
+        """Install the dynamic configs trafka acts on (already validated)."""
+        self.dynamic = [{n: SETTINGS[n].parse(t) for n, t in level.items()} for level in (per_broker, cluster_default)]
+        self.dynamic_raw = {**cluster_default, **per_broker}
+
+    def effective_raw(self) -> dict[str, str]:
+        """The settings in force as text: static, then dynamic over them."""
+        return {**self.raw, **self.dynamic_raw}
+
     def get(self, name: str):
+        for level in self.dynamic:
+            if name in level:
+                return level[name]
+        return self.static(name)
+
+    def static(self, name: str):
+        """The value given at start, else Kafka's default: what dynamic configs sit over."""
         if name in self.values:
             return self.values[name]
         # Kafka's rule: the setting itself, else its synonyms finest unit first, else the default.

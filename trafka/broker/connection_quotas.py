@@ -56,10 +56,7 @@ class ConnectionQuotas:
     """The broker-wide connection counts and each open connection's last activity."""
 
     def __init__(self, config):
-        self.max_connections = config["max.connections"]
-        self.max_per_ip = config["max.connections.per.ip"]
-        self.overrides = connection_overrides(config["max.connections.per.ip.overrides"])
-        self.creation_rate = config["max.connection.creation.rate"]
+        self.reconfigure(config)
         self.idle_ms = config["connections.max.idle.ms"]
         self.handshake_ms = config["sasl.handshake.timeout.ms"]
         self.limit_log = LimitLog()
@@ -68,6 +65,14 @@ class ConnectionQuotas:
         self._freed = trio.Event()
         self._created: deque[float] = deque()
         self._open: set[OpenConnection] = set()
+
+    def reconfigure(self, config) -> None:
+        """The limits in force (at start, and when a dynamic broker config changes them; open
+        connections stay, new ones meet the new limits, as in Kafka)."""
+        self.max_connections = config["max.connections"]
+        self.max_per_ip = config["max.connections.per.ip"]
+        self.overrides = connection_overrides(config["max.connections.per.ip.overrides"])
+        self.creation_rate = config["max.connection.creation.rate"]
 
     def per_ip_limit(self, address: str) -> int:
         return self.overrides.get(address, self.max_per_ip)

@@ -13,6 +13,7 @@ import trio
 from trafka.broker.config import BrokerConfig
 from trafka.broker.connection import serve_connection
 from trafka.broker.connection_quotas import ConnectionQuotas
+from trafka.broker.dynamic_configs import DynamicBrokerConfigs
 from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.faults import FaultTable
 from trafka.broker.handlers.metadata import MetadataCache
@@ -50,6 +51,9 @@ class Broker:
         # Opening the logs locks the data dir and recovers every partition.
         self.logs = LogManager(self.data_dir, broker_config=config.raw, clock=self.clock)
         self.node_id = config["node.id"]
+        # Dynamic broker configs (AlterConfigs on BROKER resources), over the static settings.
+        self.dynamic_configs = DynamicBrokerConfigs(self.data_dir / "broker_configs", config, self.node_id)
+        self.logs.set_topic_defaults(config.effective_raw())
         self.cluster_id = _cluster_id(self.data_dir)
         self.host = "127.0.0.1"
         self.port = 0
@@ -85,8 +89,14 @@ class Broker:
         self.authorizer = make_authorizer(config, self.data_dir)  # None without authorizer.class.name; ACLs load here
         self.listeners: list[Listener] = []  # bound by serve()
         self.connection_quotas = ConnectionQuotas(config)  # max.connections*, idle and SASL time limits
+        self.dynamic_configs.on_change = self._dynamic_configs_changed
         load_handlers()
         guard_loggers()  # no client's control bytes in a log line, whichever logger writes it
+
+    def _dynamic_configs_changed(self) -> None:
+        """A dynamic broker config changed: what reads the settings once reads them again."""
+        self.logs.set_topic_defaults(self.config.effective_raw())
+        self.connection_quotas.reconfigure(self.config)
 
     @property
     def advertised_host(self) -> str:

@@ -48,21 +48,25 @@ class ConfigEntry:
 
 
 def cluster_dynamic_defaults(broker) -> dict[str, str]:
-    """The cluster-level dynamic broker configs (Kafka's `--entity-default`) in force. Kafka 4.1+
-    (KIP-966) writes `min.insync.replicas` there when its controller first starts, with the
-    static value (default 1), so every topic and broker reports it as
-    DYNAMIC_DEFAULT_BROKER_CONFIG; trafka reports the same."""
-    return {"min.insync.replicas": broker.config.raw.get("min.insync.replicas", "1")}
+    """The cluster-level dynamic broker configs (Kafka's `--entity-default`) in force
+    (dynamic_configs.py). Kafka 4.1+ (KIP-966) writes `min.insync.replicas` there when its
+    controller first starts, with the static value (default 1), so every topic and broker reports
+    it as DYNAMIC_DEFAULT_BROKER_CONFIG; trafka does the same."""
+    return broker.dynamic_configs.cluster_defaults()
 
 
 def topic_config_entries(broker, overrides: dict[str, str]) -> list[ConfigEntry]:
     """Every topic config with the value in force for a topic with these overrides."""
     entries = []
     dynamic_defaults = cluster_dynamic_defaults(broker)
+    per_broker = broker.dynamic_configs.per_broker()
     for name in sorted(KAFKA_DEFAULTS):
         synonyms = []
         if name in overrides:
             synonyms.append((name, overrides[name], ConfigSource.TOPIC_CONFIG))
+        for broker_name in TOPIC_CONFIGS[name].synonyms:
+            if broker_name in per_broker:
+                synonyms.append((broker_name, per_broker[broker_name], ConfigSource.DYNAMIC_BROKER_CONFIG))
         for broker_name in TOPIC_CONFIGS[name].synonyms:
             if broker_name in dynamic_defaults:
                 synonyms.append((broker_name, dynamic_defaults[broker_name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))

@@ -398,6 +398,18 @@ class LogManager:
     def log_config(self, name: str) -> LogConfig:
         return LogConfig.of(self.topic_defaults, self.topic(name).configs)
 
+    def set_topic_defaults(self, broker_config: Mapping[str, str]) -> None:
+        """New topic-config defaults from the broker's `log.*` settings in force (a dynamic
+        broker config changed): every partition log reads its config again. Raises InvalidConfig."""
+        defaults = topic_defaults_from_broker(broker_config)
+        if defaults == self.topic_defaults:
+            return
+        self.topic_defaults = defaults
+        for name, metadata in self.topics.items():
+            config = self.log_config(name)
+            for partition in range(metadata.partitions):
+                self._logs[(name, partition)].update_config(config)
+
     def set_topic_config(self, name: str, overrides: Mapping[str, str]) -> TopicMetadata:
         """Replace the topic's overrides (AlterConfigs semantics; IncrementalAlterConfigs
         computes the new full set first). Raises InvalidConfig."""

@@ -3,8 +3,11 @@
 Behavior:
 - Topics: every topic config with its value in force and its source (topic override, the
   broker's `log.*` setting, or Kafka's default), with synonyms when asked.
-- Broker (resource name "" or this node's id): the settings trafka accepts, with the value in
-  force; those given at start are STATIC_BROKER_CONFIG, the rest DEFAULT_CONFIG. The settings
+- Broker (this node's id): the settings trafka accepts, with the value in force and its source:
+  this broker's dynamic config (DYNAMIC_BROKER_CONFIG), the cluster-wide dynamic default
+  (DYNAMIC_DEFAULT_BROKER_CONFIG), the settings given at start (STATIC_BROKER_CONFIG), else
+  DEFAULT_CONFIG; read_only unless Kafka lets it change dynamically. Resource name "" (the
+  cluster default entity) lists only the dynamic defaults, as Kafka does. The settings
   a KRaft node cannot start without (process.roles, listeners, advertised.listeners, log.dirs)
   read as a one-node Kafka 4 reports them: STATIC_BROKER_CONFIG with the values in force.
 - Groups (type 32, KIP-848 and KIP-932 group configs): every group config with the group's
@@ -19,6 +22,7 @@ from trafka.broker import registry
 from trafka.broker.alter_configs import config_authorization_error
 from trafka.broker.security.authorizer import Op
 from trafka.broker.config import SETTINGS
+from trafka.broker.dynamic_configs import DYNAMIC
 from trafka.broker.group_configs import GROUP_CONFIGS
 from trafka.settings import ConfigType
 from trafka.broker.topic_configs import ConfigSource, ResourceType, cluster_dynamic_defaults, topic_config_entries
@@ -75,22 +79,27 @@ def _broker_configs(broker, resource, include_synonyms: bool) -> list[dict]:
     configs = []
     in_force = _kraft_identity(broker)
     dynamic_defaults = cluster_dynamic_defaults(broker)
+    per_broker = broker.dynamic_configs.per_broker()
+    default_entity = resource.resource_name == ""
     for name, setting in sorted(SETTINGS.items()):
-        if not _wanted(resource, name):
+        if not _wanted(resource, name) or (default_entity and name not in dynamic_defaults):
             continue
         if name in in_force and broker.listeners:
             source, text = ConfigSource.STATIC_BROKER_CONFIG, in_force[name]
         else:
             source = ConfigSource.STATIC_BROKER_CONFIG if name in broker.config.raw else ConfigSource.DEFAULT_CONFIG
-            text = None if setting.sensitive else setting.format(broker.config[name])
+            text = None if setting.sensitive else setting.format(broker.config.static(name))
         synonyms = [(text, source)]
+        hidden = lambda value: None if setting.sensitive else value  # noqa: E731
         if name in dynamic_defaults:  # the cluster-level dynamic default wins over static settings
-            synonyms.insert(0, (dynamic_defaults[name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+            synonyms.insert(0, (hidden(dynamic_defaults[name]), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+        if name in per_broker and not default_entity:  # and this broker's own over both
+            synonyms.insert(0, (hidden(per_broker[name]), ConfigSource.DYNAMIC_BROKER_CONFIG))
         text, source = synonyms[0]
         configs.append({
             "name": name,
             "value": text,
-            "read_only": name not in dynamic_defaults,
+            "read_only": name not in DYNAMIC,
             "config_source": source,
             "is_sensitive": setting.sensitive,
             "synonyms": [{"name": name, "value": v, "source": s} for v, s in synonyms] if include_synonyms else [],

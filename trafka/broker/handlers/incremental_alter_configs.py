@@ -7,7 +7,9 @@ Behavior:
 - Groups (type 32): SET and DELETE of the group configs Kafka defines (group_configs.py),
   validated against the broker's group.*.min/max bounds (INVALID_CONFIG with Kafka's message);
   the group need not exist; ALTER_CONFIGS on the group is checked.
-- Broker settings are static in trafka: altering them is INVALID_REQUEST.
+- Brokers (this node's id, or "" for the cluster-wide default): the dynamic broker configs
+  Kafka allows (dynamic_configs.py), validated (INVALID_REQUEST with Kafka's message), stored
+  durably and applied where trafka acts on them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,124 @@
+"""Dynamic broker configs, as Kafka's `kafka-configs --entity-type brokers [--entity-default]`
+sets them: IncrementalAlterConfigs and AlterConfigs on a BROKER resource (the node id, or "" for
+the cluster default) with confluent-kafka's AdminClient. What trafka acts on applies without a
+restart, every change is durable, the sources are Kafka's, and what Kafka refuses is refused
+with INVALID_REQUEST and Kafka's reason."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource,
+                                   NewTopic, ResourceType)
+
+from trafka.testing import TrafkaBroker
+
+
+_ADMINS: dict[str, AdminClient] = {}
+
+
+def admin(broker) -> AdminClient:
+    """One client per broker address, kept while its futures run."""
+    bootstrap = broker.bootstrap_servers
+    if bootstrap not in _ADMINS:
+        _ADMINS[bootstrap] = AdminClient({"bootstrap.servers": bootstrap})
+    return _ADMINS[bootstrap]
+
+
+def set_configs(broker, name: str, values: dict[str, str | None], *, validate_only: bool = False) -> None:
+    """SET each value (DELETE for None) on BROKER `name`; raises KafkaException when refused."""
+    entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.DELETE if v is None else AlterConfigOpType.SET)
+               for k, v in values.items()]
+    resource = ConfigResource(ResourceType.BROKER, name, incremental_configs=entries)
+    for future in admin(broker).incremental_alter_configs([resource], validate_only=validate_only).values():
+        future.result(30)
+
+
+def describe(broker, resource_type, name: str) -> dict:
+    (future,) = admin(broker).describe_configs([ConfigResource(resource_type, name)]).values()
+    return future.result(30)
+
+
+def refused(broker, name: str, values: dict[str, str]) -> KafkaError:
+    with pytest.raises(KafkaException) as caught:
+        set_configs(broker, name, values)
+    return caught.value.args[0]
+
+
+def make_topic(broker, name: str) -> None:
+    for future in admin(broker).create_topics([NewTopic(name, 1)]).values():
+        future.result(30)
+
+
+def test_a_per_broker_value_applies_at_once_and_survives_a_restart(tmp_path):
+    """(The cluster-default entity "", which librdkafka and kafka-python cannot name, is set
+    with the Java admin client in compat_tests/test_admin_calls.py.)"""
+    with TrafkaBroker(tmp_path / "data") as broker:
+        make_topic(broker, "dyn")
+        set_configs(broker, "0", {"message.max.bytes": "2000", "log.retention.ms": "3600000"})
+        entry = describe(broker, ResourceType.BROKER, "0")["message.max.bytes"]
+        assert (entry.value, entry.source, entry.is_read_only) == ("2000", ConfigSource.DYNAMIC_BROKER_CONFIG.value, False)
+        topic = describe(broker, ResourceType.TOPIC, "dyn")
+        assert (topic["max.message.bytes"].value, topic["max.message.bytes"].source) == (
+            "2000", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
+        assert topic["retention.ms"].value == "3600000"
+        # applied without a restart: a 3000-byte record is now too large for the topic
+        producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 0, "acks": "all",
+                             "compression.type": "none"})
+        outcome = []
+        producer.produce("dyn", b"x" * 3000, on_delivery=lambda err, msg: outcome.append(err))
+        producer.flush(15)
+        producer.produce("dyn", b"small", on_delivery=lambda err, msg: outcome.append(err))
+        producer.flush(15)
+        assert [e.code() if e else None for e in outcome] == [KafkaError.MSG_SIZE_TOO_LARGE, None]
+        broker.restart()
+        entry = describe(broker, ResourceType.BROKER, "0")["message.max.bytes"]
+        assert (entry.value, entry.source) == ("2000", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
+        assert describe(broker, ResourceType.TOPIC, "dyn")["retention.ms"].value == "3600000"
+        set_configs(broker, "0", {"message.max.bytes": None, "log.retention.ms": None})
+        topic = describe(broker, ResourceType.TOPIC, "dyn")
+        assert (topic["max.message.bytes"].value, topic["max.message.bytes"].source) == (
+            "1048588", ConfigSource.DEFAULT_CONFIG.value)
+
+
+def test_what_kafka_refuses_is_refused_and_changes_nothing(tmp_path):
+    with TrafkaBroker(tmp_path / "data") as broker:
+        static = refused(broker, "0", {"log.dirs": "/elsewhere"})
+        assert static.code() == KafkaError.INVALID_REQUEST
+        assert "Cannot update these configs dynamically" in static.str()
+        bad_value = refused(broker, "0", {"max.connections": "lots"})
+        assert bad_value.code() == KafkaError.INVALID_REQUEST and "max.connections" in bad_value.str()
+        assert refused(broker, "0", {"no.such.setting": "1"}).code() == KafkaError.INVALID_REQUEST
+        set_configs(broker, "0", {"max.connections": "50"}, validate_only=True)
+        entry = describe(broker, ResourceType.BROKER, "0")["max.connections"]
+        assert entry.source == ConfigSource.DEFAULT_CONFIG.value
+        assert describe(broker, ResourceType.BROKER, "0")["log.dirs"].is_read_only
+
+
+def test_max_connections_per_ip_applies_to_new_connections(tmp_path):
+    """A connection limit set dynamically holds the next connections back, as Kafka's
+    DynamicConnectionQuota does (the admin client's own connections count too)."""
+    from trafka.testing.rawwire import RawClient
+
+    def hello(raw) -> bool:
+        try:
+            return raw.request(18, 3, {"client_software_name": "t", "client_software_version": "1"}).error_code == 0
+        except (ConnectionError, OSError, EOFError):
+            return False
+
+    with TrafkaBroker(tmp_path / "data") as broker:
+        set_configs(broker, "0", {"max.connections.per.ip": "3"})
+        opened = [RawClient(broker.bootstrap_servers) for _ in range(4)]
+        try:
+            answered = [hello(raw) for raw in opened]
+        finally:
+            for raw in opened:
+                raw.close()
+        assert answered.count(True) < 3 and answered[-1] is False, answered
+        set_configs(broker, "0", {"max.connections.per.ip": None})
+        opened = [RawClient(broker.bootstrap_servers) for _ in range(4)]
+        try:
+            assert all(hello(raw) for raw in opened)
+        finally:
+            for raw in opened:
+                raw.close()
