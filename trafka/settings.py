@@ -359,7 +359,7 @@ _GROUP: list[Setting] = [
     Setting("group.consumer.max.session.timeout.ms", _T.INT, "60000", "largest consumer.session.timeout.ms a group config may set", validator=at_least(1)),
     Setting("group.consumer.min.heartbeat.interval.ms", _T.INT, "5000", "smallest consumer.heartbeat.interval.ms a group config may set", validator=at_least(1)),
     Setting("group.consumer.max.heartbeat.interval.ms", _T.INT, "15000", "largest consumer.heartbeat.interval.ms a group config may set", validator=at_least(1)),
-    Setting("group.consumer.migration.policy", _T.STRING, "bidirectional", "no online migration between the protocols is served; an empty group changes protocol whatever it says", validator=one_of("disabled", "downgrade", "upgrade", "bidirectional"), effect=False),
+    Setting("group.consumer.migration.policy", _T.STRING, "bidirectional", "online migration of a group with members (KIP-848): upgrade converts a classic group when a consumer-protocol member joins, downgrade converts back when only classic members remain; an empty group changes protocol whatever it says", validator=one_of("disabled", "downgrade", "upgrade", "bidirectional")),
     Setting("offsets.topic.num.partitions", _T.INT, "50", "partitions of __consumer_offsets", validator=between(1, 1000)),
     Setting("group.share.heartbeat.interval.ms", _T.INT, "5000", "heartbeat interval told to share group members", validator=at_least(1)),
     Setting("group.share.session.timeout.ms", _T.INT, "45000", "a share group member that sends no heartbeat for this long is removed and its acquired records released", validator=at_least(1)),

@@ -160,20 +160,24 @@ class ConfluentConsumer(GroupConsumer):
     """librdkafka: heartbeats from its own thread; auto.offset.reset=none is spelled 'error'."""
 
     def __init__(self, bootstrap, topic, group, *, subscribe=True, auto_offset_reset="earliest",
-                 enable_auto_commit=False, auto_commit_interval_ms=5000, session_timeout_ms=SESSION_TIMEOUT_MS):
+                 enable_auto_commit=False, auto_commit_interval_ms=5000, session_timeout_ms=SESSION_TIMEOUT_MS,
+                 group_protocol="classic"):
         self.topic = topic
-        self.consumer = confluent_kafka.Consumer({
+        config = {
             "bootstrap.servers": bootstrap,
             "group.id": group,
             "auto.offset.reset": "error" if auto_offset_reset == "none" else auto_offset_reset,
             "enable.auto.commit": enable_auto_commit,
             "auto.commit.interval.ms": auto_commit_interval_ms,
-            "session.timeout.ms": session_timeout_ms,
-            "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
             # position() stays unknown until a record is consumed; the end-of-partition event
             # is how a consumer reset to latest learns it has a position.
             "enable.partition.eof": True,
-        })
+        }
+        if group_protocol == "classic":
+            config.update({"session.timeout.ms": session_timeout_ms, "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS})
+        else:  # KIP-848: the broker sets the session and the heartbeat interval
+            config["group.protocol"] = group_protocol
+        self.consumer = confluent_kafka.Consumer(config)
         self._fetched: set[int] = set()  # partitions that delivered a record or reached their end
         if subscribe:
             self.consumer.subscribe([topic], on_assign=self._forget_fetched, on_revoke=self._forget_fetched)

@@ -224,7 +224,10 @@ def test_static_member_leaves_temporarily_and_rejoins_with_its_partitions(raw):
     assert heartbeat(raw, "s1", 2, instance_id="i1").error_code == E.FENCED_INSTANCE_ID
 
 
-def test_classic_and_consumer_groups_do_not_mix(raw):
+def test_a_classic_member_with_an_unreadable_subscription_does_not_mix(raw):
+    """Online migration needs the classic member's consumer-protocol subscription: without a
+    readable one, its JoinGroup to a consumer group is INCONSISTENT_GROUP_PROTOCOL and its
+    classic group is not upgraded (GROUP_ID_NOT_FOUND to the consumer member), as in Kafka."""
     create_topic(raw, "t", 1)
     assert join(raw, "m1", topics=["t"], group="new-style").error_code == 0
     classic_join = {"group_id": "new-style", "session_timeout_ms": 10000, "rebalance_timeout_ms": 10000,

@@ -115,11 +115,8 @@ class ClassicGroupManager(CoordinatorPart):
             return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, request.member_id)
         consumer_group = self.consumer_groups.get(request.group_id)
         if consumer_group is not None:
-            if consumer_group.members:
-                # Kafka 4 lets classic members join a consumer group (online migration); trafka
-                # keeps the two protocols apart (docs/compatibility.md).
-                return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.member_id)
-            # An empty consumer group becomes a classic group, keeping its committed offsets.
+            # (A consumer group with members hosts classic members: the coordinator sends their
+            # JoinGroup to hosted.py.) An empty one becomes a classic group, keeping its offsets.
             error = self.coordinator.convert_to_classic(request.group_id, now)
             if error:
                 return JoinResult(error, request.member_id)
@@ -337,6 +334,15 @@ class ClassicGroupManager(CoordinatorPart):
             for member in late:
                 self._drop(group, member, "did not sync in time")
             self._prepare_rebalance(group, now, "members did not sync in time")
+
+    def settle_all(self, group: Group, error: ErrorCode) -> None:
+        """Answer every parked JoinGroup and SyncGroup of the group with `error` (the group
+        became a consumer group: its members rejoin)."""
+        for member in group.members.values():
+            self._settle(member, error)
+
+    def prepare_rebalance(self, group: Group, now: int, reason: str) -> None:
+        self._prepare_rebalance(group, now, reason)
 
     def _settle(self, member: Member, error: ErrorCode) -> None:
         """Answer the member's parked JoinGroup or SyncGroup with an error."""

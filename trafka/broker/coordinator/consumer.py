@@ -42,6 +42,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from trafka.broker.coordinator import migration
 from trafka.broker.coordinator.context import CoordinatorPart
 from trafka.broker.coordinator.assignors import ASSIGNORS, short_name
 from trafka.broker.coordinator.consumer_group import (
@@ -123,6 +124,13 @@ class ConsumerGroupManager(CoordinatorPart):
         self._reschedule()
         return result
 
+    @staticmethod
+    def new_member_id() -> str:
+        return _new_member_id()
+
+    def fence_member(self, group: ConsumerGroup, member: ConsumerMember, reason: str) -> None:
+        self._fence_consumer_member(group, member, reason)
+
     def consumer_assignors(self) -> list[str]:
         return [short_name(name) for name in self.config["group.consumer.assignors"]]
 
@@ -169,12 +177,22 @@ class ConsumerGroupManager(CoordinatorPart):
 
     def _consumer_group(self, group_id: str, create: bool, now: int) -> ConsumerGroup:
         """Kafka's getOrMaybeCreateConsumerGroup. An empty classic group (one that only holds
-        committed offsets) becomes a consumer group, keeping its offsets."""
+        committed offsets) becomes a consumer group, keeping its offsets; a classic group with
+        members is converted when the migration policy allows it (online upgrade, migration.py)."""
         group = self.consumer_groups.get(group_id)
         if group is not None:
             return group
         classic = self.groups.get(group_id)
-        if classic is not None and (not create or classic.members or classic.pending_members):
+        if classic is not None and create and (classic.members or classic.pending_members):
+            refusal = migration.upgrade_refusal(self.config, classic)
+            if refusal is not None:
+                log.info("group %s: cannot upgrade the classic group to a consumer group: %s", group_id, refusal)
+                raise _Refused(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+            group = migration.upgrade(classic, self.logs, now)
+            del self.groups[group_id]
+            self.consumer_groups[group_id] = group
+            return group
+        if classic is not None and not create:
             raise _Refused(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if not create:
             raise _Refused(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
@@ -218,32 +236,8 @@ class ConsumerGroupManager(CoordinatorPart):
         if request.subscribed_topic_regex is not None:
             updated.subscribed_topic_regex = request.subscribed_topic_regex or None
         updated.regex_filter = request.may_describe
-        bump = member.member_id not in group.members or (
-            (updated.subscribed_topic_names, updated.subscribed_topic_regex)
-            != (member.subscribed_topic_names, member.subscribed_topic_regex)
-        )
-        group.put(updated)
-        metadata = self._subscription_metadata(group)
-        if metadata != group.subscription_metadata:
-            group.subscription_metadata = metadata
-            bump = True
-        if bump:
-            group.group_epoch += 1
-            log.info("group %s: group epoch %d (member %s)", group.group_id, group.group_epoch, member_id)
-
-        # 2. A new target assignment when the group epoch moved past it.
-        if group.group_epoch > group.assignment_epoch:
-            self._compute_target_assignment(group)
-
-        # 3. Reconcile the member towards its target.
-        reconciled = self._reconcile(group, updated, request.owned)
-        if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
-            if updated.state is not MemberState.UNREVOKED_PARTITIONS or updated.member_epoch != reconciled.member_epoch:
-                reconciled.rebalance_deadline = now + max(reconciled.rebalance_timeout_ms, 0)
-        else:
-            reconciled.rebalance_deadline = None
-        reconciled.session_deadline = now + self.coordinator.group_config(group.group_id, "consumer.session.timeout.ms")
-        group.put(reconciled)
+        reconciled = self.advance_member(group, member, updated, request.owned, now,
+                                         self.coordinator.group_config(group.group_id, "consumer.session.timeout.ms"))
 
         full_request = joining or (
             request.rebalance_timeout_ms != -1 and request.subscribed_topic_names is not None and request.owned is not None
@@ -256,6 +250,37 @@ class ConsumerGroupManager(CoordinatorPart):
             heartbeat_interval_ms=self.coordinator.group_config(group.group_id, "consumer.heartbeat.interval.ms"),
             assignment=reconciled.assigned if full_request or changed else None,
         )
+
+    def advance_member(self, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember,
+                       owned: Assignment | None, now: int, session_timeout_ms: int) -> ConsumerMember:
+        """Steps 1-3 of a heartbeat (or of a hosted classic member's JoinGroup) for `updated`, the
+        member as its request describes it: put it in the group, bump the group epoch when it is
+        new or its subscription or the subscribed topics changed, compute a new target
+        assignment when the group epoch moved past it, and reconcile the member towards its
+        target given the partitions it says it `owned`. The reconciled member, in the group."""
+        bump = member.member_id not in group.members or (
+            (updated.subscribed_topic_names, updated.subscribed_topic_regex)
+            != (member.subscribed_topic_names, member.subscribed_topic_regex)
+        )
+        group.put(updated)
+        metadata = self._subscription_metadata(group)
+        if metadata != group.subscription_metadata:
+            group.subscription_metadata = metadata
+            bump = True
+        if bump:
+            group.group_epoch += 1
+            log.info("group %s: group epoch %d (member %s)", group.group_id, group.group_epoch, updated.member_id)
+        if group.group_epoch > group.assignment_epoch:
+            self._compute_target_assignment(group)
+        reconciled = self._reconcile(group, updated, owned)
+        if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
+            if updated.state is not MemberState.UNREVOKED_PARTITIONS or updated.member_epoch != reconciled.member_epoch:
+                reconciled.rebalance_deadline = now + max(reconciled.rebalance_timeout_ms, 0)
+        else:
+            reconciled.rebalance_deadline = None
+        reconciled.session_deadline = now + session_timeout_ms
+        group.put(reconciled)
+        return reconciled
 
     def _dynamic_member(self, group: ConsumerGroup, member_id: str, request: HeartbeatRequest) -> ConsumerMember:
         member = group.members.get(member_id)

@@ -75,6 +75,20 @@ def partitions_of(assignment: Assignment) -> set[tuple[uuid.UUID, int]]:
     return {(topic_id, p) for topic_id, partitions in assignment.items() for p in partitions}
 
 
+@dataclass(frozen=True)
+class ClassicMetadata:
+    """What a member that speaks the classic protocol (JoinGroup / SyncGroup / Heartbeat) inside
+    a consumer group keeps of its JoinGroup (KIP-848 online migration): its session timeout and
+    its protocols, (name, subscription bytes) in its order of preference."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        return self.protocols[0][0]
+
+
 @dataclass
 class ConsumerMember:
     member_id: str
@@ -98,6 +112,12 @@ class ConsumerMember:
     # principal of its last heartbeat may DESCRIBE; after a restart, until that heartbeat, the
     # topics the group subscribed to before it. None: every topic.
     regex_filter: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
+    # Set for a member of the classic protocol hosted by this group (online migration).
+    classic: ClassicMetadata | None = None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
     def subscribed_topics(self, existing: list[str]) -> set[str]:
         """Topic names this member subscribes to, among `existing` (and its regex filter) for its regex."""
@@ -204,5 +224,9 @@ class ConsumerGroup:
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
+            # a classic member commits with its generation, which is its member epoch
+            return ErrorCode.ILLEGAL_GENERATION if member.uses_classic_protocol else ErrorCode.STALE_MEMBER_EPOCH
         return ErrorCode.NONE
+
+    def uses_only_classic_protocol(self) -> bool:
+        return bool(self.members) and all(m.uses_classic_protocol for m in self.members.values())

@@ -81,8 +81,7 @@ VALUES = {
         Field("subscribed_topic_regex", STRING, nullable="0+"),
         Field("rebalance_timeout_ms", INT32, default=-1),
         Field("server_assignor", STRING, nullable="0+"),
-        # Set for a member that joined with the classic protocol (online upgrade); trafka's
-        # members all speak the consumer protocol, so it writes null and ignores it on load.
+        # Set for a member that speaks the classic protocol in this group (online migration).
         Field("classic_member_metadata", [
             Field("session_timeout_ms", INT32),
             Field("supported_protocols", Array([Field("name", STRING), Field("metadata", BYTES)])),

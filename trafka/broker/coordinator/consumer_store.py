@@ -27,7 +27,7 @@ import logging
 from dataclasses import dataclass, field
 
 from trafka.broker.coordinator import consumer_records as rec
-from trafka.broker.coordinator.consumer_group import ConsumerGroup, ConsumerMember, MemberState
+from trafka.broker.coordinator.consumer_group import ClassicMetadata, ConsumerGroup, ConsumerMember, MemberState
 from trafka.broker.runtime.records import UnknownRecord
 
 log = logging.getLogger("trafka.coordinator")
@@ -63,6 +63,10 @@ def group_records(group: ConsumerGroup) -> dict[RecordId, bytes]:
             "subscribed_topic_regex": member.subscribed_topic_regex,
             "rebalance_timeout_ms": member.rebalance_timeout_ms,
             "server_assignor": member.server_assignor,
+            "classic_member_metadata": None if member.classic is None else {
+                "session_timeout_ms": member.classic.session_timeout_ms,
+                "supported_protocols": [{"name": n, "metadata": m} for n, m in member.classic.protocols],
+            },
         })
         out[(rec.CURRENT_MEMBER_ASSIGNMENT, member.member_id)] = rec.value(rec.CURRENT_MEMBER_ASSIGNMENT, {
             "member_epoch": member.member_epoch,
@@ -134,8 +138,14 @@ def restore(group_id: str, loaded: LoadedRecords, now: int, session_timeout_ms: 
     for (record_type, member_id), value in parsed.items():
         if record_type != rec.MEMBER_METADATA:
             continue
+        classic = None
+        if value.get("classic_member_metadata") is not None:
+            metadata = value.classic_member_metadata
+            classic = ClassicMetadata(metadata.session_timeout_ms,
+                                      tuple((p.name, bytes(p.metadata)) for p in metadata.supported_protocols))
         member = ConsumerMember(
             member_id,
+            classic=classic,
             instance_id=value.instance_id,
             rack_id=value.rack_id,
             client_id=value.client_id,
@@ -145,7 +155,7 @@ def restore(group_id: str, loaded: LoadedRecords, now: int, session_timeout_ms: 
             subscribed_topic_regex=value.subscribed_topic_regex,
             server_assignor=value.server_assignor,
             # As Kafka's onLoaded: every member gets a full session from now on.
-            session_deadline=now + session_timeout_ms,
+            session_deadline=now + (classic.session_timeout_ms if classic else session_timeout_ms),
             # Kafka keeps its last (authorized) regex resolution; until the member's next
             # heartbeat brings its principal's filter, its regex keeps to the topics it had.
             regex_filter=frozenset(group.subscription_metadata).__contains__,

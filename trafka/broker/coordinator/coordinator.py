@@ -26,7 +26,7 @@ import math
 
 import trio
 
-from trafka.broker.coordinator import formats
+from trafka.broker.coordinator import formats, migration
 from trafka.broker.coordinator.classic import ClassicGroupManager, JoinRequest, JoinResult, SyncResult
 from trafka.broker.coordinator.consumer import ConsumerGroupManager, HeartbeatResult
 from trafka.broker.coordinator.consumer_group import ConsumerGroup
@@ -34,6 +34,7 @@ from trafka.broker.coordinator.consumer_store import changes, group_records
 from trafka.broker.coordinator.describe import describe
 from trafka.broker.coordinator.formats import GroupKey, GroupMemberRecord, GroupRecord, OffsetKey
 from trafka.broker.coordinator.group import Group, GroupState, Member
+from trafka.broker.coordinator.hosted import HostedClassicMembers
 from trafka.broker.coordinator.offsets import OffsetCommit, OffsetMetadataManager
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC, TOPIC_CONFIGS
 from trafka.broker.coordinator.overlay import GroupOverlay
@@ -110,17 +111,44 @@ class GroupCoordinator:
 
     # --- requests, routed to the managers ----------------------------------------------------
 
+    # Classic-protocol requests to a consumer group go to the members it hosts (online
+    # migration, hosted.py), on copies of the group as a ConsumerGroupHeartbeat does.
+
+    def _hosts(self, group_id: str, *, joining: bool = False) -> bool:
+        group = self.consumer_groups.get(group_id)
+        return group is not None and (bool(group.members) or not joining)
+
+    def _hosted(self, work, failed):
+        result = self._on_copies(lambda manager: work(HostedClassicMembers(manager)), failed)
+        self.reschedule()
+        return result
+
     async def join_group(self, request: JoinRequest) -> JoinResult:
+        if self._hosts(request.group_id, joining=True):
+            return self._hosted(lambda hosted: hosted.join(request),
+                                lambda error, result: JoinResult(error, request.member_id))
         return await self.classic.join_group(request)
 
-    async def sync_group(self, *args, **kwargs) -> SyncResult:
-        return await self.classic.sync_group(*args, **kwargs)
+    async def sync_group(self, group_id, generation, member_id, group_instance_id, protocol_type, protocol_name,
+                         assignments) -> SyncResult:
+        if self._hosts(group_id):
+            return self._hosted(
+                lambda hosted: hosted.sync(group_id, generation, member_id, group_instance_id, protocol_type, protocol_name),
+                lambda error, result: SyncResult(error))
+        return await self.classic.sync_group(group_id, generation, member_id, group_instance_id, protocol_type,
+                                             protocol_name, assignments)
 
-    def heartbeat(self, *args) -> ErrorCode:
-        return self.classic.heartbeat(*args)
+    def heartbeat(self, group_id, generation, member_id, group_instance_id) -> ErrorCode:
+        if self._hosts(group_id):
+            return self._hosted(lambda hosted: hosted.heartbeat(group_id, generation, member_id, group_instance_id),
+                                lambda error, result: error)
+        return self.classic.heartbeat(group_id, generation, member_id, group_instance_id)
 
-    def leave_group(self, *args):
-        return self.classic.leave_group(*args)
+    def leave_group(self, group_id, leaving):
+        if self._hosts(group_id):
+            return self._hosted(lambda hosted: hosted.leave(group_id, leaving),
+                                lambda error, result: (error, [error] * len(leaving)))
+        return self.classic.leave_group(group_id, leaving)
 
     def consumer_group_heartbeat(self, request) -> HeartbeatResult:
         """ConsumerGroupHeartbeat, on copies of the groups it touches; the copies are written
@@ -211,14 +239,43 @@ class GroupCoordinator:
                     log.error("consumer group %s: change not written, retried at the next deadline", group_id)
                     continue
                 return failed(exc.error, result)
+            self._maybe_downgrade(group_id)
         return result
+
+    def _maybe_downgrade(self, group_id: str) -> None:
+        """A consumer group left with classic members only becomes a classic group and
+        rebalances (online downgrade, migration.py): its records are tombstoned and the classic
+        group's written in one batch, then it is installed. A failed write keeps the consumer
+        group, which goes on hosting its classic members."""
+        group = self.consumer_groups.get(group_id)
+        if group is None or not group.members or migration.downgrade_refusal(self.config, group) is not None:
+            return
+        now = self.now()
+        classic = migration.downgrade(group, self.logs, now)
+        shard = self.shard_for(group_id)
+        entries = [CoordinatorRecord(k, v) for k, v in changes(group_id, shard.consumer_records.get(group_id, {}), {})]
+        entries.append(self._group_metadata_record(classic, list(classic.members.values()), now))
+
+        def apply() -> None:
+            del self.consumer_groups[group_id]
+            shard.consumer_records.pop(group_id, None)
+            self.groups[group_id] = classic
+            self.classic.prepare_rebalance(classic, now, "the group's last member of the consumer protocol left "
+                                                         "(online downgrade)")
+        try:
+            self.write(group_id, entries, apply=apply)
+        except CoordinatorWriteError as exc:
+            log.error("group %s: cannot downgrade to a classic group: %s", group_id, exc.cause)
 
     def _install(self, overlay: GroupOverlay, group_id: str, wanted: dict) -> None:
         shard = self.shard_for(group_id)
         before, after = self.consumer_groups.get(group_id), overlay.consumer_groups.changed.get(group_id)
         if isinstance(after, ConsumerGroup):
             _note_transition(before, after, self.now())
+        upgraded = self.groups.get(group_id) if overlay.classic_deleted(group_id) else None
         overlay.install(group_id)
+        if upgraded is not None:  # its parked JoinGroup / SyncGroup learn that they must rejoin
+            self.classic.settle_all(upgraded, ErrorCode.REBALANCE_IN_PROGRESS)
         if wanted:
             shard.consumer_records[group_id] = wanted
         else:
@@ -247,6 +304,15 @@ class GroupCoordinator:
         will be once `apply()` has run after the write; NONE, or the error the members are
         answered with (SyncGroup and a static member's rejoin fail with it, as in Kafka)."""
         members = list(group.members.values()) if members is None else members
+        try:
+            self.write(group.group_id, [self._group_metadata_record(group, members, now)], apply=apply or (lambda: None))
+        except CoordinatorWriteError as exc:
+            log.error("group %s: cannot write group metadata: %s", group.group_id, exc.cause)
+            return exc.error
+        return ErrorCode.NONE
+
+    @staticmethod
+    def _group_metadata_record(group: Group, members: list[Member], now: int) -> CoordinatorRecord:
         record = GroupRecord(
             protocol_type=group.protocol_type or "",
             generation=group.generation,
@@ -261,13 +327,7 @@ class GroupCoordinator:
                 for m in members
             ),
         )
-        key = formats.group_key(GroupKey(group.group_id))
-        try:
-            self.write(group.group_id, [CoordinatorRecord(key, formats.group_value(record))], apply=apply or (lambda: None))
-        except CoordinatorWriteError as exc:
-            log.error("group %s: cannot write group metadata: %s", group.group_id, exc.cause)
-            return exc.error
-        return ErrorCode.NONE
+        return CoordinatorRecord(formats.group_key(GroupKey(group.group_id)), formats.group_value(record))
 
     # --- groups as a whole --------------------------------------------------------------------
 

@@ -257,3 +257,24 @@ def assigned_partitions(assignment: bytes) -> dict[str, list[int]] | None:
     for entry in parsed.assigned_partitions:
         partitions.setdefault(entry.topic, []).extend(entry.partitions)
     return partitions
+
+
+def consumer_subscription(metadata: bytes):
+    """A consumer subscription's fields (topics, owned_partitions, rack_id...) and its version,
+    as (version, parsed); None when it cannot be read."""
+    parsed = _parse_consumer_protocol(CONSUMER_PROTOCOL_SUBSCRIPTION, metadata)
+    if parsed is None:
+        return None
+    version, _ = split_version(metadata, CONSUMER_PROTOCOL_SUBSCRIPTION.name)
+    return version, parsed
+
+
+def consumer_assignment(partitions: dict[str, list[int]], version: int) -> bytes:
+    """A consumer assignment (SyncGroup's bytes) of topic -> partitions, written in `version`
+    (the member's subscription version, at most the newest declared), as Kafka's
+    ConsumerProtocol.serializeAssignment."""
+    version = max(0, min(version, CONSUMER_PROTOCOL_ASSIGNMENT.version_range.hi))
+    return versioned(CONSUMER_PROTOCOL_ASSIGNMENT, version, {
+        "assigned_partitions": [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(partitions.items())],
+        "user_data": None,
+    })

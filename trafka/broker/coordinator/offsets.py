@@ -120,6 +120,8 @@ class OffsetMetadataManager(CoordinatorPart):
         error = group.validate_offset_commit(member_id, member_epoch)
         if error == ErrorCode.UNKNOWN_MEMBER_ID or (member_epoch < 0 and not group.members):
             return error
+        if group.members[member_id].uses_classic_protocol:
+            return error  # a classic member of a migrated group commits as in a classic group
         if api_version < 9:
             return ErrorCode.UNSUPPORTED_VERSION
         return error

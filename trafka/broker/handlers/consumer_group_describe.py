@@ -21,7 +21,7 @@ from trafka.broker.security.authorizer import AclOperation, ResourceType, author
 from trafka.wire.errors import ErrorCode
 from trafka.wire.messages.consumer_group_describe import NO_AUTHORIZED_OPERATIONS
 
-CONSUMER_MEMBER_TYPE = 1  # Kafka's MemberType: 0 classic protocol, 1 consumer protocol
+CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1  # Kafka's MemberType (v1+): a hosted classic member is 0
 
 
 def _assignment(assignment, topic_names) -> dict:
@@ -44,7 +44,7 @@ def _member(member, target, topic_names) -> dict:
         "subscribed_topic_regex": member.subscribed_topic_regex,
         "assignment": _assignment(member.assigned, topic_names),
         "target_assignment": _assignment(target, topic_names),
-        "member_type": CONSUMER_MEMBER_TYPE,
+        "member_type": CLASSIC_MEMBER_TYPE if member.uses_classic_protocol else CONSUMER_MEMBER_TYPE,
     }
 
 
