@@ -29,13 +29,16 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
-from testkit.setup_deps import CACHE, JAR_SOURCES, kafka_clients_jar
+from testkit.setup_deps import CACHE, JAR_SOURCES, SERIALIZER_DIR, SERIALIZER_JARS, kafka_clients_jar
 
 # Runtime dependencies of kafka-clients, found in pyspark/jars (name prefixes).
 RUNTIME_JAR_PREFIXES = ("slf4j-api-", "lz4-java-", "snappy-java-", "zstd-jni-")
 # SASL/OAUTHBEARER in kafka-clients (its unsecured JWT login and validation) parses JSON with
 # jackson-databind, a dependency Kafka leaves to the application; also from pyspark/jars.
 OAUTHBEARER_JAR_PREFIXES = ("jackson-databind-", "jackson-core-", "jackson-annotations-")
+# Confluent's schema-registry client and Avro serializer (setup_deps extracts them) need Avro,
+# Guava and commons-compress, also from pyspark/jars; with kafka-clients 4.3.0 only.
+SERIALIZER_DEP_PREFIXES = ("avro-", "guava-", "failureaccess-", "commons-compress-")
 # slf4j -> log4j2 so the JVM's log level is ours to set.
 LOGGING_JAR_PREFIXES = ("log4j-api-", "log4j-core-", "log4j-slf4j2-impl-")
 
@@ -128,6 +131,9 @@ def classpath_for(version: str, *, logging: bool = True) -> list[Path]:
         raise JavaUnavailable(f"{jar} is missing: run `python -m testkit.setup_deps` (make test-deps)")
     jars_dir = pyspark_jars_dir()
     prefixes = RUNTIME_JAR_PREFIXES + OAUTHBEARER_JAR_PREFIXES + (LOGGING_JAR_PREFIXES if logging else ())
+    serializers = [SERIALIZER_DIR / name for name in SERIALIZER_JARS]
+    if version == "4.3.0" and all(p.exists() for p in serializers):
+        return [jar] + [_pick(jars_dir, p) for p in prefixes + SERIALIZER_DEP_PREFIXES] + serializers
     return [jar] + [_pick(jars_dir, p) for p in prefixes]
 
 

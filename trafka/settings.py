@@ -331,6 +331,7 @@ _SECURITY: list[Setting] = [
 # -- the HTTP side: console, JSON API, metrics (engineer "console" adds here) -----------------
 _HTTP: list[Setting] = [
     Setting("console.port", _T.INT, "9644", "HTTP port of the console, JSON API and /metrics, on the broker's host; 0 picks a free port, -1 turns it off", validator=between(-1, 65535)),
+    Setting("schema.registry.port", _T.INT, "8081", "HTTP port of the built-in schema registry (Confluent's REST API, docs/schema-registry.md), on the broker's host; 0 picks a free port, -1 turns it off", validator=between(-1, 65535)),
     Setting("console.control.enabled", _T.BOOLEAN, "false", "serve the test-control endpoints (/api/v1/clock, /api/v1/faults, /api/v1/snapshot) even when the console listens on a non-loopback address"),
 ]
 

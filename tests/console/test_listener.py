@@ -64,7 +64,7 @@ def test_serve_prints_the_console_url(tmp_path):
     try:
         line = process.stdout.readline()
         assert "trafka listening on 127.0.0.1:" in line
-        url = line.split("console at ", 1)[1].strip()
+        url = line.split("console at ", 1)[1].split(";")[0].strip()
         assert get_json(url + "health")[1]["status"] == "ok"
     finally:
         process.terminate()
@@ -87,7 +87,7 @@ def test_serve_stops_promptly_with_a_live_page_open(tmp_path):
 
     process = _serve(tmp_path, "console.port=0")
     try:
-        url = process.stdout.readline().split("console at ", 1)[1].strip()
+        url = process.stdout.readline().split("console at ", 1)[1].split(";")[0].strip()
         stream = urllib.request.urlopen(url + "api/v1/stream/cluster", timeout=10)
         assert stream.readline().startswith(b"data: {")
         started = time.monotonic()

@@ -58,6 +58,8 @@ class Broker:
         self.host = "127.0.0.1"
         self.port = 0
         self.console_url: str | None = None  # set by the console service when it listens
+        self.schema_registry_url: str | None = None  # set by the schema registry service when it listens
+        self._schema_registry = None  # created with `_schemas` at the registry's first request
         self.producer_ids = ProducerIdManager(self.data_dir / "producer_ids")
         self.features = FeatureLevels(self.data_dir / "finalized_features", self.node_id)  # ApiVersions, UpdateFeatures
         self.quotas = ClientQuotas(self.data_dir / "client_quotas")  # Describe/AlterClientQuotas; not enforced
@@ -92,6 +94,16 @@ class Broker:
         self.dynamic_configs.on_change = self._dynamic_configs_changed
         load_handlers()
         guard_loggers()  # no client's control bytes in a log line, whichever logger writes it
+
+    def schema_registry(self):
+        """The schema registry's state over `_schemas` (trafka/broker/schemas), made (and the
+        topic created) when it is first used."""
+        if self._schema_registry is None:
+            from trafka.broker.schemas.registry import SchemaRegistry
+
+            self._schema_registry = SchemaRegistry(self.logs, self.clock)
+            self._schema_registry.topic.append_guard = self.faults.check_append
+        return self._schema_registry
 
     def _dynamic_configs_changed(self) -> None:
         """A dynamic broker config changed: what reads the settings once reads them again."""

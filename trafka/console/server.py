@@ -48,6 +48,54 @@ async def serve_console(broker, sock: socket.socket, *, task_status=trio.TASK_ST
     await worker_serve(app, config, sockets=Sockets([], [sock], []), task_status=task_status)
 
 
+async def serve_schema_registry(broker, sock: socket.socket, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """Serve the schema registry's REST API on an already bound socket until cancelled."""
+    from hypercorn.config import Config, Sockets
+    from hypercorn.trio.run import worker_serve
+    from hypercorn.utils import wrap_app
+
+    from trafka.console.schema_registry import build_app
+
+    config = Config()
+    config.accesslog = None
+    config.errorlog = logging.getLogger("trafka.schemas.http")
+    config.errorlog.setLevel(logging.WARNING)
+    config.graceful_timeout = 1.0
+    config.keep_alive_timeout = 30
+    app = wrap_app(build_app(broker), config.wsgi_max_body_size, "asgi")
+    await worker_serve(app, config, sockets=Sockets([], [sock], []), task_status=task_status)
+
+
+async def schema_registry_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """The broker service for schema.registry.port, with console.port's rules: -1 off; a taken
+    port stops the start when it was set, and only logs a line when it is the default (8081)."""
+    from trafka.broker.server import ListenError
+
+    port = broker.config["schema.registry.port"]
+    if port < 0:
+        task_status.started(None)
+        return
+    try:
+        sock = bind(broker.host, port)
+    except OSError as exc:
+        reason = (f"cannot listen on {broker.host}:{port} for the schema registry (schema.registry.port): "
+                  f"{exc.strerror or exc}")
+        if "schema.registry.port" in broker.config.values:
+            raise ListenError(reason) from None
+        log.warning("%s; starting without the schema registry (set schema.registry.port=0 for any free port)", reason)
+        task_status.started(None)
+        return
+    host, bound = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    broker.schema_registry_url = f"http://{shown}:{bound}/"
+    task_status.started(broker.schema_registry_url)
+    await trio.sleep(0)
+    try:
+        await serve_schema_registry(broker, sock)
+    finally:
+        broker.schema_registry_url = None
+
+
 async def console_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """The broker service (see `trafka.broker.server.serve`) for console.port.
 

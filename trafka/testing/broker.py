@@ -3,7 +3,8 @@
 
 Both offer the same control: stop, kill, restart, `advance_clock`, `inject_fault`, `faults`,
 `clear_faults`, `snapshot`. `console_url` is where its console, JSON API and /metrics listen
-(a free port unless `console.port` is given; None with console.port=-1). In process they run on the broker's trio thread; for a child
+(a free port unless `console.port` is given; None with console.port=-1), `schema_registry_url` where its
+schema registry does (`schema.registry.port`, likewise). In process they run on the broker's trio thread; for a child
 process they go over its HTTP control endpoints (`/api/v1/clock`, `/api/v1/faults`...).
 """
 
@@ -21,7 +22,8 @@ import time
 from pathlib import Path
 
 _LISTENING = re.compile(r"trafka listening on (\S+):(\d+)")
-_CONSOLE = re.compile(r"console at (http://\S+)")
+_CONSOLE = re.compile(r"console at (http://[^\s;]+)")
+_SCHEMA_REGISTRY = re.compile(r"schema registry at (http://[^\s;]+)")
 _LISTENERS = re.compile(r"listeners ((?:\S+=\S+:\d+ ?)+)")
 _FREE_PORT = re.compile(r"^([A-Za-z0-9_]+)://([^,]*):0$")
 START_TIMEOUT_SECONDS = 30
@@ -76,6 +78,9 @@ class TrafkaBroker:
         # restart keeps the port it got, as it keeps the Kafka port.
         self.console_port = int(self.config.get("console.port", 0))
         self.console_url: str | None = None
+        # The schema registry likewise (schema.registry.port=-1: off).
+        self.schema_registry_port = int(self.config.get("schema.registry.port", 0))
+        self.schema_registry_url: str | None = None
         # With `listeners` set: each listener's bound port by name, kept across restarts.
         self.listener_ports: dict[str, int] = {}
         self._thread_broker = None  # the InProcessBroker while running in process
@@ -119,7 +124,8 @@ class TrafkaBroker:
         if self.in_process:
             return self._start_in_process()
         cmd = [sys.executable, "-m", "trafka", "serve", "--host", self.host, "--port", str(self.port), "--data-dir", str(self.data_dir)]
-        for name, value in {**self._start_config(), "console.port": self.console_port}.items():
+        for name, value in {**self._start_config(), "console.port": self.console_port,
+                            "schema.registry.port": self.schema_registry_port}.items():
             cmd += ["--config", f"{name}={value}"]
         self._log_file = open(self.log_path, "ab")
         self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log_file, stdin=subprocess.DEVNULL)
@@ -137,6 +143,7 @@ class TrafkaBroker:
             self.kill()
             raise BrokerFailedToStart(f"broker did not start; its log:\n{self.log_text()}")
         self._set_console_url((_CONSOLE.search(result[0]) or [None, None])[1])
+        self._set_schema_registry_url((_SCHEMA_REGISTRY.search(result[0]) or [None, None])[1])
         listeners = _LISTENERS.search(result[0])
         if listeners:
             for item in listeners.group(1).split():
@@ -152,7 +159,7 @@ class TrafkaBroker:
         # One partition for each internal topic unless the test says otherwise (as testcontainers'
         # Kafka setups do): creating Kafka's 50 + 50 is most of a fresh broker's start-up.
         config = {"offsets.topic.num.partitions": 1, "transaction.state.log.num.partitions": 1, **self._start_config(),
-                  "console.port": self.console_port}
+                  "console.port": self.console_port, "schema.registry.port": self.schema_registry_port}
         runner = InProcessBroker(self.data_dir, config, self.host, self.port, self.log_path)
         try:
             self.port = runner.start(START_TIMEOUT_SECONDS)
@@ -161,6 +168,7 @@ class TrafkaBroker:
         self._thread_broker = runner
         self.listener_ports = {listener.name: listener.port for listener in runner.broker.listeners}
         self._set_console_url(runner.broker.console_url)
+        self._set_schema_registry_url(runner.broker.schema_registry_url)
         return self
 
     def _set_console_url(self, url: str | None) -> None:
@@ -168,6 +176,11 @@ class TrafkaBroker:
         self.console_url = url
         if url:
             self.console_port = int(url.rstrip("/").rsplit(":", 1)[1])
+
+    def _set_schema_registry_url(self, url: str | None) -> None:
+        self.schema_registry_url = url
+        if url:
+            self.schema_registry_port = int(url.rstrip("/").rsplit(":", 1)[1])
 
     def stop(self, timeout: float = 15) -> int | None:
         """SIGTERM and wait: a clean shutdown (in process: cancel serving, close the logs)."""

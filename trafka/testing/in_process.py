@@ -67,7 +67,7 @@ class InProcessBroker:
     def _run(self) -> None:
         from trafka.broker.config import BrokerConfig
         from trafka.broker.server import Broker, serve
-        from trafka.console.server import console_service
+        from trafka.console.server import console_service, schema_registry_service
 
         handler = _ThreadLog(self.log_path, threading.get_ident())
         logger = logging.getLogger("trafka")
@@ -88,7 +88,7 @@ class InProcessBroker:
             self._token = trio.lowlevel.current_trio_token()
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
-                self.port = await nursery.start(partial(serve, self.broker, self.host, self.port, services=[console_service]))
+                self.port = await nursery.start(partial(serve, self.broker, self.host, self.port, services=[console_service, schema_registry_service]))
                 log.info("trafka listening on %s:%d (in process, data in %s)", self.host, self.port, self.data_dir)
                 self._ready.set()
 

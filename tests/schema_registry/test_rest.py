@@ -1,0 +1,148 @@
+"""The registry's REST API over plain HTTP: every endpoint's answer and every error path in
+Confluent's shape ({"error_code", "message"}, application/vnd.schemaregistry.v1+json)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+AVRO_V1 = json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]})
+AVRO_V2 = json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"},
+                                                               {"name": "b", "type": "string", "default": ""}]})
+AVRO_BREAKS = json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "string"}]})
+
+
+def call(base: str, method: str, path: str, body=None, raw: bytes | None = None):
+    """(status, parsed body, content type)."""
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    request = urllib.request.Request(base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            text = response.read().decode()
+            return response.status, _maybe_json(text), response.headers.get("Content-Type")
+    except urllib.error.HTTPError as exc:
+        return exc.code, _maybe_json(exc.read().decode()), exc.headers.get("Content-Type")
+
+
+def _maybe_json(text: str):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def test_register_lookup_versions_and_ids(registry):
+    status, body, ctype = call(registry, "POST", "/subjects/s1/versions", {"schema": AVRO_V1})
+    assert (status, ctype) == (200, "application/vnd.schemaregistry.v1+json")
+    first = body["id"]
+    assert call(registry, "POST", "/subjects/s1/versions", {"schema": AVRO_V1})[1] == {"id": first}
+    second = call(registry, "POST", "/subjects/s1/versions", {"schema": AVRO_V2})[1]["id"]
+    assert second != first
+    assert call(registry, "POST", "/subjects/other/versions", {"schema": AVRO_V1})[1] == {"id": first}  # ids are global
+    assert call(registry, "GET", "/subjects")[1] == ["other", "s1"]
+    assert call(registry, "GET", "/subjects/s1/versions")[1] == [1, 2]
+    latest = call(registry, "GET", "/subjects/s1/versions/latest")[1]
+    assert (latest["subject"], latest["version"], latest["id"]) == ("s1", 2, second)
+    assert call(registry, "GET", "/subjects/s1/versions/1/schema")[1] == json.loads(AVRO_V1)  # the raw schema
+    assert json.loads(call(registry, "GET", f"/schemas/ids/{first}")[1]["schema"]) == json.loads(AVRO_V1)
+    assert call(registry, "GET", f"/schemas/ids/{first}/subjects")[1] == ["other", "s1"]
+    assert call(registry, "GET", f"/schemas/ids/{first}/versions")[1] == [{"subject": "other", "version": 1},
+                                                                         {"subject": "s1", "version": 1}]
+    found = call(registry, "POST", "/subjects/s1", {"schema": AVRO_V2})[1]
+    assert (found["version"], found["id"]) == (2, second)
+    assert sorted(call(registry, "GET", "/schemas/types")[1]) == ["AVRO", "JSON", "PROTOBUF"]
+
+
+def test_errors_in_the_registrys_shape(registry):
+    call(registry, "POST", "/subjects/s2/versions", {"schema": AVRO_V1})
+    cases = [
+        (("GET", "/subjects/nope/versions"), 404, 40401),
+        (("GET", "/subjects/s2/versions/7"), 404, 40402),
+        (("GET", "/subjects/s2/versions/zero"), 422, 42202),
+        (("GET", "/schemas/ids/999"), 404, 40403),
+        (("POST", "/subjects/s2", {"schema": AVRO_V2}), 404, 40403),
+        (("POST", "/subjects/s2/versions", {"schema": "{not json"}), 422, 42201),
+        (("POST", "/subjects/s2/versions", {"schema": '{"type": "record", "name": "R", "fields": [{"name": "a", "type": "Nope"}]}'}), 422, 42201),
+        (("POST", "/subjects/s2/versions", {"schema": '{"type": 12}', "schemaType": "JSON"}), 422, 42201),
+        (("POST", "/subjects/s2/versions", {"schema": "message M { string a = ; }", "schemaType": "PROTOBUF"}), 422, 42201),
+        (("POST", "/subjects/s2/versions", {"schema": AVRO_V1, "schemaType": "XML"}), 422, 42201),
+        (("POST", "/subjects/s2/versions", {"schema": AVRO_BREAKS}), 409, 409),
+        (("PUT", "/config", {"compatibility": "SIDEWAYS"}), 422, 42203),
+        (("PUT", "/mode", {"mode": "LOUD"}), 422, 42204),
+        (("GET", "/config/s2"), 404, 40408),
+        (("DELETE", "/subjects/s2?permanent=true"), 404, 40405),
+        (("GET", "/no/such/route"), 404, 404),
+    ]
+    for (method, path, *body), status, code in cases:
+        got_status, got, ctype = call(registry, method, path, body[0] if body else None)
+        assert (got_status, got.get("error_code")) == (status, code), (method, path, got)
+        assert isinstance(got.get("message"), str) and got["message"]
+        assert ctype == "application/vnd.schemaregistry.v1+json"
+    bad_json = call(registry, "POST", "/subjects/s2/versions", raw=b"{oops")
+    assert bad_json[0] == 400 and bad_json[1]["error_code"] == 400
+
+
+def test_compatibility_config_mode_and_deletes(broker, registry):
+    call(registry, "POST", "/subjects/s3/versions", {"schema": AVRO_V1})
+    verbose = call(registry, "POST", "/compatibility/subjects/s3/versions/latest?verbose=true", {"schema": AVRO_BREAKS})[1]
+    assert verbose["is_compatible"] is False and verbose["messages"]
+    assert call(registry, "POST", "/compatibility/subjects/s3/versions/latest", {"schema": AVRO_V2})[1] == {"is_compatible": True}
+    assert call(registry, "PUT", "/config/s3", {"compatibility": "NONE"})[1] == {"compatibility": "NONE"}
+    assert call(registry, "GET", "/config/s3")[1] == {"compatibilityLevel": "NONE"}
+    assert call(registry, "GET", "/config")[1] == {"compatibilityLevel": "BACKWARD"}
+    assert call(registry, "POST", "/subjects/s3/versions", {"schema": AVRO_BREAKS})[0] == 200  # NONE allows it
+    assert call(registry, "PUT", "/mode/s3", {"mode": "READONLY"})[1] == {"mode": "READONLY"}
+    refused = call(registry, "POST", "/subjects/s3/versions", {"schema": AVRO_V2})
+    assert (refused[0], refused[1]["error_code"]) == (422, 42205)
+    assert call(registry, "DELETE", "/mode/s3")[1] == {"mode": "READONLY"}
+    assert call(registry, "GET", "/mode")[1] == {"mode": "READWRITE"}
+
+    assert call(registry, "DELETE", "/subjects/s3/versions/1")[1] == 1
+    assert call(registry, "GET", "/subjects/s3/versions")[1] == [2]
+    assert call(registry, "GET", "/subjects/s3/versions?deleted=true")[1] == [1, 2]
+    assert call(registry, "DELETE", "/subjects/s3")[1] == [2]
+    assert call(registry, "GET", "/subjects")[1] == []
+    assert call(registry, "GET", "/subjects?deleted=true")[1] == ["s3"]
+    again = call(registry, "DELETE", "/subjects/s3")
+    assert (again[0], again[1]["error_code"]) == (404, 40404)
+    broker.restart(kill=True)
+    base = broker.schema_registry_url.rstrip("/")
+    assert call(base, "GET", "/subjects?deleted=true")[1] == ["s3"]
+    assert call(base, "GET", "/config/s3")[1] == {"compatibilityLevel": "NONE"}
+    assert call(base, "DELETE", "/subjects/s3?permanent=true")[1] == [1, 2]
+    assert call(base, "GET", "/subjects?deleted=true")[1] == []
+
+
+def test_serve_prints_the_registry_url_and_a_taken_port_is_one_clear_error(tmp_path):
+    """`trafka serve` prints where the registry listens (make run shows it); a taken
+    schema.registry.port given explicitly stops the start with one line, no traceback."""
+    import socket
+    import subprocess
+    import sys
+
+    def serve(*settings):
+        cmd = [sys.executable, "-m", "trafka", "serve", "--port", "0", "--data-dir", str(tmp_path / "data"),
+               "--config", "console.port=-1"]
+        for setting in settings:
+            cmd += ["--config", setting]
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    process = serve("schema.registry.port=0")
+    try:
+        line = process.stdout.readline()
+        url = line.split("schema registry at ", 1)[1].split(";")[0].strip()
+        assert call(url.rstrip("/"), "GET", "/subjects")[:2] == (200, [])
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        process = serve(f"schema.registry.port={port}")
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port} for the schema registry (schema.registry.port)" in err
+    assert "Traceback" not in err
