@@ -203,6 +203,12 @@ _CLEANUP_POLICY = one_of("delete", "compact")
 
 # -- topic configs and their broker-wide defaults (log.*) ---------------------------------------
 _TOPIC_CONFIGS: list[Setting] = [
+    # Confluent Server's (and Redpanda's) broker-side schema validation: records must be framed
+    # with a schema id the built-in registry knows (docs/schema-registry.md).
+    *_topic("confluent.key.schema.validation", _T.BOOLEAN, "false",
+            "produce refuses a record whose key is not framed with a registered schema id (magic byte 0, 4-byte id)"),
+    *_topic("confluent.value.schema.validation", _T.BOOLEAN, "false",
+            "produce refuses a record whose value is not framed with a registered schema id (magic byte 0, 4-byte id)"),
     *_topic("cleanup.policy", _T.LIST, "delete", "delete (retention), compact (keep the latest record per key), both, or empty (keep everything, KIP-1161)",
             _CLEANUP_POLICY, broker="log.cleanup.policy"),
     *_topic("compression.type", _T.STRING, "producer", "batches are always stored as the producer sent them",

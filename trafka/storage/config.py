@@ -78,6 +78,11 @@ class LogConfig:
         return _parse_value(name, self.values[name])
 
     @functools.cached_property
+    def schema_validation(self) -> tuple[bool, bool]:
+        """(key, value): confluent.{key,value}.schema.validation."""
+        return self._get("confluent.key.schema.validation"), self._get("confluent.value.schema.validation")
+
+    @functools.cached_property
     def segment_bytes(self) -> int:
         return self._get("segment.bytes")
 

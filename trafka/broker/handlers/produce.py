@@ -24,6 +24,11 @@ Behavior:
 - v13 names topics by id: an id no topic has is UNKNOWN_TOPIC_ID, as in Kafka (WRITE is checked
   on the topic the id names). The v10+ leader hints (current_leader, node_endpoints) stay
   empty: no answer is ever NOT_LEADER_OR_FOLLOWER.
+- Broker-side schema validation (Confluent Server's topic configs
+  confluent.key.schema.validation / confluent.value.schema.validation): every record's key or
+  value must start with magic byte 0 and the id of a schema the built-in registry holds; the
+  batch is refused with INVALID_RECORD and one record error per record that is not
+  (docs/schema-registry.md). A null key or value (a tombstone) passes.
 - v12+ is how a transaction version 2 producer (KIP-890 part 2) writes: a transactional batch
   for a partition not in the transaction adds it (starting the transaction if none is open),
   as Kafka's verification asks its coordinator to (docs/transactions.md). Below v12 the
@@ -109,6 +114,9 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
         # No coordinator would ever end this transaction: the last stable offset would stop here.
         return partition_error(index, ErrorCode.INVALID_RECORD, "transactional batches need the request's transactional id")
     try:
+        validate_key, validate_value = log_.config.schema_validation
+        if validate_key or validate_value:
+            _validate_schema_ids(broker, topic_name, partition.records, validate_key, validate_value)
         # A duplicate from an idempotent producer comes back with its original offsets.
         info = log_.append(partition.records, defer_flush=True)
     except storage_errors.StorageError as exc:
@@ -126,6 +134,32 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
     if log_.flush_due():  # flush.messages / flush.ms: on disk before the answer, fsynced off the loop
         flushes.append((log_, answer))
     return answer
+
+
+def _validate_schema_ids(broker, topic_name: str, data, keys: bool, values: bool) -> None:
+    """Raise InvalidRecord naming each record (by its index in its batch) whose key or value is
+    not framed with a schema id the registry knows, as Confluent Server refuses it."""
+    known = broker.schema_registry().state.by_id
+    errors: list[tuple[int, str]] = []
+    try:
+        for pos, _ in rec.iter_batches(data):
+            for i, record in enumerate(rec.decode_records(data, pos)):
+                for what, field, wanted in (("key", record.key, keys), ("value", record.value, values)):
+                    if not wanted or field is None:
+                        continue
+                    if len(field) < 5 or field[0] != 0:
+                        errors.append((i, f"The {what} is not framed with a schema id (magic byte 0, then a "
+                                          f"4-byte schema id) as {topic_name} requires"))
+                    elif int.from_bytes(field[1:5], "big") not in known:
+                        errors.append((i, f"The {what}'s schema id {int.from_bytes(field[1:5], 'big')} is not "
+                                          "registered in the schema registry"))
+    except rec.CorruptRecordError as exc:
+        raise storage_errors.CorruptRecord(str(exc)) from None
+    if errors:
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+        raise storage_errors.InvalidRecord(
+            f"One or more records have been rejected due to {len(errors)} record errors in total, and only "
+            f"showing the first three errors at most: [{shown}]", errors)
 
 
 async def _flush(flushes: list) -> None:
