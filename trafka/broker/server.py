@@ -105,6 +105,12 @@ class Broker:
             self._schema_registry.topic.append_guard = self.faults.check_append
         return self._schema_registry
 
+    def schema_registry_if_used(self):
+        """The schema registry when `_schemas` exists (reading it must not create it), else None."""
+        if self._schema_registry is None and "_schemas" not in self.logs.topics:
+            return None
+        return self.schema_registry()
+
     def _dynamic_configs_changed(self) -> None:
         """A dynamic broker config changed: what reads the settings once reads them again."""
         self.logs.set_topic_defaults(self.config.effective_raw())

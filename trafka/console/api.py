@@ -114,7 +114,8 @@ def records_query(broker, request, topic: str, index: int) -> dict:
         "log_start_offset": log.log_start_offset,
         "high_watermark": log.high_watermark,
         "format": fmt,
-        "records": [views.record(r, fmt) for r in found_records],
+        "records": [views.record(r, fmt, broker.schema_registry_if_used() if fmt == "schema" else None)
+                    for r in found_records],
         "next_offset": (found_records[-1].offset + 1) if found_records else start,
     }
 

@@ -38,6 +38,44 @@ def routes(broker) -> list:
 
         return render
 
+    def base_context(request, name: str, title: str) -> dict:
+        return {"title": title, "page": name, "params": dict(request.path_params), "cluster_id": broker.cluster_id,
+                "bootstrap": f"{broker.advertised_host}:{broker.advertised_port}"}
+
+    async def schemas(request):
+        registry = broker.schema_registry_if_used()
+        subjects = []
+        if registry is not None:
+            for subject in registry.subjects():
+                latest = registry.version(subject, "latest")
+                subjects.append({"subject": subject, "type": latest.schema_type, "versions": registry.versions(subject),
+                                 "latest": latest.version, "id": latest.id, "level": registry.level(subject)})
+        return templates.TemplateResponse(request, "schemas.html", {
+            **base_context(request, "schemas", "schemas"), "subjects": subjects,
+            "registry_url": broker.schema_registry_url,
+            "global_level": registry.level(None) if registry else "BACKWARD",
+            "global_mode": registry.mode(None) if registry else "READWRITE"})
+
+    async def subject(request):
+        name = request.path_params["subject"]
+        registry = broker.schema_registry_if_used()
+        if registry is None or name not in registry.subjects(deleted=True):
+            raise LookupError(f"unknown subject {name!r}")
+        versions = [registry.version(name, str(v), deleted=True) for v in registry.versions(name, deleted=True)]
+        shown = [{"version": v.version, "id": v.id, "type": v.schema_type, "deleted": v.deleted,
+                  "references": v.references, "pretty": views.pretty_schema(v.schema_type, v.schema)} for v in versions]
+        numbers = [v["version"] for v in shown]
+        diff = diff_from = diff_to = None
+        if len(numbers) >= 2:
+            wanted_from, wanted_to = request.query_params.get("from"), request.query_params.get("to")
+            diff_from = int(wanted_from) if wanted_from and wanted_from.isdigit() and int(wanted_from) in numbers else numbers[-2]
+            diff_to = int(wanted_to) if wanted_to and wanted_to.isdigit() and int(wanted_to) in numbers else numbers[-1]
+            by_number = {v["version"]: v["pretty"] for v in shown}
+            diff = views.schema_diff(by_number[diff_from], by_number[diff_to])
+        return templates.TemplateResponse(request, "subject.html", {
+            **base_context(request, "subject", f"subject {name}"), "versions": shown, "diff": diff,
+            "diff_from": diff_from, "diff_to": diff_to, "level": registry.level(name), "mode": registry.mode(name)})
+
     part = "/topics/{topic}/partitions/{partition:int}"
     return [
         Route("/", page("overview", "trafka")),
@@ -45,5 +83,7 @@ def routes(broker) -> list:
         Route(f"{part}/records", page("records", "records of {topic}-{partition}")),
         Route("/groups/{group}", page("group", "group {group}")),
         Route("/broker", page("broker", "broker")),
+        Route("/schemas", schemas),
+        Route("/schemas/{subject:path}", subject),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]

@@ -167,7 +167,7 @@ def topic(broker, name: str, groups=None) -> dict:
     return {
         "name": name,
         "topic_id": str(meta.topic_id),
-        "internal": name.startswith("__"),
+        "internal": _internal(name),
         "cleanup_policy": ",".join(sorted(config.cleanup_policy)),
         "retention_ms": config.retention_ms,
         "retention_bytes": config.retention_bytes,
@@ -176,6 +176,11 @@ def topic(broker, name: str, groups=None) -> dict:
         "size": sum(p["size"] for p in partitions),
         "partitions": partitions,
     }
+
+
+def _internal(name: str) -> bool:
+    """Kafka's internal topics and the schema registry's `_schemas`."""
+    return name.startswith("__") or name == "_schemas"
 
 
 def group(broker, group_id: str, log_end: dict | None = None) -> dict:
@@ -194,7 +199,10 @@ def _high_watermark(broker, topic: str, index: int) -> int | None:
 
 def cluster(broker) -> dict:
     groups = committed_offsets(broker)
-    topics = [topic(broker, name, groups) for name in broker.logs.list_topics()]
+    names = broker.logs.list_topics()
+    # User topics first, then internal ones (the overview folds those away).
+    names = sorted(names, key=lambda n: (_internal(n), n))
+    topics = [topic(broker, name, groups) for name in names]
     log_end = {(t["name"], p["partition"]): p["high_watermark"] for t in topics for p in t["partitions"]}
     return {
         "cluster_id": broker.cluster_id,
@@ -208,13 +216,20 @@ def cluster(broker) -> dict:
 
 # --- showing record bytes ----------------------------------------------------------------
 
-FORMATS = ("text", "json", "hex", "base64")
+FORMATS = ("text", "json", "hex", "base64", "schema")
 
 
-def show(data: bytes | None, fmt: str):
-    """A key, value or header value as text, JSON (parsed; text when it is not JSON) or hex."""
+def show(data: bytes | None, fmt: str, registry=None):
+    """A key, value or header value as text, JSON (parsed; text when it is not JSON), hex, or
+    (`schema`) decoded by the registry schema whose id frames it (Confluent's magic byte 0 and
+    4-byte id), text when it is not framed."""
     if data is None:
         return None
+    if fmt == "schema":
+        decoded = schema_decoded(data, registry)
+        if decoded is not None:
+            return decoded
+        fmt = "json"
     if fmt == "hex":
         return data.hex(" ")
     if fmt == "base64":
@@ -227,13 +242,66 @@ def show(data: bytes | None, fmt: str):
     return data.decode("utf-8", "replace")
 
 
-def record(r: rec.Record, fmt: str) -> dict:
+def schema_decoded(data: bytes, registry) -> dict | None:
+    """{"schema_id", "type", "subject", "value"} of Confluent-framed bytes; None when the bytes are
+    not framed with an id the registry holds. Avro and JSON payloads are decoded; a Protobuf
+    payload is shown as hex (its message indexes and fields need the message descriptor)."""
+    if registry is None or len(data) < 5 or data[0] != 0:
+        return None
+    schema_id = int.from_bytes(data[1:5], "big")
+    found = registry.state.by_id.get(schema_id)
+    if found is None:
+        return None
+    out = {"schema_id": schema_id, "type": found.schema_type, "subject": found.subject}
+    payload = data[5:]
+    try:
+        if found.schema_type == "AVRO":
+            import io
+
+            import avro.io
+
+            parsed = registry.parse(found.schema_type, found.schema, found.references).schema
+            value = avro.io.DatumReader(parsed).read(avro.io.BinaryDecoder(io.BytesIO(payload)))
+            out["value"] = json.loads(json.dumps(value, default=lambda b: b.hex() if isinstance(b, bytes) else str(b)))
+        elif found.schema_type == "JSON":
+            out["value"] = json.loads(payload)
+        else:
+            out["value"] = payload.hex(" ")
+    except Exception as exc:  # noqa: BLE001 - bytes that do not fit their schema are shown, not fatal
+        out["error"] = f"cannot decode with schema {schema_id}: {exc}"
+        out["value"] = payload.hex(" ")
+    return out
+
+
+def pretty_schema(kind: str, text: str) -> str:
+    """A registered schema for reading: JSON (Avro, JSON Schema) indented; Protobuf as written."""
+    if kind in ("AVRO", "JSON"):
+        try:
+            return json.dumps(json.loads(text), indent=2)
+        except ValueError:
+            return text
+    return text
+
+
+def schema_diff(old: str, new: str) -> list[tuple[str, str]]:
+    """(kind, line) of a unified diff between two schema texts: kind add, del, hdr or ctx."""
+    import difflib
+
+    lines = []
+    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), "before", "after", lineterm="", n=3):
+        kind = "hdr" if line.startswith(("---", "+++", "@@")) else "add" if line.startswith("+") else \
+            "del" if line.startswith("-") else "ctx"
+        lines.append((kind, line))
+    return lines
+
+
+def record(r: rec.Record, fmt: str, registry=None) -> dict:
     return {
         "offset": r.offset,
         "timestamp": r.timestamp,
         "time": datetime.fromtimestamp(r.timestamp / 1000, timezone.utc).isoformat(timespec="milliseconds") if r.timestamp >= 0 else None,
-        "key": show(r.key, fmt),
-        "value": show(r.value, fmt),
+        "key": show(r.key, fmt, registry),
+        "value": show(r.value, fmt, registry),
         "headers": [{"key": k, "value": show(v, fmt)} for k, v in r.headers],
         "key_size": -1 if r.key is None else len(r.key),
         "value_size": -1 if r.value is None else len(r.value),

@@ -78,11 +78,13 @@ function overview() {
         i === 0 ? h("td", {rowspan: t.partitions.length}, t.internal ? "" : h("button", {class: "delete-topic", "data-topic": t.name}, "delete…")) : null)));
     }
     fill($("#topics tbody"), rows);
+    $("#internal-count").textContent = c.topics.filter((t) => t.internal).length;
     fill($("#groups tbody"), c.groups.map((g) => h("tr", {"data-group": g.group_id},
       h("td", {}, h("a", {href: "/groups/" + enc(g.group_id)}, g.group_id)), h("td", {class: "state"}, g.state),
       h("td", {}, g.protocol || "–"), h("td", {class: "num"}, g.members.length), h("td", {class: "num"}, g.offsets.length),
       h("td", {class: "num total-lag"}, g.total_lag))));
   });
+  $("#show-internal").addEventListener("change", (e) => $("#topics").classList.toggle("fold-internal", !e.target.checked));
   $("#topics").addEventListener("click", (e) => {
     const topic = e.target.dataset && e.target.dataset.topic;
     if (e.target.classList.contains("delete-topic")) act(`Delete topic ${topic} and all its records?`, "DELETE", "topics/" + enc(topic));
