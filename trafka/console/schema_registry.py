@@ -8,6 +8,7 @@ Confluent's: JSON bodies of content type application/vnd.schemaregistry.v1+json,
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 
@@ -82,9 +83,27 @@ def build_app(broker) -> Starlette:
     def registry() -> SchemaRegistry:
         return broker.schema_registry()  # created (with `_schemas`) at the first request
 
+    def authorized(request: Request) -> bool:
+        """schema.registry.auth=basic: HTTP Basic credentials of one of the broker's SASL users."""
+        if broker.config["schema.registry.auth"] != "basic":
+            return True
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "basic":
+            return False
+        try:
+            user, sep, password = base64.b64decode(token.strip(), validate=True).decode().partition(":")
+        except (ValueError, UnicodeDecodeError):
+            return False
+        return bool(sep) and broker.security.check_password(broker.listeners, user, password)
+
     def route(path: str, methods: list[str]):
         def wrap(fn):
             async def endpoint(request: Request) -> Response:
+                if not authorized(request):
+                    log.info("schema registry: %s %s refused: no valid Basic credentials", request.method, request.url.path)
+                    response = _error(401, 401, "Unauthorized: HTTP Basic credentials of a SASL user are required")
+                    response.headers["WWW-Authenticate"] = 'Basic realm="trafka schema registry"'
+                    return response
                 try:
                     return await fn(request, registry(), **request.path_params)
                 except RegistryError as exc:

@@ -7,6 +7,8 @@ session `refusal(api_key)` before each request; the SASL handlers drive it.
 
 from __future__ import annotations
 
+import hmac
+
 import logging
 import ssl
 
@@ -59,6 +61,24 @@ class SecurityLayer:
     def _jaas(self, listener: Listener, mechanism: str) -> list:
         text = tls.setting(self.config, listener.name, "sasl.jaas.config", mechanism)
         return parse_jaas(text) if text else []
+
+    def password_users(self, listeners: list[Listener]) -> dict[str, str]:
+        """PLAIN users (user_<name>="<password>" in sasl.jaas.config) of every listener."""
+        users: dict[str, str] = {}
+        for listener in listeners:
+            text = tls.setting(self.config, listener.name, "sasl.jaas.config", "PLAIN")
+            if text:
+                users.update(plain_users(text))
+        return users
+
+    def check_password(self, listeners: list[Listener], user: str, password: str) -> bool:
+        """Whether `user` / `password` are a SASL user's (PLAIN, or a SCRAM credential): the schema
+        registry's HTTP Basic check (schema.registry.auth=basic)."""
+        plain = self.password_users(listeners)
+        if user in plain:
+            return hmac.compare_digest(plain[user].encode(), password.encode())
+        credentials = self.scram.users.get(user, {})
+        return any(credential.matches(mechanism, password) for mechanism, credential in credentials.items())
 
     def mechanism_server(self, listener: Listener, mechanism: str):
         if mechanism == "PLAIN":

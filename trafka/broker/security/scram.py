@@ -39,6 +39,13 @@ class ScramCredential:
         client_key = hmac.new(salted, b"Client Key", digest).digest()
         return cls(salt, digest(client_key).digest(), hmac.new(salted, b"Server Key", digest).digest(), iterations)
 
+    def matches(self, mechanism: str, password: str) -> bool:
+        """Whether `password` is the one this credential was made from (HTTP Basic checks)."""
+        digest = _HASHES[mechanism]
+        salted = hashlib.pbkdf2_hmac(digest().name, password.encode(), self.salt, self.iterations)
+        return hmac.compare_digest(ScramCredential.from_salted_password(mechanism, self.salt, salted,
+                                                                        self.iterations).stored_key, self.stored_key)
+
     def to_json(self) -> dict:
         b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
         return {"salt": b64(self.salt), "stored_key": b64(self.stored_key), "server_key": b64(self.server_key),
