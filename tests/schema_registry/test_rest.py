@@ -146,3 +146,62 @@ def test_serve_prints_the_registry_url_and_a_taken_port_is_one_clear_error(tmp_p
     assert process.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port} for the schema registry (schema.registry.port)" in err
     assert "Traceback" not in err
+
+
+def test_json_schema_and_protobuf_compatibility(registry):
+    """JSON Schema: an optional property may come, a new required one or a changed type may not.
+    Protobuf: fields may come and go, a field number may not change its wire type or kind."""
+    obj = {"type": "object", "properties": {"a": {"type": "string"}}}
+
+    def register(subject, schema, kind):
+        text = schema if isinstance(schema, str) else json.dumps(schema)
+        return call(registry, "POST", f"/subjects/{subject}/versions", {"schema": text, "schemaType": kind})
+
+    assert register("j", obj, "JSON")[0] == 200
+    more = {**obj, "properties": {**obj["properties"], "b": {"type": "integer"}}}
+    assert register("j", more, "JSON")[0] == 200
+    required = {**more, "required": ["c"], "properties": {**more["properties"], "c": {"type": "string"}}}
+    status, body, _ = register("j", required, "JSON")
+    assert (status, body["error_code"]) == (409, 409) and "REQUIRED" in body["message"]
+    retyped = {**more, "properties": {**more["properties"], "a": {"type": "integer"}}}
+    assert register("j", retyped, "JSON")[0] == 409
+    closed = {**more, "additionalProperties": False}
+    assert register("j", closed, "JSON")[0] == 409
+
+    proto = 'syntax = "proto3"; package shop; message Order { string id = 1; } message Line { int32 n = 1; }'
+    assert register("p", proto, "PROTOBUF")[0] == 200
+    added = proto.replace("string id = 1;", "string id = 1; int64 total = 2;")
+    assert register("p", added, "PROTOBUF")[0] == 200
+    as_bytes = added.replace("string id = 1;", "bytes id = 1;")  # string and bytes share a wire type
+    assert register("p", as_bytes, "PROTOBUF")[0] == 200
+    retyped = as_bytes.replace("int64 total = 2;", "double total = 2;")
+    status, body, _ = register("p", retyped, "PROTOBUF")
+    assert status == 409 and "FIELD_SCALAR_KIND_CHANGED" in body["message"]
+    repeated = as_bytes.replace("int64 total = 2;", "repeated int64 total = 2;")
+    assert register("p", repeated, "PROTOBUF")[0] == 409
+    without_line = as_bytes.replace(" message Line { int32 n = 1; }", "")
+    status, body, _ = register("p", without_line, "PROTOBUF")
+    assert status == 409 and "MESSAGE_REMOVED" in body["message"]
+    verbose = call(registry, "POST", "/compatibility/subjects/p/versions/latest?verbose=true",
+                   {"schema": retyped, "schemaType": "PROTOBUF"})[1]
+    assert verbose["is_compatible"] is False and any("total" not in m and "2" in m for m in verbose["messages"])
+
+
+def test_protobuf_compatibility_of_base64_descriptors(registry):
+    """The FileDescriptorProto form (what confluent-kafka's ProtobufSerializer sends) is checked by
+    the same rules as .proto text."""
+    import base64
+
+    from google.protobuf import descriptor_pb2
+
+    def descriptor(total_type: int) -> str:
+        proto = descriptor_pb2.FileDescriptorProto(name="order.proto", package="shop", syntax="proto3")
+        message = proto.message_type.add(name="Order")
+        message.field.add(name="id", number=1, type=9, label=1)  # string
+        message.field.add(name="total", number=2, type=total_type, label=1)
+        return base64.b64encode(proto.SerializeToString()).decode()
+
+    assert call(registry, "POST", "/subjects/d/versions", {"schema": descriptor(3), "schemaType": "PROTOBUF"})[0] == 200
+    assert call(registry, "POST", "/subjects/d/versions", {"schema": descriptor(5), "schemaType": "PROTOBUF"})[0] == 200  # int64 -> int32
+    refused = call(registry, "POST", "/subjects/d/versions", {"schema": descriptor(1), "schemaType": "PROTOBUF"})  # -> double
+    assert refused[0] == 409 and "FIELD_SCALAR_KIND_CHANGED" in refused[1]["message"]

@@ -1,7 +1,8 @@
 """Schema types: AVRO, JSON and PROTOBUF, each parsed by its well-kept library (Apache `avro`,
 `jsonschema`, `proto-schema-parser`, and protobuf's own descriptors for the base64
 FileDescriptorProto form) and compared by a canonical text; Avro compatibility is
-Apache Avro's own schema-resolution checker (ReaderWriterCompatibilityChecker).
+Apache Avro's own schema-resolution checker (ReaderWriterCompatibilityChecker); JSON Schema's
+and Protobuf's are Confluent's documented rules over the parsed schemas (compat_rules.py).
 
 `parse(kind, text, references)` raises InvalidSchema (the registry's 42201) with the library's
 reason. `incompatibilities(kind, reader, writer)` lists why data written with `writer` cannot be
@@ -39,8 +40,12 @@ def parse(kind: str, text: str, references: list[tuple[str, str]] = ()) -> Parse
 
 
 def incompatibilities(kind: str, reader: Parsed, writer: Parsed) -> list[str]:
-    if kind != "AVRO":
-        return []  # JSON Schema and Protobuf compatibility: not checked yet (docs/schema-registry.md)
+    from trafka.broker.schemas import compat_rules
+
+    if kind == "JSON":
+        return compat_rules.json_incompatibilities(reader.schema, writer.schema)
+    if kind == "PROTOBUF":
+        return compat_rules.protobuf_incompatibilities(reader.schema, writer.schema)
     from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
 
     result = ReaderWriterCompatibilityChecker().get_compatibility(reader.schema, writer.schema)
