@@ -205,3 +205,30 @@ def test_protobuf_compatibility_of_base64_descriptors(registry):
     assert call(registry, "POST", "/subjects/d/versions", {"schema": descriptor(5), "schemaType": "PROTOBUF"})[0] == 200  # int64 -> int32
     refused = call(registry, "POST", "/subjects/d/versions", {"schema": descriptor(1), "schemaType": "PROTOBUF"})  # -> double
     assert refused[0] == 409 and "FIELD_SCALAR_KIND_CHANGED" in refused[1]["message"]
+
+
+def test_avro_references_and_import_mode(registry):
+    """An Avro schema naming a type another subject holds (a reference), refused while that
+    reference does not exist and while another schema still references it; IMPORT mode keeps
+    the ids and versions it is given."""
+    address = json.dumps({"type": "record", "name": "Address", "namespace": "shop",
+                          "fields": [{"name": "city", "type": "string"}]})
+    person = json.dumps({"type": "record", "name": "Person", "namespace": "shop",
+                         "fields": [{"name": "home", "type": "shop.Address"}]})
+    ref = [{"name": "shop.Address", "subject": "address", "version": 1}]
+    missing = call(registry, "POST", "/subjects/person/versions", {"schema": person, "references": ref})
+    assert (missing[0], missing[1]["error_code"]) == (422, 42201)
+    assert call(registry, "POST", "/subjects/address/versions", {"schema": address})[0] == 200
+    person_id = call(registry, "POST", "/subjects/person/versions", {"schema": person, "references": ref})[1]["id"]
+    got = call(registry, "GET", "/subjects/person/versions/1")[1]
+    assert got["references"] == ref and got["id"] == person_id
+    assert call(registry, "GET", "/subjects/address/versions/1/referencedby")[1] == [person_id]
+    in_use = call(registry, "DELETE", "/subjects/address")
+    assert (in_use[0], in_use[1]["error_code"]) == (422, 42206)
+
+    assert call(registry, "PUT", "/mode/imported", {"mode": "IMPORT"})[1] == {"mode": "IMPORT"}
+    imported = call(registry, "POST", "/subjects/imported/versions", {"schema": address, "id": 500, "version": 7})
+    assert imported[1] == {"id": 500}
+    assert call(registry, "GET", "/subjects/imported/versions")[1] == [7]
+    outside = call(registry, "POST", "/subjects/other/versions", {"schema": address, "id": 501})
+    assert (outside[0], outside[1]["error_code"]) == (422, 42205)
