@@ -2,7 +2,8 @@
 
 - `trafka_broker`: a fresh broker for one test (its own process, port and data directory).
 - `trafka_session_broker`: one broker shared by the whole session.
-- Each broker fixture's `.console_url` is its HTTP console (pages, /api/v1/, /metrics).
+- Each broker fixture's `.console_url` is its HTTP console (pages, /api/v1/, /metrics), and
+  `.schema_registry_url` its built-in schema registry (Confluent's REST API).
 - `trafka_topic`: a topic name unique to the test, for use with the shared broker.
 - `trafka_inprocess_broker`: a fresh broker on trio in a thread of the test process; it starts
   in milliseconds, so every test can have its own.
