@@ -89,3 +89,49 @@ def test_with_migration_disabled_a_consumer_protocol_member_cannot_join_a_classi
             assert group_type(bootstrap, "kept-apart") == "classic"
         finally:
             old.close()
+
+
+def test_a_hosted_classic_member_that_does_not_rejoin_or_sync_in_time_is_removed(tmp_path):
+    """Kafka's join and sync timeouts for classic members of a consumer group: told to rejoin, a
+    member must send JoinGroup within its rebalance timeout; after JoinGroup, SyncGroup likewise.
+    Broker time is moved with the test clock."""
+    from trafka.broker.coordinator import formats
+    from trafka.broker.runtime.records import versioned
+
+    subscription = versioned(formats.CONSUMER_PROTOCOL_SUBSCRIPTION, 1, {"topics": ["work"], "user_data": None,
+                                                                         "owned_partitions": []})
+
+    def join(raw, member_id: str):
+        return raw.request(11, 5, {"group_id": "slow", "session_timeout_ms": 30000, "rebalance_timeout_ms": 5000,
+                                   "member_id": member_id, "group_instance_id": None, "protocol_type": "consumer",
+                                   "protocols": [{"name": "range", "metadata": subscription}]})
+
+    def heartbeat(raw, member_id: str, generation: int) -> int:
+        return raw.request(12, 3, {"group_id": "slow", "generation_id": generation, "member_id": member_id,
+                                   "group_instance_id": None}).error_code
+
+    def consumer_join(raw, member_id: str):
+        return raw.request(68, 1, {"group_id": "slow", "member_id": member_id, "member_epoch": 0, "instance_id": None,
+                                   "rack_id": None, "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["work"],
+                                   "subscribed_topic_regex": None, "server_assignor": None, "topic_partitions": []})
+
+    with TrafkaBroker(data_dir=tmp_path / "data", config={**CONFIG, "group.initial.rebalance.delay.ms": 0}) as broker:
+        create_topic(broker.bootstrap_servers, "work", 2)
+        with RawClient(broker.bootstrap_servers) as raw:
+            member_id = join(raw, "").member_id
+            first = join(raw, member_id)
+            assert raw.request(14, 3, {"group_id": "slow", "generation_id": first.generation_id, "member_id": member_id,
+                                       "group_instance_id": None, "assignments": [
+                                           {"member_id": member_id, "assignment": formats.consumer_assignment(
+                                               {"work": [0, 1]}, 1)}]}).error_code == 0
+            assert consumer_join(raw, "modern-1").error_code == 0  # the group is a consumer group now
+            assert heartbeat(raw, member_id, first.generation_id) == 27  # REBALANCE_IN_PROGRESS: rejoin
+            broker.advance_clock(6000)  # past its rebalance timeout, within its session
+            assert heartbeat(raw, member_id, first.generation_id) == 25  # UNKNOWN_MEMBER_ID: removed
+
+            # A new classic member joins the consumer group and never sends SyncGroup.
+            second = join(raw, "late-1")
+            assert second.error_code == 0
+            assert heartbeat(raw, "late-1", second.generation_id) in (0, 27)
+            broker.advance_clock(6000)
+            assert heartbeat(raw, "late-1", second.generation_id) == 25

@@ -470,20 +470,15 @@ class ConsumerGroupManager(CoordinatorPart):
                     self._fence_consumer_member(group, member, "session timed out")
                 elif member.rebalance_deadline is not None and member.rebalance_deadline <= now:
                     self._fence_consumer_member(group, member, "did not revoke its partitions within its rebalance timeout")
+                elif member.classic_deadline is not None and member.classic_deadline <= now:
+                    self._fence_consumer_member(group, member, member.classic_deadline_reason)
 
     def next_consumer_deadline(self) -> int | None:
-        deadlines = []
-        for group in self.consumer_groups.values():
-            for member in group.members.values():
-                deadlines.append(member.session_deadline)
-                if member.rebalance_deadline is not None:
-                    deadlines.append(member.rebalance_deadline)
-        return min(deadlines, default=None)
+        return min((m.next_deadline() for g in self.consumer_groups.values() for m in g.members.values()), default=None)
 
 
 def _due(group: ConsumerGroup, now: int) -> bool:
-    return any(m.session_deadline <= now or (m.rebalance_deadline is not None and m.rebalance_deadline <= now)
-               for m in group.members.values())
+    return any(m.next_deadline() <= now for m in group.members.values())
 
 
 def _owns_any(owned: Assignment | None, partitions: Assignment) -> bool:

@@ -114,6 +114,11 @@ class ConsumerMember:
     regex_filter: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
     # Set for a member of the classic protocol hosted by this group (online migration).
     classic: ClassicMetadata | None = None
+    # A hosted classic member must send SyncGroup after its JoinGroup, and JoinGroup after a
+    # Heartbeat told it to rejoin, within its rebalance timeout (Kafka's sync and join timeouts);
+    # in memory only, as sessions are.
+    classic_deadline: int | None = None
+    classic_deadline_reason: str = ""
 
     @property
     def uses_classic_protocol(self) -> bool:
@@ -127,6 +132,10 @@ class ConsumerMember:
             allowed = self.regex_filter or (lambda _: True)
             topics.update(name for name in existing if pattern.fullmatch(name) and allowed(name))
         return topics
+
+    def next_deadline(self) -> int:
+        """The earliest of its session, rebalance and classic deadlines."""
+        return min(d for d in (self.session_deadline, self.rebalance_deadline, self.classic_deadline) if d is not None)
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == epoch

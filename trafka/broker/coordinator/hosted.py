@@ -101,6 +101,8 @@ class HostedClassicMembers:
             updated.rack_id = parsed.rack_id
         owned = migration.owned_by_id(parsed, manager.logs)
         reconciled = manager.advance_member(group, member, updated, owned, now, request.session_timeout_ms)
+        reconciled.classic_deadline = now + max(request.rebalance_timeout_ms, 0)  # Kafka's sync timeout
+        reconciled.classic_deadline_reason = "sent no SyncGroup within its rebalance timeout"
         log.info("group %s: classic member %s joined the consumer group at epoch %d (%s)", group.group_id, member_id,
                  reconciled.member_epoch, reconciled.state.value)
         return JoinResult(ErrorCode.NONE, member_id, reconciled.member_epoch, migration.CONSUMER_PROTOCOL_TYPE,
@@ -138,6 +140,7 @@ class HostedClassicMembers:
         except _Refused as refused:
             return SyncResult(refused.error)
         member.session_deadline = self.manager._now() + member.classic.session_timeout_ms
+        member.classic_deadline = None
         return SyncResult(ErrorCode.NONE, migration.assignment_bytes(member, group, self.manager.logs),
                           migration.CONSUMER_PROTOCOL_TYPE, member.classic.protocol_name)
 
@@ -151,9 +154,13 @@ class HostedClassicMembers:
                 raise _Refused(ErrorCode.ILLEGAL_GENERATION)
         except _Refused as refused:
             return refused.error
-        member.session_deadline = self.manager._now() + member.classic.session_timeout_ms
+        now = self.manager._now()
+        member.session_deadline = now + member.classic.session_timeout_ms
         if (member.member_epoch < group.group_epoch or member.state is MemberState.UNREVOKED_PARTITIONS
                 or (member.state is MemberState.UNRELEASED_PARTITIONS and not _waiting_on_unreleased(group, member))):
+            if member.classic_deadline is None:  # Kafka's join timeout, scheduled if absent
+                member.classic_deadline = now + max(member.rebalance_timeout_ms, 0)
+                member.classic_deadline_reason = "did not rejoin within its rebalance timeout"
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
 
