@@ -6,6 +6,7 @@ nursery. It reads broker state through the same objects the handlers use (`broke
 `broker.group_coordinator`, ...), never through the Kafka wire; actions go through the same
 dispatch code as a Kafka request.
 
-- `trafka.console.server.serve_console`: the listener (console.port).
+- `trafka.console.server.console_service` / `schema_registry_service`: the listeners
+  (console.port, schema.registry.port), one `serve_app` for both.
 - `trafka.console.app.build_app`: the Starlette app; see its docstring for adding routes.
 """
