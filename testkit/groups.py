@@ -120,8 +120,13 @@ class ConsumerProcess:
 
     def _read(self):
         for line in self.process.stdout:
-            if line.startswith("assigned"):
-                self.assignment = json.loads(line.split(" ", 1)[1])
+            kind, _, payload = line.partition(" ")
+            if kind != "assigned" or not payload.strip():
+                continue
+            try:
+                self.assignment = json.loads(payload)
+            except ValueError:
+                pass  # the last line, cut short by the SIGKILL
 
     def kill(self) -> None:
         if self.process.poll() is None:
