@@ -31,6 +31,9 @@ def _workloads(quick: bool):
         "fetch 64 KB: tiny batches vs one batch": lambda b: protocol.fetch_tiny_batches(b),
         "1,000 idle connections": lambda b: protocol.idle_connections(b),
         "5,000 partitions": lambda b: protocol.many_partitions(b),
+        # Issue #26: one consumer of each client reading many partitions.
+        **{f"wide read: {client}, {n} partitions": (lambda b, c=client, n=n: workloads.wide_read(b, c, n, 400_000 // scale))
+           for client in ("confluent-kafka", "kafka-python", "aiokafka") for n in (8, 32, 100)},
     }
 
 

@@ -173,3 +173,84 @@ def latency(broker, count: int = 1000, rate_per_s: int = 200) -> dict:
         "delivery_p50_ms": ms(delivered, 50),
         "delivery_p99_ms": ms(delivered, 99),
     }
+
+
+def wide_read(broker, client: str, partitions: int, count: int = 400_000, size: int = 100) -> dict:
+    """One consumer of `client` (confluent-kafka, kafka-python, aiokafka) reads `count` records
+    spread over `partitions` partitions, assigned, from the start (issue #26's wide reads). The
+    records are written first with confluent-kafka, so only the read differs between clients."""
+    from confluent_kafka import Producer
+
+    topic = _create_topic(broker.bootstrap, partitions)
+    payload = b"x" * size
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    for i in range(count):
+        while True:
+            try:
+                producer.produce(topic, payload, partition=i % partitions)
+                break
+            except BufferError:
+                producer.poll(0.005)
+    if producer.flush(DEADLINE_SECONDS) != 0:
+        raise TimeoutError("produce did not finish")
+    read = {"confluent-kafka": _read_confluent, "kafka-python": _read_kafka_python, "aiokafka": _read_aiokafka}[client]
+    cpu0, started = broker.cpu_seconds(), time.perf_counter()
+    received = read(broker.bootstrap, topic, partitions, count)
+    consume_s, consume_cpu = time.perf_counter() - started, broker.cpu_seconds() - cpu0
+    if received < count:
+        raise TimeoutError(f"consumed {received} of {count}")
+    return {"consume_msgs_per_s": count / consume_s, "consume_broker_cpu_s": consume_cpu}
+
+
+def _read_confluent(bootstrap: str, topic: str, partitions: int, count: int) -> int:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "wide", "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    received, started = 0, time.perf_counter()
+    try:
+        while received < count and time.perf_counter() - started < DEADLINE_SECONDS:
+            received += sum(1 for m in consumer.consume(10000, 0.5) if m.error() is None)
+    finally:
+        consumer.close()
+    return received
+
+
+def _read_kafka_python(bootstrap: str, topic: str, partitions: int, count: int) -> int:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, max_poll_records=10000)
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    consumer.assign(tps)
+    consumer.seek_to_beginning(*tps)
+    received, started = 0, time.perf_counter()
+    try:
+        while received < count and time.perf_counter() - started < DEADLINE_SECONDS:
+            received += sum(len(v) for v in consumer.poll(500).values())
+    finally:
+        consumer.close()
+    return received
+
+
+def _read_aiokafka(bootstrap: str, topic: str, partitions: int, count: int) -> int:
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    async def read() -> int:
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
+        await consumer.start()
+        try:
+            tps = [TopicPartition(topic, p) for p in range(partitions)]
+            consumer.assign(tps)
+            await consumer.seek_to_beginning(*tps)
+            received, started = 0, time.perf_counter()
+            while received < count and time.perf_counter() - started < DEADLINE_SECONDS:
+                batches = await consumer.getmany(timeout_ms=500, max_records=10000)
+                received += sum(len(v) for v in batches.values())
+            return received
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(read())
