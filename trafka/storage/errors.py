@@ -43,6 +43,14 @@ class InvalidRecord(StorageError):
         super().__init__(message)
         self.record_errors = list(record_errors)
 
+    @classmethod
+    def for_records(cls, record_errors: list[tuple[int, str]]) -> "InvalidRecord":
+        """Kafka's LogValidator answer for refused records: one RecordError each, and a message
+        counting them and showing the first three."""
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in record_errors[:3])
+        return cls(f"One or more records have been rejected due to {len(record_errors)} record errors in total, "
+                   f"and only showing the first three errors at most: [{shown}]", record_errors)
+
 
 class RecordTooLarge(StorageError):
     """MESSAGE_TOO_LARGE (10): one batch is bigger than max.message.bytes."""

@@ -62,13 +62,9 @@ class AppendInfo:
 
 
 def _keyless_on_compacted(topic_partition: str, indexes: list[int]) -> InvalidRecord:
-    """Kafka's LogValidator answer: one RecordError per keyless record, and a message showing
-    the first three."""
+    """One RecordError per keyless record, as Kafka's LogValidator answers."""
     message = f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
-    errors = [(i, message) for i in indexes]
-    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
-    return InvalidRecord(f"One or more records have been rejected due to {len(errors)} record errors in total, "
-                         f"and only showing the first three errors at most: [{shown}]", errors)
+    return InvalidRecord.for_records([(i, message) for i in indexes])
 
 
 class _LoadedState:

@@ -156,10 +156,7 @@ def _validate_schema_ids(broker, topic_name: str, data, keys: bool, values: bool
     except rec.CorruptRecordError as exc:
         raise storage_errors.CorruptRecord(str(exc)) from None
     if errors:
-        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
-        raise storage_errors.InvalidRecord(
-            f"One or more records have been rejected due to {len(errors)} record errors in total, and only "
-            f"showing the first three errors at most: [{shown}]", errors)
+        raise storage_errors.InvalidRecord.for_records(errors)
 
 
 async def _flush(flushes: list) -> None:
