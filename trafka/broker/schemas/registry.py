@@ -99,6 +99,9 @@ class SchemaRegistry:
         self.topic = InternalTopic(logs, SCHEMAS_TOPIC, 1, TOPIC_CONFIGS, clock)
         self.runtime: CoordinatorRuntime[RegistryShard] = CoordinatorRuntime(self.topic, lambda p: RegistryShard())
         self.runtime.load_all()
+        # Stored schemas' canonical texts by (type, text, references): a stored schema and the
+        # versions it references never change, so each is parsed once, not at every lookup.
+        self._canonical: dict[tuple, str | None] = {}
         state = self.state
         log.info("loaded %d subjects, %d schemas from %s", len(state.versions), len(state.by_id), SCHEMAS_TOPIC)
 
@@ -217,10 +220,16 @@ class SchemaRegistry:
     def _same(self, rec: SchemaRecord, parsed: kinds.Parsed, references: tuple[Reference, ...]) -> bool:
         if rec.schema_type != parsed.kind or rec.references != references:
             return False
-        try:
-            return self.parse(rec.schema_type, rec.schema, rec.references).canonical == parsed.canonical
-        except RegistryError:
-            return False
+        return self._canonical_of(rec) == parsed.canonical
+
+    def _canonical_of(self, rec: SchemaRecord) -> str | None:
+        key = (rec.schema_type, rec.schema, rec.references)
+        if key not in self._canonical:
+            try:
+                self._canonical[key] = self.parse(rec.schema_type, rec.schema, rec.references).canonical
+            except RegistryError:
+                self._canonical[key] = None
+        return self._canonical[key]
 
     def incompatibilities(self, subject: str, parsed: kinds.Parsed, *, against: list[SchemaRecord] | None = None,
                           level: str | None = None) -> list[str]:
