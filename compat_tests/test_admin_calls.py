@@ -111,6 +111,35 @@ def _java_list(jvm, *items):
     return values
 
 
+def _share_reset_earliest(k, admin, group: str) -> None:
+    """share.auto.offset.reset=earliest for the share group, by IncrementalAlterConfigs."""
+    jvm, call = k.jvm, k.call
+    entry = jvm.org.apache.kafka.clients.admin.AlterConfigOp(
+        jvm.org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+        jvm.org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)
+    resource = jvm.org.apache.kafka.common.config.ConfigResource(
+        jvm.org.apache.kafka.common.config.ConfigResource.Type.GROUP, group)
+    changes = jvm.java.util.HashMap()
+    changes.put(resource, _java_list(jvm, entry))
+    call(call(call(admin.j.incrementalAlterConfigs, changes).all).get)
+
+
+def _java_share_consumer(k, bootstrap: str, group: str, topic: str, *, explicit: bool = False):
+    """A KafkaShareConsumer of byte arrays in `group`, subscribed to `topic`."""
+    jvm, call = k.jvm, k.call
+    props = jvm.java.util.Properties()
+    settings = {"bootstrap.servers": bootstrap, "group.id": group,
+                "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
+                "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer"}
+    if explicit:
+        settings["share.acknowledgement.mode"] = "explicit"
+    for key, value in settings.items():
+        props.setProperty(key, value)
+    consumer = call(jvm.org.apache.kafka.clients.consumer.KafkaShareConsumer, props)
+    call(consumer.subscribe, _java_list(jvm, topic))
+    return consumer
+
+
 def _java_error(call) -> str:
     with pytest.raises(KafkaJavaError) as caught:
         call()
@@ -533,28 +562,15 @@ def test_java_share_consumer_beside_a_consumer_group_on_the_same_topic(java_clie
     k = java_client_43
     jvm, call = k.jvm, k.call
     admin = k.make_admin({"bootstrap.servers": bootstrap})
-    entry = jvm.org.apache.kafka.clients.admin.AlterConfigOp(
-        jvm.org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
-        jvm.org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)
-    resource = jvm.org.apache.kafka.common.config.ConfigResource(
-        jvm.org.apache.kafka.common.config.ConfigResource.Type.GROUP, "java-share")
-    changes = jvm.java.util.HashMap()
-    changes.put(resource, _java_list(jvm, entry))
-    call(call(call(admin.j.incrementalAlterConfigs, changes).all).get)
+    _share_reset_earliest(k, admin, "java-share")
     producer = Producer({"bootstrap.servers": bootstrap})
     for i in range(5):
         producer.produce("java-shared", b"v%d" % i, partition=0)
     assert producer.flush(10) == 0
 
-    props = jvm.java.util.Properties()
-    for key, value in {"bootstrap.servers": bootstrap, "group.id": "java-share", "share.acknowledgement.mode": "explicit",
-                       "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
-                       "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer"}.items():
-        props.setProperty(key, value)
-    share = call(jvm.org.apache.kafka.clients.consumer.KafkaShareConsumer, props)
+    share = _java_share_consumer(k, bootstrap, "java-share", "java-shared", explicit=True)
     ack = jvm.org.apache.kafka.clients.consumer.AcknowledgeType
     try:
-        call(share.subscribe, _java_list(jvm, "java-shared"))
         seen: list[tuple[int, int]] = []
         released = False
         end = time.monotonic() + 60
@@ -612,29 +628,14 @@ def test_java_share_consumer_renews_a_lock_with_acknowledge_type_renew(java_clie
         k = java_client_43
         jvm, call = k.jvm, k.call
         admin = k.make_admin({"bootstrap.servers": bootstrap})
-        entry = jvm.org.apache.kafka.clients.admin.AlterConfigOp(
-            jvm.org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
-            jvm.org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)
-        resource = jvm.org.apache.kafka.common.config.ConfigResource(
-            jvm.org.apache.kafka.common.config.ConfigResource.Type.GROUP, "renewers")
-        changes = jvm.java.util.HashMap()
-        changes.put(resource, _java_list(jvm, entry))
-        call(call(call(admin.j.incrementalAlterConfigs, changes).all).get)
+        _share_reset_earliest(k, admin, "renewers")
         producer = Producer({"bootstrap.servers": bootstrap})
         for i in range(2):
             producer.produce("renewed", b"r%d" % i, partition=0)
         assert producer.flush(10) == 0
 
         def share_consumer():
-            props = jvm.java.util.Properties()
-            for key, value in {"bootstrap.servers": bootstrap, "group.id": "renewers",
-                               "share.acknowledgement.mode": "explicit",
-                               "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
-                               "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer"}.items():
-                props.setProperty(key, value)
-            consumer = call(jvm.org.apache.kafka.clients.consumer.KafkaShareConsumer, props)
-            call(consumer.subscribe, _java_list(jvm, "renewed"))
-            return consumer
+            return _java_share_consumer(k, bootstrap, "renewers", "renewed", explicit=True)
 
         def poll(consumer, seconds: float) -> list:
             found, end = [], time.monotonic() + seconds
@@ -704,14 +705,7 @@ def test_java_admin_alters_and_deletes_share_group_offsets(java_client_43, boots
     jvm, call = k.jvm, k.call
     admin = k.make_admin({"bootstrap.servers": bootstrap})
     group = "resetters"
-    entry = jvm.org.apache.kafka.clients.admin.AlterConfigOp(
-        jvm.org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
-        jvm.org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)
-    resource = jvm.org.apache.kafka.common.config.ConfigResource(
-        jvm.org.apache.kafka.common.config.ConfigResource.Type.GROUP, group)
-    changes = jvm.java.util.HashMap()
-    changes.put(resource, _java_list(jvm, entry))
-    call(call(call(admin.j.incrementalAlterConfigs, changes).all).get)
+    _share_reset_earliest(k, admin, group)
     producer = Producer({"bootstrap.servers": bootstrap})
     for i in range(6):
         producer.produce("reset-shared", b"s%d" % i, partition=0)
@@ -720,13 +714,7 @@ def test_java_admin_alters_and_deletes_share_group_offsets(java_client_43, boots
 
     def read_all(expected: int):
         """A share consumer of the group that accepts what it gets until `expected` records."""
-        props = jvm.java.util.Properties()
-        for key, value in {"bootstrap.servers": bootstrap, "group.id": group,
-                           "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
-                           "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer"}.items():
-            props.setProperty(key, value)
-        consumer = call(jvm.org.apache.kafka.clients.consumer.KafkaShareConsumer, props)
-        call(consumer.subscribe, _java_list(jvm, "reset-shared"))
+        consumer = _java_share_consumer(k, bootstrap, group, "reset-shared")
         seen, end = [], time.monotonic() + 30
         while len(seen) < expected and time.monotonic() < end:
             iterator = call(call(consumer.poll, jvm.java.time.Duration.ofMillis(300)).iterator)
