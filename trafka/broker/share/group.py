@@ -23,6 +23,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 
+from trafka.broker.coordinator.context import CoordinatorPart
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.share")
@@ -92,30 +93,13 @@ class ShareHeartbeatResult:
     assignment: dict[uuid.UUID, frozenset[int]] | None = None
 
 
-class ShareGroupManager:
+class ShareGroupManager(CoordinatorPart):
     """ShareGroupHeartbeat and the share members' sessions, over the group coordinator's share
     groups (its `share_groups`, one of its maps)."""
-
-    def __init__(self, coordinator):
-        self.coordinator = coordinator
 
     @property
     def share_groups(self):
         return self.coordinator.share_groups
-
-    @property
-    def config(self):
-        return self.coordinator.config
-
-    @property
-    def logs(self):
-        return self.coordinator.logs
-
-    def _now(self) -> int:
-        return self.coordinator.now()
-
-    def _reschedule(self) -> None:
-        self.coordinator.reschedule()
 
     def heartbeat(self, request: ShareHeartbeat, on_left) -> ShareHeartbeatResult:
         """`on_left(group_id, member_id)` is told of a member that left, so its acquired records
