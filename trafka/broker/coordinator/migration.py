@@ -51,7 +51,7 @@ def upgrade_refusal(config, classic: Group) -> str | None:
     if len(classic.members) > config["group.consumer.max.size"]:
         return "the group size exceeds the consumer group maximum size"
     for member in classic.members.values():
-        if _subscription(member.protocols) is None:
+        if subscription_of(member.protocols) is None:
             return "the embedded consumer protocol of a member is malformed"
     return None
 
@@ -62,7 +62,7 @@ def upgrade(classic: Group, logs, now: int) -> ConsumerGroup:
     group.offsets = classic.offsets
     for m in classic.members.values():
         protocols = _preferred_first(m.protocols, classic.protocol_name)
-        _, subscription = _subscription(protocols)
+        _, subscription = subscription_of(protocols)
         assigned = _assignment_by_id(formats.assigned_partitions(m.assignment) or {}, logs) if m.assignment else {}
         member = ConsumerMember(
             m.member_id,
@@ -109,7 +109,7 @@ def downgrade(group: ConsumerGroup, logs, now: int) -> Group:
     classic.protocol_type = CONSUMER_PROTOCOL_TYPE
     names = {topic_id: name for name, (topic_id, _) in group.subscription_metadata.items()}
     for m in group.members.values():
-        version = (_subscription(m.classic.protocols) or (0, None))[0]
+        version = (subscription_of(m.classic.protocols) or (0, None))[0]
         partitions = {_name(topic_id, names, logs): list(ps) for topic_id, ps in m.assigned.items()}
         classic.add(Member(
             m.member_id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
@@ -125,11 +125,6 @@ def downgrade(group: ConsumerGroup, logs, now: int) -> Group:
     return classic
 
 
-def subscription_of(protocols) -> tuple[int, object] | None:
-    """(version, parsed) of the first protocol's consumer subscription; None if unreadable."""
-    return _subscription(protocols)
-
-
 def owned_by_id(subscription, logs) -> dict:
     """The subscription's owned partitions (v1+) as an Assignment by topic id."""
     owned = {}
@@ -142,7 +137,7 @@ def assignment_bytes(member: ConsumerMember, group: ConsumerGroup, logs) -> byte
     """The member's assigned partitions as its SyncGroup answer, in its subscription's version
     (Kafka's prepareAssignment)."""
     names = {topic_id: name for name, (topic_id, _) in group.subscription_metadata.items()}
-    version = (_subscription(member.classic.protocols) or (0, None))[0]
+    version = (subscription_of(member.classic.protocols) or (0, None))[0]
     partitions = {}
     for topic_id, ps in member.assigned.items():
         name = _name(topic_id, names, logs)
@@ -151,7 +146,8 @@ def assignment_bytes(member: ConsumerMember, group: ConsumerGroup, logs) -> byte
     return formats.consumer_assignment(partitions, version)
 
 
-def _subscription(protocols):
+def subscription_of(protocols) -> tuple[int, object] | None:
+    """(version, parsed) of the first protocol's consumer subscription; None if unreadable."""
     if not protocols:
         return None
     return formats.consumer_subscription(protocols[0][1])
