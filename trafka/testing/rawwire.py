@@ -93,11 +93,27 @@ class RawClient:
                                        "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": batch}]}]})
 
     def fetch_batches(self, topic: str, partition: int = 0, offset: int = 0) -> list[records.BatchHeader]:
-        """Headers of the stored batches from `offset`, as a Fetch v4 returns them."""
-        body = self.request(1, 4, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 50 << 20,
-                                   "isolation_level": 0,
-                                   "topics": [{"topic": topic, "partitions": [{"partition": partition, "fetch_offset": offset,
-                                                                               "partition_max_bytes": 50 << 20}]}]})
-        part = body.responses[0].partitions[0]
-        assert part.error_code == 0, part
-        return [header for _, header in records.iter_batches(part.records or b"")]
+        """Headers of the stored batches from `offset` to the high watermark, as Fetch v4 returns
+        them, one request after another (each answer ends where the broker's fetch.max.bytes
+        cuts it, its last batch short)."""
+        headers: list[records.BatchHeader] = []
+        while True:
+            body = self.request(1, 4, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 50 << 20,
+                                       "isolation_level": 0,
+                                       "topics": [{"topic": topic, "partitions": [{"partition": partition, "fetch_offset": offset,
+                                                                                   "partition_max_bytes": 50 << 20}]}]})
+            part = body.responses[0].partitions[0]
+            assert part.error_code == 0, part
+            data, pos, before = part.records or b"", 0, len(headers)
+            while pos + records.HEADER_SIZE <= len(data):
+                header = records.parse_header(data, pos)
+                if pos + header.size > len(data):
+                    break  # the cut tail: the next request starts with it
+                records.check_batch(data, pos)
+                headers.append(header)
+                pos += header.size
+            if len(headers) == before:
+                return headers
+            offset = headers[-1].base_offset + headers[-1].last_offset_delta + 1
+            if offset >= part.high_watermark:
+                return headers

@@ -8,6 +8,8 @@ Behavior:
   a trailing partial batch. Large ranges go from the segment file to the socket by os.sendfile.
 - At least one whole batch comes back for the first partition that has data, even when it is
   larger than max_bytes or partition_max_bytes (KIP-74); later partitions respect the limits.
+  The answer's limit is the smaller of the request's max_bytes and the broker's
+  `fetch.max.bytes` (1 MiB by default here, 55 MiB in Kafka: docs/compatibility.md).
 - Long polling: with fewer than min_bytes ready the handler waits up to max_wait_ms on the
   broker's data-arrived event, set by every append; no sleep loops.
 - No fetch sessions (KIP-227): session id 0 tells the client to send full requests.
@@ -62,7 +64,7 @@ def _read_all(broker, request, names: list[str | None], refused=frozenset()) -> 
     """One pass over the requested partitions: the response topics and the bytes gathered.
     `names` are the requested topics' names (None: an unknown topic id); topics in `refused`
     (no READ) are TOPIC_AUTHORIZATION_FAILED."""
-    budget = request.max_bytes
+    budget = min(request.max_bytes, broker.config["fetch.max.bytes"])
     read_committed = request.isolation_level == READ_COMMITTED
     total = 0
     topics = []
