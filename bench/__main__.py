@@ -27,6 +27,8 @@ def _workloads(quick: bool):
         "confluent 10k x 100KB, 1 partition": lambda b: workloads.confluent_throughput(b, 10_000 // scale, 100_000, 1),
         "kafka-python 100k x 100B": lambda b: workloads.kafka_python_throughput(b, 100_000 // scale, 100),
         "latency, 200 msg/s": lambda b: workloads.latency(b, 1000 // scale, 200),
+        # Issue #26's tail: acks=all, one record a millisecond, p99.9 over 10,000 records.
+        "latency, 1,000 msg/s": lambda b: workloads.latency(b, 10_000 // scale, 1000),
         "small requests, 16 conns x 8 pipelined": lambda b: protocol.small_requests(b, 5.0 if not quick else 2.0),
         "fetch 64 KB: tiny batches vs one batch": lambda b: protocol.fetch_tiny_batches(b),
         "1,000 idle connections": lambda b: protocol.idle_connections(b),

@@ -119,7 +119,8 @@ def kafka_python_throughput(broker, count: int, size: int) -> dict:
 
 
 def _percentile(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+    """The q-th percentile, q to a tenth (99.9: the 999th of 1000 quantiles)."""
+    return statistics.quantiles(values, n=1000, method="inclusive")[round(q * 10) - 1]
 
 
 def latency(broker, count: int = 1000, rate_per_s: int = 200) -> dict:
@@ -167,12 +168,15 @@ def latency(broker, count: int = 1000, rate_per_s: int = 200) -> dict:
     done.wait(DEADLINE_SECONDS)
     consumer.close()
     ms = lambda values, q: _percentile(values, q) * 1000  # noqa: E731
-    return {
+    figures = {
         "ack_p50_ms": ms(acked, 50),
         "ack_p99_ms": ms(acked, 99),
         "delivery_p50_ms": ms(delivered, 50),
         "delivery_p99_ms": ms(delivered, 99),
     }
+    if count >= 5000:  # enough samples for the 99.9th percentile to be a 5th-worst, not a max
+        figures.update({"ack_p999_ms": ms(acked, 99.9), "delivery_p999_ms": ms(delivered, 99.9)})
+    return figures
 
 
 def wide_read(broker, client: str, partitions: int, count: int = 400_000, size: int = 100) -> dict:
