@@ -1,7 +1,8 @@
 """`python -m bench.profile WORKLOAD [--seconds N]`: run one protocol workload against trafka under
 py-spy and print the functions that take the most samples (self and total).
 
-WORKLOAD is produce, metadata, fetch or partitions (create 500 x 10, full Metadata). py-spy must be installed (`pip install py-spy`); the
+WORKLOAD is produce, metadata, fetch, partitions (create 500 x 10, full Metadata, produce to
+each, restarts) or create (three CreateTopics of 500 x 10, each followed by the full Metadata that sees them). py-spy must be installed (`pip install py-spy`); the
 collapsed stacks are kept in /tmp/trafka-profile-WORKLOAD.txt for a flame graph tool.
 """
 
@@ -23,7 +24,7 @@ from bench.brokers import _spawn, free_port
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile")
-    parser.add_argument("workload", choices=("produce", "metadata", "fetch", "partitions"))
+    parser.add_argument("workload", choices=("produce", "metadata", "fetch", "partitions", "create"))
     parser.add_argument("--seconds", type=float, default=8.0)
     args = parser.parse_args()
     pyspy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
@@ -48,6 +49,10 @@ def main() -> int:
             print(protocol._pipelined(port, frame, 16, 8, args.seconds), "req/s")
         elif args.workload == "partitions":
             print(protocol.many_partitions(broker))
+        elif args.workload == "create":
+            for round_ in range(3):
+                names = [protocol._name(f"c{round_}-{i}") for i in range(500)]
+                print(f"create 500 x 10: {protocol.create_topics(port, names, 10):.3f} s")
         else:
             deadline = time.monotonic() + args.seconds
             while time.monotonic() < deadline:

@@ -38,8 +38,8 @@ from trafka.storage.retention import apply_retention
 log = logging.getLogger("trafka.broker")
 
 
-def _each_log(broker, action, what: str) -> None:
-    for topic, partition, partition_log in broker.logs.logs():
+def _each_log(broker, action, what: str, logs=None) -> None:
+    for topic, partition, partition_log in logs if logs is not None else broker.logs.logs():
         try:
             action(partition_log)
         except Exception:
@@ -162,7 +162,7 @@ async def sync_topic_metadata(logs) -> None:
 
 async def run_flush_once(broker) -> None:
     """The flush scheduler's pass: every partition whose flush.ms (or flush.messages) is due."""
-    for topic, partition, partition_log in list(broker.logs.logs()):
+    for topic, partition, partition_log in list(broker.logs.logs_with_flush_policy()):
         try:
             if not partition_log.deferred and partition_log.flush_due():
                 await flush_off_loop(partition_log)
@@ -172,7 +172,8 @@ async def run_flush_once(broker) -> None:
 
 def run_flush_inline(broker) -> None:
     """The same pass on the loop: what advance_clock runs, so the next request sees it."""
-    _each_log(broker, lambda partition_log: partition_log.flush_if_due(), "flush")
+    _each_log(broker, lambda partition_log: partition_log.flush_if_due(), "flush",
+              list(broker.logs.logs_with_flush_policy()))
 
 
 class Timer:
