@@ -67,7 +67,7 @@ def _requested_topic(ctx, requested, allow_auto_create: bool) -> dict:
             return topic_error(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id)
         if not authorize(ctx, Op.DESCRIBE, TOPIC, topic.name):
             return topic_error(None, ErrorCode.TOPIC_AUTHORIZATION_FAILED, topic_id)
-        return topic_metadata(broker, topic)
+        return broker.metadata_cache.topic_entry(broker, topic)
     try:
         validate_topic_name(name or "")
     except InvalidTopic:
@@ -80,33 +80,52 @@ def _requested_topic(ctx, requested, allow_auto_create: bool) -> dict:
     topic = get_or_create_topic(broker, name, allow_auto_create=allow_auto_create)
     if topic is None:
         return topic_error(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    return topic_metadata(broker, topic)
+    return broker.metadata_cache.topic_entry(broker, topic)
 
 
 _CACHE_LIMIT = 512  # distinct (version, topics) answers kept; clients ask a few each
 
 
 class MetadataCache:
-    """Encoded Metadata answers, valid for one generation of the topic set."""
+    """Encoded Metadata answers, valid for one generation of the topic set; and each topic's
+    entry, valid while the topic keeps its id and partition count, so the first answer after a
+    change builds only the changed topics' entries (5,000 partitions' dicts took ~5-20 ms)."""
 
     def __init__(self):
         self.generation = -1
         self.answers: dict[tuple, EncodedBody] = {}
+        self.entries: dict[str, tuple[tuple, dict]] = {}  # name -> ((id, partitions, node), entry)
+
+    def topic_entry(self, broker, topic) -> dict:
+        """The topic's Metadata entry, shared between answers: callers must not change it."""
+        key = (topic.topic_id, topic.partitions, broker.node_id)
+        found = self.entries.get(topic.name)
+        if found is None or found[0] != key:
+            found = self.entries[topic.name] = (key, topic_metadata(broker, topic))
+        return found[1]
+
+    def _drop_deleted(self, broker) -> None:
+        topics = broker.logs.topics
+        for name in [n for n in self.entries if n not in topics]:
+            del self.entries[name]
 
     def get(self, broker, key: tuple) -> EncodedBody | None:
         if self.generation != broker.logs.generation:
-            self.answers.clear()
-            self.generation = broker.logs.generation
+            self._new_generation(broker)
             return None
         return self.answers.get(key)
 
     def put(self, broker, key: tuple, answer: EncodedBody) -> None:
         if self.generation != broker.logs.generation:
-            self.answers.clear()
-            self.generation = broker.logs.generation
+            self._new_generation(broker)
         if len(self.answers) >= _CACHE_LIMIT:
             self.answers.clear()
         self.answers[key] = answer
+
+    def _new_generation(self, broker) -> None:
+        self.answers.clear()
+        self._drop_deleted(broker)
+        self.generation = broker.logs.generation
 
 
 def _cache_key(ctx, request) -> tuple:
@@ -144,15 +163,15 @@ def _answer(ctx, request) -> dict:
     host, port = ctx.listener.advertised
     all_topics = request.topics is None or (ctx.version == 0 and not request.topics)
     if all_topics:  # only the topics the caller may describe, without a word about the others
-        topics = [topic_metadata(broker, broker.logs.topic(name)) for name in broker.logs.list_topics()
+        entry = broker.metadata_cache.topic_entry
+        topics = [entry(broker, broker.logs.topic(name)) for name in broker.logs.list_topics()
                   if authorize(ctx, Op.DESCRIBE, TOPIC, name, log_denied=False)]
     else:
         allow = request.allow_auto_topic_creation
         topics = [_requested_topic(ctx, t, allow) for t in request.topics]
     if request.include_topic_authorized_operations:
-        for topic in topics:
-            if topic["error_code"] == ErrorCode.NONE:
-                topic["topic_authorized_operations"] = authorized_operations(ctx, TOPIC, topic["name"])
+        topics = [{**topic, "topic_authorized_operations": authorized_operations(ctx, TOPIC, topic["name"])}
+                  if topic["error_code"] == ErrorCode.NONE else topic for topic in topics]
     return {
         "throttle_time_ms": 0,
         "brokers": [
