@@ -73,11 +73,11 @@ def test_a_deferred_partitions_first_open_does_not_hold_other_connections(tmp_pa
 
     real_load, held, gate = log_module.load, threading.Event(), threading.Event()
 
-    def gated_load(partition_log):
+    def gated_load(partition_log, **kwargs):
         if partition_log.directory.name == "cold-0":
             held.set()
             assert gate.wait(30), "the test never opened the gate"
-        return real_load(partition_log)
+        return real_load(partition_log, **kwargs)
 
     monkeypatch.setattr(log_module, "load", gated_load)
     broker = TrafkaBroker(data_dir=data, in_process=True).start()

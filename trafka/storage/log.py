@@ -100,9 +100,11 @@ class PartitionLog:
         lazy: bool = False,
         on_roll: Callable[["PartitionLog"], None] | None = None,
         clean_state: "CleanState | None" = None,
+        fresh: bool = False,
     ):
         """With lazy, a partition whose directory does not exist yet stays without one until
-        its first write (the LogManager's new and never-written partitions).
+        its first write (the LogManager's new and never-written partitions); with fresh too,
+        the caller has seen that the directory does not exist, so opening lists nothing.
 
         With clean_state, the log directory's checkpoints (LogManager) say this partition was
         closed cleanly and give its log start offset: it opens as after a clean shutdown
@@ -127,7 +129,7 @@ class PartitionLog:
         if not self._deferred:
             if not lazy:
                 self.directory.mkdir(parents=True, exist_ok=True)
-            self._open()
+            self._open(fresh=fresh and lazy)
 
     # What load() sets: reading any of them first loads a deferred partition (load_deferred).
     segments = _LoadedState()
@@ -162,11 +164,11 @@ class PartitionLog:
         """Closed cleanly last time and not read since this start (see clean_state)."""
         return self.__dict__.get("_deferred", False)
 
-    def _open(self) -> None:
+    def _open(self, fresh: bool = False) -> None:
         self.segments: list[LogSegment] = []
         self._bases: list[int] = []  # segments' base offsets, for bisect
         self.producer_state = ProducerStateManager(self.directory)
-        load(self)
+        load(self, fresh=fresh)
 
     # --- offsets --------------------------------------------------------------------------
 

@@ -64,12 +64,14 @@ def write_checkpoint(path: Path, value: int) -> None:
     atomic_write(path, f"{value}\n")
 
 
-def load(log) -> None:
+def load(log, *, fresh: bool = False) -> None:
     """Open a partition's directory into `log`: leftovers of an interrupted cleaning removed,
     interrupted swaps completed, segments recovered past the recovery point (all of them
-    after an unclean shutdown), the log start offset read, the producer state rebuilt."""
+    after an unclean shutdown), the log start offset read, the producer state rebuilt.
+    `fresh`: the caller knows the directory does not exist (a partition being created, or one
+    never written), so there is nothing to list."""
     try:
-        names = os.listdir(log.directory)  # the one listing the whole load works from
+        names = [] if fresh else os.listdir(log.directory)  # the one listing the whole load works from
     except FileNotFoundError:
         names = []
     if not names:

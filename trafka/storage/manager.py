@@ -95,10 +95,12 @@ class TopicMetadata:
     configs: dict[str, str] = field(default_factory=dict)  # per-topic overrides only
 
     def to_json(self) -> str:
+        # One line, so the C encoder writes it (indent= falls back to the pure-Python one, a
+        # tenth of a 500-topic CreateTopics); readers only ever parse it.
         return json.dumps(
             {"name": self.name, "topic_id": str(self.topic_id), "partitions": self.partitions, "configs": self.configs},
-            indent=1, sort_keys=True,
-        )
+            sort_keys=True,
+        ) + "\n"
 
     @classmethod
     def from_json(cls, text: str) -> "TopicMetadata":
@@ -186,6 +188,7 @@ class LogManager:
     def _load(self) -> None:
         with os.scandir(self.data_dir) as entries:  # one listing, no stat per entry
             directories = [e.name for e in entries if e.is_dir()]
+        present = set(directories)
         for name in directories:
             if name.endswith(DELETE_DIR_SUFFIX):
                 log.info("removing %s, left by an interrupted topic deletion", self.data_dir / name)
@@ -202,6 +205,7 @@ class LogManager:
                 self._logs[(metadata.name, partition)] = PartitionLog(
                     self._partition_dir(metadata.name, partition), config, clock=self.clock, lazy=True,
                     on_roll=self._rolled, clean_state=clean.get((metadata.name, partition)),
+                    fresh=f"{metadata.name}-{partition}" not in present,  # never written: nothing to list
                 )
         if (self.data_dir / CLEAN_SHUTDOWN_FILE).exists():
             # From now on a crash is unclean: the marker goes, durably, before anything is written.
@@ -340,13 +344,13 @@ class LogManager:
         config = self.log_config(metadata.name)
         for partition in partitions:
             directory = self._partition_dir(metadata.name, partition)
-            if directory.exists():
+            if os.path.lexists(directory):
                 log.warning("moving aside stale %s before creating the partition", directory)
                 remove_dir(directory)
             # No directory yet: it appears with the partition's first write, so creating
-            # thousands of partitions costs no file-system work per partition.
+            # thousands of partitions costs one stat per partition and nothing else.
             self._logs[(metadata.name, partition)] = PartitionLog(
-                directory, config, clock=self.clock, lazy=True, on_roll=self._rolled
+                directory, config, clock=self.clock, lazy=True, on_roll=self._rolled, fresh=True
             )
 
     def ensure_topic(self, name: str, partitions: int, configs: Mapping[str, str]) -> TopicMetadata:
