@@ -45,7 +45,10 @@ def _partition_count(broker, t) -> int | dict:
     return t.num_partitions
 
 
-def _create(broker, t, validate_only: bool, seen: set[str]) -> dict:
+FIRST_VERSION_WITH_CONFIGS = 5  # num_partitions, replication_factor and configs in the answer (KIP-525)
+
+
+def _create(broker, t, validate_only: bool, seen: set[str], config_entries) -> dict:
     if t.name in seen:
         return topic_error(t.name, ErrorCode.INVALID_REQUEST, "topic named twice in one request")
     seen.add(t.name)
@@ -71,18 +74,37 @@ def _create(broker, t, validate_only: bool, seen: set[str]) -> dict:
         "error_message": None,
         "num_partitions": count,
         "replication_factor": 1,
-        "configs": [
-            {"name": e.name, "value": e.value, "read_only": False, "config_source": e.source, "is_sensitive": False}
-            for e in topic_config_entries(broker, configs)
-        ],
+        "configs": config_entries(configs),
     }
+
+
+def _config_entries(broker, version: int):
+    """The answer's `configs` for a topic with these overrides: not built for versions without
+    them, and built once per distinct set of overrides in a request (500 topics created alike
+    share one list; the encoder only reads it)."""
+    if version < FIRST_VERSION_WITH_CONFIGS:
+        return lambda overrides: []
+    built: dict[tuple, list[dict]] = {}
+
+    def entries(overrides: dict[str, str]) -> list[dict]:
+        key = tuple(sorted(overrides.items()))
+        if key not in built:
+            built[key] = [
+                {"name": e.name, "value": e.value, "read_only": False, "config_source": e.source, "is_sensitive": False}
+                for e in topic_config_entries(broker, overrides)
+            ]
+        return built[key]
+
+    return entries
 
 
 @registry.handles(19, min_version=2, max_version=7)
 async def handle(ctx, request):
     seen: set[str] = set()
     anywhere = authorize(ctx, Op.CREATE, CLUSTER, log_denied=False)  # else CREATE on each topic
-    topics = [_create(ctx.broker, t, request.validate_only, seen) if anywhere or authorize(ctx, Op.CREATE, TOPIC, t.name)
+    config_entries = _config_entries(ctx.broker, ctx.version)
+    topics = [_create(ctx.broker, t, request.validate_only, seen, config_entries)
+              if anywhere or authorize(ctx, Op.CREATE, TOPIC, t.name)
               else topic_error(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
               for t in request.topics]
     try:
