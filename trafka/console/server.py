@@ -1,7 +1,7 @@
 """The console listener: hypercorn's trio worker serving the console app in the broker's nursery.
 
 We bind the socket ourselves (so a taken port is one clear error, and port 0 reports the port it
-got) and hand it to hypercorn, which does all the HTTP.
+got) and hand it to hypercorn, which does all the HTTP, once the first connection arrives.
 """
 
 from __future__ import annotations
@@ -46,6 +46,13 @@ async def serve_app(app, sock: socket.socket, logger: str, *, task_status=trio.T
                        task_status=task_status)
 
 
+async def first_connection(sock: socket.socket) -> None:
+    """Wait until a connection is waiting in the listening socket's backlog. The HTTP stack
+    (hypercorn, Starlette, Jinja, the registry's schema libraries: ~13 MB) is imported only
+    then, so a broker whose console nobody opens never carries it."""
+    await trio.lowlevel.wait_readable(sock)
+
+
 def listen(broker, setting: str, what: str) -> tuple[socket.socket, str] | None:
     """The bound socket and URL for the HTTP port `setting` names, or None when it is off (-1)
     or its default port is taken. A taken port stops the start with one line (ListenError) when
@@ -77,15 +84,16 @@ async def console_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> No
         return
     sock, broker.console_url = bound
     # The socket listens already (connections wait in its backlog), so the broker reports
-    # itself started now; the HTTP stack is imported and served right after.
+    # itself started now; the HTTP stack is imported when the first connection arrives.
     task_status.started(broker.console_url)
-    await trio.sleep(0)
-    from trafka.console.app import build_app
     from trafka.console.history import run_sampler
 
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(run_sampler, broker)
+            nursery.start_soon(run_sampler, broker)  # request rates from the start, for the first page
+            await first_connection(sock)
+            from trafka.console.app import build_app
+
             await nursery.start(serve_app, build_app(broker), sock, "trafka.console.http")
     finally:
         broker.console_url = None
@@ -100,10 +108,10 @@ async def schema_registry_service(broker, *, task_status=trio.TASK_STATUS_IGNORE
         return
     sock, broker.schema_registry_url = bound
     task_status.started(broker.schema_registry_url)
-    await trio.sleep(0)
-    from trafka.console.schema_registry import build_app
-
     try:
+        await first_connection(sock)
+        from trafka.console.schema_registry import build_app
+
         await serve_app(build_app(broker), sock, "trafka.schemas.http")
     finally:
         broker.schema_registry_url = None
