@@ -70,10 +70,9 @@ def _all_records(client, topic: str, offset: int = 0) -> list[tuple[int, bytes]]
     while True:
         part = partition_of(client.request(1, FETCH_V, fetch_body(topic, offset)))
         assert part.error_code == 0
-        data, pos, before = part.records or b"", 0, len(found)
-        while pos + records.HEADER_SIZE <= len(data) and pos + records.parse_header(data, pos).size <= len(data):
+        data, before = part.records or b"", len(found)
+        for pos, _ in records.fetched_batches(data):
             found.extend((r.offset, r.key) for r in records.decode_records(data, pos) if r.offset >= offset)
-            pos += records.parse_header(data, pos).size
         if len(found) == before or found[-1][0] + 1 >= part.high_watermark:
             return found
         offset = found[-1][0] + 1

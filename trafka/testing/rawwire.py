@@ -104,14 +104,8 @@ class RawClient:
                                                                                    "partition_max_bytes": 50 << 20}]}]})
             part = body.responses[0].partitions[0]
             assert part.error_code == 0, part
-            data, pos, before = part.records or b"", 0, len(headers)
-            while pos + records.HEADER_SIZE <= len(data):
-                header = records.parse_header(data, pos)
-                if pos + header.size > len(data):
-                    break  # the cut tail: the next request starts with it
-                records.check_batch(data, pos)
-                headers.append(header)
-                pos += header.size
+            before = len(headers)
+            headers.extend(header for _, header in records.fetched_batches(part.records or b""))
             if len(headers) == before:
                 return headers
             offset = headers[-1].base_offset + headers[-1].last_offset_delta + 1

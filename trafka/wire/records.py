@@ -233,6 +233,20 @@ def iter_batches(buf, *, validate: bool = True) -> Iterator[tuple[int, BatchHead
         pos += header.size
 
 
+def fetched_batches(buf) -> Iterator[tuple[int, BatchHeader]]:
+    """Yield (position, header) for each whole batch of a Fetch answer's records, each checked
+    as iter_batches checks it. A last batch cut short by the answer's size limit ends the walk:
+    a client drops it and fetches it again from its offset."""
+    pos, end = 0, len(buf)
+    while pos + HEADER_SIZE <= end:
+        header = parse_header(buf, pos)
+        if pos + header.size > end:
+            return
+        check_batch(buf, pos)
+        yield pos, header
+        pos += header.size
+
+
 def set_base_offset(buf, pos: int, base_offset: int, partition_leader_epoch: int | None = None) -> None:
     """Assign the offset (and leader epoch) in place; both sit before the CRC'd range."""
     _INT64.pack_into(buf, pos + BASE_OFFSET_OFFSET, base_offset)
