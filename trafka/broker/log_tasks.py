@@ -39,7 +39,7 @@ log = logging.getLogger("trafka.broker")
 
 
 def _each_log(broker, action, what: str, logs=None) -> None:
-    for topic, partition, partition_log in logs if logs is not None else broker.logs.logs():
+    for topic, partition, partition_log in logs if logs is not None else broker.logs.opened_logs():
         try:
             action(partition_log)
         except Exception:
@@ -81,7 +81,7 @@ _threads_running = 0
 async def run_cleaner_once(broker, cleaner: LogCleaner) -> None:
     """One cleaner pass: planned and swapped in on the loop, written in a worker thread."""
     now = broker.clock.time_ms()
-    for topic, partition, partition_log in list(broker.logs.logs()):
+    for topic, partition, partition_log in list(broker.logs.opened_logs()):
         try:
             cleaning = cleaner.plan(partition_log, now)
             if cleaning is None:

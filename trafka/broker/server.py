@@ -187,7 +187,7 @@ class Broker:
         target = Path(target)
         if target.exists():
             raise FileExistsError(f"snapshot target {target} already exists")
-        for _, _, partition_log in self.logs.logs():
+        for _, _, partition_log in self.logs.opened_logs():
             partition_log.flush()
         shutil.copytree(self.data_dir, target, ignore=shutil.ignore_patterns(LOCK_FILE))
         log.info("snapshot of %s written to %s", self.data_dir, target)

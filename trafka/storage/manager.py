@@ -148,7 +148,10 @@ class LogManager:
         # Topic-config defaults from the broker's log.* settings, over Kafka's own defaults.
         self.topic_defaults = topic_defaults_from_broker(broker_config or {})
         self.topics: dict[str, TopicMetadata] = {}
-        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        # None: a partition with no directory yet (created, or never written before a restart),
+        # opened by log() at its first use: thousands of them cost a dict entry each.
+        self._logs: dict[tuple[str, int], PartitionLog | None] = {}
+        self._configs: dict[str, LogConfig] = {}  # each topic's config, for partitions opened later
         # Bumped whenever a topic appears, grows or goes: answers cached on the topic set
         # (the broker's Metadata responses) are valid while it stays the same.
         self.generation = 0
@@ -201,11 +204,15 @@ class LogManager:
                 config = self.log_config(metadata.name)
             except InvalidConfig as exc:
                 raise StorageError(f"{path}: {exc}; fix the file (its topic's data is untouched)") from None
+            self._configs[metadata.name] = config
             for partition in range(metadata.partitions):
+                state = clean.get((metadata.name, partition))
+                if state is None and f"{metadata.name}-{partition}" not in present:
+                    self._logs[(metadata.name, partition)] = None  # never written: opened at first use
+                    continue
                 self._logs[(metadata.name, partition)] = PartitionLog(
                     self._partition_dir(metadata.name, partition), config, clock=self.clock, lazy=True,
-                    on_roll=self._rolled, clean_state=clean.get((metadata.name, partition)),
-                    fresh=f"{metadata.name}-{partition}" not in present,  # never written: nothing to list
+                    on_roll=self._rolled, clean_state=state,
                 )
         if (self.data_dir / CLEAN_SHUTDOWN_FILE).exists():
             # From now on a crash is unclean: the marker goes, durably, before anything is written.
@@ -267,6 +274,7 @@ class LogManager:
         names = [name for name, _, _ in pending]
         for name, _, path in pending:
             metadata = self.topics.pop(name, None)
+            self._configs.pop(name, None)
             for partition in range(metadata.partitions if metadata else 0):
                 partition_log = self._logs.pop((name, partition), None)
                 if partition_log is not None:
@@ -341,17 +349,24 @@ class LogManager:
         return metadata
 
     def _open_partitions(self, metadata: TopicMetadata, partitions: range) -> None:
-        config = self.log_config(metadata.name)
+        self._configs[metadata.name] = self.log_config(metadata.name)
         for partition in partitions:
             directory = self._partition_dir(metadata.name, partition)
             if os.path.lexists(directory):
                 log.warning("moving aside stale %s before creating the partition", directory)
                 remove_dir(directory)
-            # No directory yet: it appears with the partition's first write, so creating
-            # thousands of partitions costs one stat per partition and nothing else.
-            self._logs[(metadata.name, partition)] = PartitionLog(
-                directory, config, clock=self.clock, lazy=True, on_roll=self._rolled, fresh=True
-            )
+            # No directory yet: it appears with the partition's first write, and the partition
+            # log with its first use (log()), so creating thousands of partitions costs one stat
+            # and one dict entry each.
+            self._logs[(metadata.name, partition)] = None
+
+    def _open_new(self, topic: str, partition: int) -> PartitionLog:
+        """The PartitionLog of a partition that has no directory yet (a None in _logs)."""
+        partition_log = self._logs[(topic, partition)] = PartitionLog(
+            self._partition_dir(topic, partition), self._configs[topic], clock=self.clock, lazy=True,
+            on_roll=self._rolled, fresh=True,
+        )
+        return partition_log
 
     def ensure_topic(self, name: str, partitions: int, configs: Mapping[str, str]) -> TopicMetadata:
         """The topic, created first with `partitions` and `configs` if it does not exist (an
@@ -386,6 +401,7 @@ class LogManager:
         metadata = self.topic(name)
         self._metadata_path(metadata).unlink()
         del self.topics[name]
+        self._configs.pop(name, None)
         self.generation += 1
         doomed = []
         for partition in range(metadata.partitions):
@@ -410,9 +426,7 @@ class LogManager:
             return
         self.topic_defaults = defaults
         for name, metadata in self.topics.items():
-            config = self.log_config(name)
-            for partition in range(metadata.partitions):
-                self._logs[(name, partition)].update_config(config)
+            self._update_config(name, metadata)
 
     def set_topic_config(self, name: str, overrides: Mapping[str, str]) -> TopicMetadata:
         """Replace the topic's overrides (AlterConfigs semantics; IncrementalAlterConfigs
@@ -421,22 +435,40 @@ class LogManager:
         validate_topic_config(overrides)
         metadata.configs = {k: str(v) for k, v in overrides.items()}
         self._write_metadata(metadata)
-        config = self.log_config(name)
-        for partition in range(metadata.partitions):
-            self._logs[(name, partition)].update_config(config)
+        self._update_config(name, metadata)
         return metadata
+
+    def _update_config(self, name: str, metadata: TopicMetadata) -> None:
+        config = self._configs[name] = self.log_config(name)
+        for partition in range(metadata.partitions):
+            partition_log = self._logs[(name, partition)]
+            if partition_log is not None:
+                partition_log.update_config(config)
 
     # --- logs -----------------------------------------------------------------------------
 
     def log(self, topic: str, partition: int) -> PartitionLog:
         try:
-            return self._logs[(topic, partition)]
+            partition_log = self._logs[(topic, partition)]
         except KeyError:
             raise UnknownTopic(f"unknown topic-partition {topic}-{partition}") from None
+        return partition_log if partition_log is not None else self._open_new(topic, partition)
 
     def logs(self) -> Iterator[tuple[str, int, PartitionLog]]:
+        """Every partition, each opened if it was not yet (what reports of all partitions need)."""
         for (topic, partition), partition_log in list(self._logs.items()):
+            if partition_log is None:
+                if (topic, partition) not in self._logs:
+                    continue  # deleted meanwhile
+                partition_log = self.log(topic, partition)
             yield topic, partition, partition_log
+
+    def opened_logs(self) -> Iterator[tuple[str, int, PartitionLog]]:
+        """The partitions opened so far: retention, cleaning and flushing have nothing to do for
+        one that was never written, and do not open it."""
+        for (topic, partition), partition_log in list(self._logs.items()):
+            if partition_log is not None:
+                yield topic, partition, partition_log
 
     def logs_with_flush_policy(self) -> Iterator[tuple[str, int, PartitionLog]]:
         """The partition logs of topics that ask for fsyncs by count or time (flush.messages or
@@ -444,8 +476,8 @@ class LogManager:
         topic, not per partition: with Kafka's defaults a pass over 15,000 partitions costs
         nothing."""
         for name, metadata in list(self.topics.items()):
-            first = self._logs.get((name, 0))
-            if first is None or (first.config.flush_ms >= LONG_MAX and first.config.flush_messages >= LONG_MAX):
+            config = self._configs.get(name)
+            if config is None or (config.flush_ms >= LONG_MAX and config.flush_messages >= LONG_MAX):
                 continue
             for partition in range(metadata.partitions):
                 partition_log = self._logs.get((name, partition))
@@ -453,7 +485,7 @@ class LogManager:
                     yield name, partition, partition_log
 
     def flush(self) -> None:
-        for _, _, partition_log in self.logs():
+        for _, _, partition_log in self.opened_logs():
             partition_log.flush()
 
     def close(self, clean: bool = True) -> None:
@@ -466,7 +498,7 @@ class LogManager:
         so the next start recovers it; without the marker it recovers every partition."""
         if self._lock_fd is None:
             return  # closed already
-        logs = list(self._logs.items())
+        logs = [(key, log_) for key, log_ in self._logs.items() if log_ is not None]
         if clean:
             states: dict[tuple[str, int], CleanState | None] = {}
             written = []
