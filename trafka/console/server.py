@@ -96,6 +96,7 @@ async def console_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> No
 
             await nursery.start(serve_app, build_app(broker), sock, "trafka.console.http")
     finally:
+        sock.close()  # never served (no connection came): the port is free for the next start
         broker.console_url = None
 
 
@@ -114,4 +115,5 @@ async def schema_registry_service(broker, *, task_status=trio.TASK_STATUS_IGNORE
 
         await serve_app(build_app(broker), sock, "trafka.schemas.http")
     finally:
+        sock.close()
         broker.schema_registry_url = None
