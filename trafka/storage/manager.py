@@ -201,7 +201,7 @@ class LogManager:
             metadata = read_topic_metadata(path)
             self.topics[metadata.name] = metadata
             try:
-                config = self.log_config(metadata.name)
+                config = self._build_config(metadata.name)
             except InvalidConfig as exc:
                 raise StorageError(f"{path}: {exc}; fix the file (its topic's data is untouched)") from None
             self._configs[metadata.name] = config
@@ -349,7 +349,7 @@ class LogManager:
         return metadata
 
     def _open_partitions(self, metadata: TopicMetadata, partitions: range) -> None:
-        self._configs[metadata.name] = self.log_config(metadata.name)
+        self._configs[metadata.name] = self._build_config(metadata.name)
         for partition in partitions:
             directory = self._partition_dir(metadata.name, partition)
             if os.path.lexists(directory):
@@ -416,6 +416,12 @@ class LogManager:
     # --- configs --------------------------------------------------------------------------
 
     def log_config(self, name: str) -> LogConfig:
+        """The topic's config in force (kept per topic, rebuilt when its overrides or the
+        broker's defaults change). Raises UnknownTopic."""
+        self.topic(name)
+        return self._configs[name]
+
+    def _build_config(self, name: str) -> LogConfig:
         return LogConfig.of(self.topic_defaults, self.topic(name).configs)
 
     def set_topic_defaults(self, broker_config: Mapping[str, str]) -> None:
@@ -439,7 +445,7 @@ class LogManager:
         return metadata
 
     def _update_config(self, name: str, metadata: TopicMetadata) -> None:
-        config = self._configs[name] = self.log_config(name)
+        config = self._configs[name] = self._build_config(name)
         for partition in range(metadata.partitions):
             partition_log = self._logs[(name, partition)]
             if partition_log is not None:
