@@ -83,6 +83,15 @@ class LogConfig:
         return self._get("confluent.key.schema.validation"), self._get("confluent.value.schema.validation")
 
     @functools.cached_property
+    def min_insync_replicas(self) -> int:
+        """What acks=all needs in sync (a simulated cluster's replicated partitions)."""
+        return self._get("min.insync.replicas")
+
+    @functools.cached_property
+    def unclean_leader_election(self) -> bool:
+        return self._get("unclean.leader.election.enable")
+
+    @functools.cached_property
     def segment_bytes(self) -> int:
         return self._get("segment.bytes")
 

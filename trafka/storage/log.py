@@ -23,15 +23,7 @@ from typing import Callable
 
 from trafka.storage.clock import Clock, SystemClock
 from trafka.storage.config import LogConfig
-from trafka.storage.errors import (
-    CorruptRecord,
-    InvalidRecord,
-    LogClosed,
-    OffsetOutOfRange,
-    RecordBatchTooLarge,
-    RecordTooLarge,
-    StorageWriteFailed,
-)
+from trafka.storage.errors import LogClosed, OffsetOutOfRange, StorageWriteFailed
 from trafka.storage.files import remove_dir
 from trafka.storage.log_loader import (
     CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, CleanState, write_checkpoint,
@@ -39,6 +31,7 @@ from trafka.storage.log_loader import (
 )
 from trafka.storage import log_read
 from trafka.storage.log_flush import FlushPlan
+from trafka.storage.log_validator import validate_batches
 from trafka.storage.log_read import ReadInfo, TimestampAndOffset
 
 from trafka.storage.producer_state import CompletedTxn, ProducerStateManager, has_producer_state
@@ -58,12 +51,6 @@ class AppendInfo:
     # True when the batch was a retry of one already in the log: nothing was written and
     # the offsets are the original ones, which the broker returns as a success.
     duplicate: bool = False
-
-
-def _keyless_on_compacted(topic_partition: str, indexes: list[int]) -> InvalidRecord:
-    """One RecordError per keyless record, as Kafka's LogValidator answers."""
-    message = f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
-    return InvalidRecord.for_records([(i, message) for i in indexes])
 
 
 class _LoadedState:
@@ -122,6 +109,8 @@ class PartitionLog:
         self.config = config or LogConfig.of()
         self.clock = clock or SystemClock()
         self._closed = False
+        self._replicated_to: int | None = None  # the high watermark when replicas hold it back
+        self.leader_epoch = 0  # stamped on each batch appended here (a simulated cluster moves it)
         self._unflushed_messages = 0
         self._last_flush_ms = self.clock.time_ms()
         self._clean_state = clean_state
@@ -180,8 +169,10 @@ class PartitionLog:
 
     @property
     def high_watermark(self) -> int:
-        """One replica: everything appended is committed."""
-        return self.log_end_offset
+        """One replica: everything appended is committed. A replicated partition's (a simulated
+        cluster's) is what every in-sync replica has, set by replication (`_replicated_to`)."""
+        replicated = self._replicated_to
+        return self.log_end_offset if replicated is None else min(replicated, self.log_end_offset)
 
     @property
     def last_stable_offset(self) -> int:
@@ -222,7 +213,7 @@ class PartitionLog:
 
     # --- appending ------------------------------------------------------------------------
 
-    def append(self, records, *, partition_leader_epoch: int = 0, defer_flush: bool = False) -> AppendInfo:
+    def append(self, records, *, partition_leader_epoch: int | None = None, defer_flush: bool = False) -> AppendInfo:
         """Validate and append a produce request's record batches; assign offsets.
 
         Raises CorruptRecord, InvalidRecord, RecordTooLarge, RecordBatchTooLarge,
@@ -232,12 +223,14 @@ class PartitionLog:
         """
         self.check_open()
         data = bytearray(records)  # private copy: offsets are assigned in place
-        batches = self._validate(data)
+        batches = validate_batches(data, self.config, self.directory.name)
         now = self.clock.time_ms()
         log_append_time = now if self.config.log_append_time else rec.NO_TIMESTAMP
 
         offset = self.log_end_offset
         assigned = []
+        if partition_leader_epoch is None:
+            partition_leader_epoch = self.leader_epoch
         for pos, header in batches:
             rec.set_base_offset(data, pos, offset, partition_leader_epoch)
             if self.config.log_append_time:
@@ -274,7 +267,8 @@ class PartitionLog:
         return AppendInfo(assigned[0][1].base_offset, offset - 1, log_append_time, self.log_start_offset, record_count)
 
     def append_control(
-        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, *, partition_leader_epoch: int = 0
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, *,
+        partition_leader_epoch: int | None = None,
     ) -> AppendInfo:
         """Write a transaction marker (COMMIT or ABORT control batch) for the producer and close
         its open transaction here; an abort is added to the transaction index.
@@ -284,7 +278,7 @@ class PartitionLog:
         now = self.clock.time_ms()
         offset = self.log_end_offset
         data = bytearray(rec.encode_control_batch(producer_id, producer_epoch, commit, coordinator_epoch, now, offset))
-        rec.set_base_offset(data, 0, offset, partition_leader_epoch)
+        rec.set_base_offset(data, 0, offset, self.leader_epoch if partition_leader_epoch is None else partition_leader_epoch)
         header = rec.parse_header(data, 0)
         try:
             segment = self._maybe_roll(len(data), header.max_timestamp, offset, now)
@@ -301,36 +295,6 @@ class PartitionLog:
         except OSError as exc:
             raise StorageWriteFailed(f"cannot flush {self.directory}: {exc.strerror or exc}", exc.errno) from None
         return AppendInfo(offset, offset, rec.NO_TIMESTAMP, self.log_start_offset, 1)
-
-    def _validate(self, data: bytearray) -> list[tuple[int, rec.BatchHeader]]:
-        """Kafka's LogValidator checks that need no decoding, plus keys on compacted topics."""
-        try:
-            batches = list(rec.iter_batches(data))
-        except rec.CorruptRecordError as exc:
-            raise CorruptRecord(str(exc)) from None
-        if not batches:
-            raise InvalidRecord("the produce request holds no record batch")
-        if len(data) > self.config.segment_bytes:
-            raise RecordBatchTooLarge(f"{len(data)} bytes of records exceed segment.bytes {self.config.segment_bytes}")
-        for pos, header in batches:
-            if header.size > self.config.max_message_bytes:
-                raise RecordTooLarge(
-                    f"batch of {header.size} bytes exceeds max.message.bytes {self.config.max_message_bytes}"
-                )
-            if header.is_control:
-                raise InvalidRecord("clients may not write control batches")
-            if header.record_count < 1 or header.last_offset_delta != header.record_count - 1:
-                raise InvalidRecord(
-                    f"batch has {header.record_count} records but an offset range of {header.last_offset_delta + 1}"
-                )
-            if self.config.compact:
-                try:
-                    keyless = [i for i, r in enumerate(rec.decode_records(data, pos)) if r.key is None]
-                except rec.CorruptRecordError as exc:
-                    raise CorruptRecord(str(exc)) from None
-                if keyless:
-                    raise _keyless_on_compacted(self.directory.name, keyless)
-        return batches
 
     def _maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int, now: int) -> LogSegment:
         segment = self.active_segment
@@ -434,13 +398,20 @@ class PartitionLog:
 
     def read(
         self, fetch_offset: int, max_bytes: int, *, min_one_batch: bool = True, partial_tail: bool = False,
-        max_offset: int | None = None,
+        max_offset: int | None = None, replica: bool = False,
     ) -> ReadInfo:
         """Batches from the one containing fetch_offset, up to max_bytes, never past the high
         watermark (nor max_offset, exclusive): `log_read.read`. Raises OffsetOutOfRange below
-        the log start offset or above the high watermark."""
+        the log start offset or above the high watermark. A `replica` (a follower) reads up to
+        the log end offset instead."""
         self.check_open()
-        self._check_offset(fetch_offset)
+        if replica:
+            if not self.log_start_offset <= fetch_offset <= self.log_end_offset:
+                raise OffsetOutOfRange(fetch_offset, self.log_start_offset, self.log_end_offset)
+        else:
+            self._check_offset(fetch_offset)
+            if self._replicated_to is not None and self.high_watermark < self.log_end_offset:
+                max_offset = self.high_watermark if max_offset is None else min(max_offset, self.high_watermark)
         segments = self.segments[self._segment_index(fetch_offset):]
         slices = log_read.read_segments(segments, fetch_offset, max_bytes, min_one_batch=min_one_batch,
                                         partial_tail=partial_tail, max_offset=max_offset)

@@ -161,6 +161,9 @@ class LogManager:
         # Told of each segment roll, to run PartitionLog.flush_rolled in a worker thread (the
         # broker sets it); None: rolls flush at once.
         self.on_roll: Callable[[PartitionLog], None] | None = None
+        # Told of each topic change ("created", "grown", "configured", "deleted", with the
+        # topic's metadata) once it is done here: a simulated cluster's other brokers apply it.
+        self.on_topic_change: Callable[[str, TopicMetadata], None] | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / TOPICS_DIR).mkdir(exist_ok=True)
         self._lock_fd = self._lock_data_dir()
@@ -274,6 +277,8 @@ class LogManager:
         names = [name for name, _, _ in pending]
         for name, _, path in pending:
             metadata = self.topics.pop(name, None)
+            if metadata is not None:
+                self._changed("deleted", metadata)
             self._configs.pop(name, None)
             for partition in range(metadata.partitions if metadata else 0):
                 partition_log = self._logs.pop((name, partition), None)
@@ -346,7 +351,12 @@ class LogManager:
             self._collisions_at = (self.generation, len(self.topics))
         self._open_partitions(metadata, range(partitions))
         log.info("created topic %s (%s) with %d partitions", name, metadata.topic_id, partitions)
+        self._changed("created", metadata)
         return metadata
+
+    def _changed(self, change: str, metadata: TopicMetadata) -> None:
+        if self.on_topic_change is not None:
+            self.on_topic_change(change, metadata)
 
     def _open_partitions(self, metadata: TopicMetadata, partitions: range) -> None:
         self._configs[metadata.name] = self._build_config(metadata.name)
@@ -392,7 +402,20 @@ class LogManager:
         self.generation += 1
         self._write_metadata(metadata)
         self._open_partitions(metadata, range(old, total))
+        self._changed("grown", metadata)
         return metadata
+
+    def drop_replica(self, name: str, partition: int) -> None:
+        """This broker no longer holds a replica of the partition (a simulated cluster moved it):
+        its directory goes, and the partition is a placeholder again."""
+        key = (name, partition)
+        partition_log = self._logs.get(key)
+        if partition_log is not None:
+            partition_log.delete()
+        elif key in self._logs and os.path.lexists(self._partition_dir(name, partition)):
+            remove_dir(self._partition_dir(name, partition))
+        if key in self._logs:
+            self._logs[key] = None
 
     def delete_topic(self, name: str, *, remove: bool = True) -> list[Path]:
         """Drop the topic's metadata, then its partition directories. With remove=False they
@@ -411,6 +434,7 @@ class LogManager:
                 if renamed is not None:
                     doomed.append(renamed)
         log.info("deleted topic %s (%s)", name, metadata.topic_id)
+        self._changed("deleted", metadata)
         return doomed
 
     # --- configs --------------------------------------------------------------------------
@@ -442,6 +466,7 @@ class LogManager:
         metadata.configs = {k: str(v) for k, v in overrides.items()}
         self._write_metadata(metadata)
         self._update_config(name, metadata)
+        self._changed("configured", metadata)
         return metadata
 
     def _update_config(self, name: str, metadata: TopicMetadata) -> None:

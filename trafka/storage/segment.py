@@ -440,6 +440,21 @@ class LogSegment:
                 return pos
         return self.size
 
+    def position_of_batch_with(self, offset: int) -> int:
+        """Position of the first batch ending at or after `offset` (the segment size if none)."""
+        _, position = self.offset_index.lookup(offset)
+        for pos, header in self._scan(position, verify=False):
+            if header.last_offset >= offset:
+                return pos
+        return self.size
+
+    def truncate_at(self, position: int) -> None:
+        """Cut the segment to its first `position` bytes (a batch boundary) and rebuild its
+        indexes and counters from what remains (a follower's truncation)."""
+        os.ftruncate(self.fileno(), position)
+        self.size = position
+        self.recover()
+
     def batches_from(self, start_offset: int) -> Iterator[tuple[int, rec.BatchHeader]]:
         """(position, header) of each batch ending at or after start_offset."""
         _, position = self.offset_index.lookup(start_offset)
