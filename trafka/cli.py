@@ -17,7 +17,8 @@ log = logging.getLogger("trafka")
 
 def _serve(args) -> int:
     from trafka.broker.config import BrokerConfig, ConfigError
-    from trafka.broker.server import Broker, ListenError, serve
+    from trafka.broker.nodes import open_broker
+    from trafka.broker.server import ListenError, serve
     from trafka.console.server import console_service, schema_registry_service
     from trafka.storage.errors import StorageError
 
@@ -35,8 +36,8 @@ def _serve(args) -> int:
             return 2
         args.data_dir = dirs[0]
     try:
-        broker = Broker(Path(args.data_dir), config)
-    except (StorageError, ValueError) as exc:  # ValueError: an unreadable security file
+        broker = open_broker(Path(args.data_dir), config)
+    except (StorageError, ValueError) as exc:  # ValueError: an unreadable security file, a bad setting
         print(f"trafka: {exc}", file=sys.stderr)
         return 1
 
@@ -81,9 +82,13 @@ def _serve(args) -> int:
 
 def _listener_summary(broker) -> str:
     """`; listeners NAME=HOST:PORT ...` when more than the one PLAINTEXT shorthand listener is open."""
-    if len(broker.listeners) == 1 and broker.listeners[0].protocol == "PLAINTEXT":
-        return ""
-    return "; listeners " + " ".join(f"{l.name}={l.host}:{l.port}" for l in broker.listeners)
+    summary = ""
+    if not (len(broker.listeners) == 1 and broker.listeners[0].protocol == "PLAINTEXT"):
+        summary = "; listeners " + " ".join(f"{l.name}={l.host}:{l.port}" for l in broker.listeners)
+    if broker.cluster is not None:
+        summary += "; simulated cluster: " + ", ".join(
+            f"broker {node.node_id} on {node.host}:{node.port}" for node in broker.cluster.nodes)
+    return summary
 
 
 def _dump_log(args) -> int:

@@ -72,8 +72,12 @@ class BrokerConfig:
         return setting.default_value()
 
     def without_effect(self) -> list[str]:
-        """The settings given that trafka accepts but does not act on (the broker warns once)."""
-        return sorted(name for name in self.values if not (SETTINGS.get(name) or _listener_setting(name)).effect)
+        """The settings given that trafka accepts but does not act on (the broker warns once);
+        those only a simulated cluster acts on count when there is one broker."""
+        one_broker = self["cluster.brokers"] == 1
+        return sorted(name for name in self.values
+                      if not (SETTINGS.get(name) or _listener_setting(name)).effect
+                      or (one_broker and name in CLUSTER_ONLY))
 
     def __getitem__(self, name: str):
         return self.get(name)
@@ -90,6 +94,15 @@ class BrokerConfig:
             values[name.strip()] = value
         return cls(values)
 
+
+# What only a simulated cluster (cluster.brokers > 1) acts on: replication and elections.
+CLUSTER_ONLY = frozenset({
+    "min.insync.replicas", "unclean.leader.election.enable", "replica.lag.time.max.ms",
+    "offsets.topic.replication.factor", "transaction.state.log.replication.factor",
+    "share.coordinator.state.topic.replication.factor", "auto.leader.rebalance.enable",
+    "leader.imbalance.check.interval.seconds", "leader.imbalance.per.broker.percentage", "replica.selector.class",
+    "cluster.broker.racks",
+})
 
 # listener.name.<listener>.[<mechanism>.]<setting> overrides <setting> for one listener.
 _LISTENER_PREFIXED = re.compile(r"^listener\.name\.[a-z0-9_]+\.(?:(?:plain|scram-sha-256|scram-sha-512|oauthbearer)\.)?(.+)$")

@@ -11,6 +11,13 @@ answer; bad input raises ValueError (HTTP 400), an unknown path or fault id Look
     POST   /api/v1/faults               a fault (see trafka.broker.faults) -> its description
     DELETE /api/v1/faults[/<id>]        {"removed": count}
     POST   /api/v1/snapshot             {"path": a directory that does not exist yet}
+    GET    /api/v1/brokers              a simulated cluster's brokers: node id, alive, host, port, rack
+    POST   /api/v1/brokers/<i>/stop     stop broker i (clean shutdown); /kill skips the clean shutdown
+    POST   /api/v1/brokers/<i>/start    start it again
+    POST   /api/v1/brokers/<i>/pause-replication, /resume-replication   its fetchers hold (a lagging replica)
+    GET    /api/v1/partitions/<topic>/<p>            leader, epoch, replicas, ISR, reassignment
+    POST   /api/v1/partitions/<topic>/<p>/leader     {"broker": i}: an in-sync replica leads now
+    POST   /api/v1/partitions/<topic>/<p>/reassign   {"replicas": [i, ...]} (null cancels)
 """
 
 from __future__ import annotations
@@ -60,4 +67,55 @@ def handle(broker, method: str, path: str, body=None):
             return {"path": str(broker.snapshot(target))}
         except FileExistsError as exc:
             raise ValueError(str(exc)) from None
+    if parts[0] == "brokers":
+        return _brokers(broker, method.upper(), parts[1:])
+    if parts[0] == "partitions":
+        return _partitions(broker, method.upper(), parts[1:], body)
     raise LookupError(f"no control endpoint {method} {path}")
+
+
+def _brokers(broker, method: str, parts: list[str]):
+    cluster = broker.cluster
+    if cluster is None:
+        if method == "GET" and not parts:
+            return [{"node_id": broker.node_id, "alive": True, "host": broker.host, "port": broker.port,
+                     "rack": broker.config["broker.rack"] or None}]
+        raise ValueError("this broker is not a simulated cluster: start it with cluster.brokers=N (N > 1)")
+    if method == "GET" and not parts:
+        return [cluster.describe_broker(i) for i in range(len(cluster.nodes))]
+    if method != "POST" or len(parts) != 2 or not parts[0].isdigit():
+        raise LookupError(f"no control endpoint {method} /api/v1/brokers/{'/'.join(parts)}")
+    node_id, action = int(parts[0]), parts[1]
+    if action == "stop":
+        return cluster.stop_broker(node_id)
+    if action == "kill":
+        return cluster.stop_broker(node_id, kill=True)
+    if action == "start":
+        return cluster.start_broker(node_id)
+    if action in ("pause-replication", "resume-replication"):
+        cluster._node(node_id)
+        (cluster.replication.paused.add if action.startswith("pause") else cluster.replication.paused.discard)(node_id)
+        return cluster.describe_broker(node_id)
+    raise LookupError(f"no control endpoint POST /api/v1/brokers/{node_id}/{action}")
+
+
+def _partitions(broker, method: str, parts: list[str], body):
+    cluster = broker.cluster
+    if cluster is None:
+        raise ValueError("this broker is not a simulated cluster: start it with cluster.brokers=N (N > 1)")
+    if len(parts) < 2 or not parts[1].isdigit():
+        raise LookupError(f"no control endpoint {method} /api/v1/partitions/{'/'.join(parts)}")
+    topic, partition, action = parts[0], int(parts[1]), parts[2] if len(parts) > 2 else None
+    if method == "GET" and action is None:
+        return cluster.describe_partition(topic, partition)
+    if method == "POST" and action == "leader":
+        leader = _body(body).get("broker")
+        if not isinstance(leader, int):
+            raise ValueError('leader takes {"broker": N}')
+        return cluster.move_leader(topic, partition, leader)
+    if method == "POST" and action == "reassign":
+        replicas = _body(body).get("replicas", ...)
+        if replicas is not None and (not isinstance(replicas, list) or not all(isinstance(r, int) for r in replicas)):
+            raise ValueError('reassign takes {"replicas": [broker ids]} or {"replicas": null} to cancel')
+        return cluster.reassign(topic, partition, replicas)
+    raise LookupError(f"no control endpoint {method} /api/v1/partitions/{'/'.join(parts)}")

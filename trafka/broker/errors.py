@@ -3,6 +3,8 @@
 - A storage error carries its own code (trafka/storage/errors.py: `error_code` on each class;
   LogClosed and StorageWriteFailed are KAFKA_STORAGE_ERROR).
 - An OSError is the disk: KAFKA_STORAGE_ERROR.
+- The coordinator runtime's NotCoordinator (a shard another broker of a simulated cluster
+  leads) and CoordinatorWriteError carry their code in `error`.
 - Anything else is a bug of ours: UNKNOWN_SERVER_ERROR.
 
 A handler that raises is answered with that code in every error_code field of its response
@@ -29,6 +31,9 @@ def error_code(exc: BaseException) -> ErrorCode:
         return exc.error_code
     if isinstance(exc, OSError):
         return ErrorCode.KAFKA_STORAGE_ERROR
+    code = getattr(exc, "error", None)  # the coordinator runtime's errors name their own code
+    if isinstance(code, ErrorCode):
+        return code
     return ErrorCode.UNKNOWN_SERVER_ERROR
 
 
@@ -36,7 +41,7 @@ def error_message(exc: BaseException) -> str:
     """What the client is told: the storage error's text, the OS's words for an I/O error."""
     if isinstance(exc, OSError) and not isinstance(exc, StorageError):
         return f"I/O error: {exc.strerror or exc}"
-    if isinstance(exc, StorageError):
+    if isinstance(exc, StorageError) or error_code(exc) != ErrorCode.UNKNOWN_SERVER_ERROR:
         return str(exc)
     return f"unexpected server error ({type(exc).__name__}); see the broker log"
 
@@ -64,11 +69,15 @@ def answer_failed_request(api, header, request, exc: Exception, peer: str) -> di
     the request takes no answer (Produce with acks=0): then the connection is closed, Kafka's
     way of telling such a producer."""
     code = error_code(exc)
-    log.error(
-        "%s v%d from %s (client %r) failed, answered %s: %s",
-        api.name, header.api_version, peer, header.client_id, code.name, error_message(exc),
-        exc_info=not isinstance(exc, (StorageError, OSError)),
-    )
+    if code == ErrorCode.NOT_COORDINATOR:  # a client that asked the wrong broker: it looks again
+        log.info("%s v%d from %s (client %r) answered NOT_COORDINATOR: %s",
+                 api.name, header.api_version, peer, header.client_id, exc)
+    else:
+        log.error(
+            "%s v%d from %s (client %r) failed, answered %s: %s",
+            api.name, header.api_version, peer, header.client_id, code.name, error_message(exc),
+            exc_info=code == ErrorCode.UNKNOWN_SERVER_ERROR,
+        )
     if api.key == 0 and request.get("acks") == 0:
         return None
     return error_response(api, header.api_version, request, code)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import trio
 
-from trafka.broker.config import BrokerConfig
+from trafka.broker.config import BrokerConfig, ConfigError
 from trafka.broker.connection import serve_connection
 from trafka.broker.connection_quotas import ConnectionQuotas
 from trafka.broker.dynamic_configs import DynamicBrokerConfigs
@@ -41,59 +41,117 @@ log = logging.getLogger("trafka.broker")
 class Broker:
     """Everything a handler reaches through `ctx.broker`."""
 
-    def __init__(self, data_dir: Path, config: BrokerConfig, clock=None):
+    def __init__(self, data_dir: Path, config: BrokerConfig, clock=None, *, cluster=None):
+        """`cluster`: the simulated cluster (trafka/broker/nodes.py) this broker is one node of;
+        None for a broker on its own. Its nodes share one clock, cluster id, producer-id block,
+        credentials, ACLs, quotas, features, group configs and client-metrics subscriptions
+        (what Kafka keeps in its metadata log), taken from the first node."""
         self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
         self.config = config
+        self.cluster = cluster
+        first = cluster.nodes[0] if cluster is not None and cluster.nodes else None
         # Broker time: the wall clock plus a forward-only offset that tests move (advance_clock).
-        self.clock = clock or BrokerClock(state_dir=self.data_dir)
+        self.clock = clock or (first.clock if first else BrokerClock(state_dir=self.data_dir))
         self._clock_moved = trio.Event()
         self.timers: list = []  # log_tasks.Timer, one per `every` loop; advance_clock runs the due ones
-        # Opening the logs locks the data dir and recovers every partition.
-        self.logs = LogManager(self.data_dir, broker_config=config.raw, clock=self.clock)
         self.node_id = config["node.id"]
         # Dynamic broker configs (AlterConfigs on BROKER resources), over the static settings.
         self.dynamic_configs = DynamicBrokerConfigs(self.data_dir / "broker_configs", config, self.node_id)
-        self.logs.set_topic_defaults(config.effective_raw())
-        self.cluster_id = _cluster_id(self.data_dir)
+        self.cluster_id = _cluster_id(cluster.data_dir if cluster is not None else self.data_dir)
         self.host = "127.0.0.1"
         self.port = 0
         self.console_url: str | None = None  # set by the console service when it listens
         self.schema_registry_url: str | None = None  # set by the schema registry service when it listens
-        self._schema_registry = None  # created with `_schemas` at the registry's first request
-        self.producer_ids = ProducerIdManager(self.data_dir / "producer_ids")
-        self.features = FeatureLevels(self.data_dir / "finalized_features", self.node_id)  # ApiVersions, UpdateFeatures
-        self.quotas = ClientQuotas(self.data_dir / "client_quotas")  # Describe/AlterClientQuotas; not enforced
-        # Creates __consumer_offsets if missing and replays it: groups and offsets are back.
-        # Group configs (GROUP config resources): read by the group and share coordinators.
-        self.group_configs = GroupConfigs(self.data_dir / "group_configs", config)
-        self.group_coordinator = GroupCoordinator(self.logs, config, self.clock, self.group_configs)
+        if first is None:
+            self.producer_ids = ProducerIdManager(self.data_dir / "producer_ids")
+            self.features = FeatureLevels(self.data_dir / "finalized_features", self.node_id)  # ApiVersions, UpdateFeatures
+            self.quotas = ClientQuotas(self.data_dir / "client_quotas")  # Describe/AlterClientQuotas; not enforced
+            # Group configs (GROUP config resources): read by the group and share coordinators.
+            self.group_configs = GroupConfigs(self.data_dir / "group_configs", config)
+        else:
+            self.producer_ids, self.features = first.producer_ids, first.features
+            self.quotas, self.group_configs = first.quotas, first.group_configs
+        if cluster is None and config["default.replication.factor"] > 1:
+            raise ConfigError(f"default.replication.factor {config['default.replication.factor']} is larger than "
+                              "the 1 broker (a simulated cluster of several: cluster.brokers)")
+        self.faults = FaultTable()
+        self._data_arrived = trio.Event()
+        self.serving: trio.CancelScope | None = None  # a simulated cluster's node: cancelled to stop it
+        self._open_logs()
         if hasattr(self.clock, "on_advance"):  # a unit test's ManualClock has no listeners
             self.clock.on_advance(self._wake_timers)
-            self.clock.on_advance(self.group_coordinator.reschedule)
-        # Creates __transaction_state if missing, replays it, finishes interrupted commits/aborts.
-        self.txn_coordinator = TransactionCoordinator(
-            self.logs, config, self.clock, self.producer_ids, self.group_coordinator, self.features
-        )
-        # Creates __share_group_state if missing and replays it: share-partitions are back.
-        self.share_coordinator = ShareCoordinator(self.logs, config, self.clock, self.group_configs)
-        self.group_coordinator.on_share_member_left = self.share_coordinator.release_member
-        self.group_coordinator.on_share_group_deleted = self.share_coordinator.delete_group
-        self._data_arrived = trio.Event()
-        self.metadata_cache = MetadataCache()
-        self.faults = FaultTable()
-        # Injected storage faults reach the coordinators' internal topics here.
-        for topic in (self.group_coordinator.offsets_topic, self.txn_coordinator.state_topic,
-                      self.share_coordinator.state_topic):
-            topic.append_guard = self.faults.check_append
-        self.client_metrics = ClientMetricsManager(self.data_dir / "client_metrics", config)  # KIP-714 subscriptions
+            self.clock.on_advance(lambda: self.group_coordinator.reschedule())
         self.stats = BrokerStats()  # requests, bytes and connections, for the console
-        self.security = SecurityLayer(config, self.data_dir, self.clock)  # SCRAM credentials load here
-        self.authorizer = make_authorizer(config, self.data_dir)  # None without authorizer.class.name; ACLs load here
+        if first is None:
+            self.client_metrics = ClientMetricsManager(self.data_dir / "client_metrics", config)  # KIP-714 subscriptions
+            self.security = SecurityLayer(config, self.data_dir, self.clock)  # SCRAM credentials load here
+            self.authorizer = make_authorizer(config, self.data_dir)  # None without authorizer.class.name; ACLs load here
+        else:
+            self.client_metrics, self.security, self.authorizer = first.client_metrics, first.security, first.authorizer
         self.listeners: list[Listener] = []  # bound by serve()
         self.connection_quotas = ConnectionQuotas(config)  # max.connections*, idle and SASL time limits
         self.dynamic_configs.on_change = self._dynamic_configs_changed
         load_handlers()
         guard_loggers()  # no client's control bytes in a log line, whichever logger writes it
+
+    def _open_logs(self) -> None:
+        """The logs and the coordinators over them: at construction, and again when a stopped
+        broker of a simulated cluster starts (`reopen`). Opening the logs locks the data dir
+        and recovers every partition; each coordinator replays its internal topic."""
+        config, cluster = self.config, self.cluster
+        self.logs = LogManager(self.data_dir, broker_config=config.raw, clock=self.clock)
+        if cluster is not None:
+            cluster.joined(self)  # its topics as the cluster has them, and kept so
+        self.logs.set_topic_defaults(config.effective_raw())
+        self._schema_registry = None  # created with `_schemas` at the registry's first request
+        # The coordinators load the shards of the internal-topic partitions this broker leads
+        # (every one, on its own).
+        leads = None if cluster is None else partial(cluster.leads, self.node_id)
+        # Creates __consumer_offsets if missing and replays it: groups and offsets are back.
+        self.group_coordinator = GroupCoordinator(self.logs, config, self.clock, self.group_configs, leads=leads)
+        # Creates __transaction_state if missing, replays it, finishes interrupted commits/aborts.
+        self.txn_coordinator = TransactionCoordinator(
+            self.logs, config, self.clock, self.producer_ids, self.group_coordinator, self.features, leads=leads,
+            leader_of=None if cluster is None else cluster.leader_node,
+        )
+        # Creates __share_group_state if missing and replays it: share-partitions are back.
+        self.share_coordinator = ShareCoordinator(self.logs, config, self.clock, self.group_configs, leads=leads)
+        self.group_coordinator.on_share_member_left = self.share_coordinator.release_member
+        self.group_coordinator.on_share_group_deleted = self.share_coordinator.delete_group
+        if cluster is not None:
+            self.share_coordinator.route = partial(cluster.coordinator_runtime, self.share_coordinator.state_topic.name)
+            self.share_coordinator.everywhere = partial(cluster.coordinator_runtimes, self.share_coordinator.state_topic.name)
+        self.metadata_cache = MetadataCache()
+        # Injected storage faults reach the coordinators' internal topics here; in a simulated
+        # cluster their writes reach the in-sync followers before the coordinator answers.
+        for topic in self.internal_topics():
+            topic.append_guard = self.faults.check_append
+            if cluster is not None:
+                topic.after_append = partial(cluster.replication.replicate_now, self)
+
+    def internal_topics(self) -> list:
+        return [self.group_coordinator.offsets_topic, self.txn_coordinator.state_topic,
+                self.share_coordinator.state_topic]
+
+    def coordinator_runtimes(self) -> dict:
+        """Internal topic name -> the coordinator runtime that holds its shards."""
+        return {c.runtime.topic.name: c.runtime
+                for c in (self.group_coordinator, self.txn_coordinator, self.share_coordinator)}
+
+    def reopen(self) -> None:
+        """A stopped broker of a simulated cluster starts: its logs open again (recovering what
+        a kill left) and its coordinators load the shards it leads."""
+        self._open_logs()
+
+    def txn_coordinator_for(self, transactional_id: str):
+        """The transaction coordinator of `transactional_id`: this broker's, or in a simulated
+        cluster the one on the leader of its `__transaction_state` partition (None if none)."""
+        if self.cluster is None:
+            return self.txn_coordinator
+        topic = self.txn_coordinator.state_topic
+        leader = self.cluster.leader_node(topic.name, topic.partition_for(transactional_id))
+        return None if leader is None else leader.txn_coordinator
 
     def schema_registry(self):
         """The schema registry's state over `_schemas` (trafka/broker/schemas), made (and the
@@ -126,9 +184,12 @@ class Broker:
         return self.listeners[0].advertised[1] if self.listeners else self.port
 
     def notify_data_arrived(self) -> None:
-        """Wake every long-polling Fetch; each re-checks its own partitions."""
+        """Wake every long-polling Fetch (and acks=all Produce); each re-checks its own
+        partitions. In a simulated cluster the replica fetchers look too."""
         event, self._data_arrived = self._data_arrived, trio.Event()
         event.set()
+        if self.cluster is not None:
+            self.cluster.replication.data_arrived()
 
     async def wait_for_data(self) -> None:
         await self._data_arrived.wait()
@@ -140,12 +201,14 @@ class Broker:
         the clock's new offset."""
         offset = self.clock.advance(ms)  # also wakes the timer loops to recompute their sleeps
         now = self.clock.time_ms()
-        for timer in list(self.timers):
-            try:
-                timer.run_if_due(now)
-            except Exception:
-                log.exception("background check %r failed after the clock moved", timer.action)
-        self.group_coordinator.expire(now)
+        # A simulated cluster's nodes share the clock: every running node's checks run.
+        for node in self.cluster.running_nodes() if self.cluster is not None else (self,):
+            for timer in list(node.timers):
+                try:
+                    timer.run_if_due(now)
+                except Exception:
+                    log.exception("background check %r failed after the clock moved", timer.action)
+            node.group_coordinator.expire(now)
         return offset
 
     def _wake_timers(self) -> None:
@@ -174,6 +237,7 @@ class Broker:
             partial(every, self, self.config["transaction.remove.expired.transaction.cleanup.interval.ms"],
                     self.txn_coordinator.run_expiration_check),
             *storage_tasks(self),
+            *(self.cluster.node_tasks(self) if self.cluster is not None else ()),
         ]
 
     def snapshot(self, target: Path) -> Path:
@@ -194,8 +258,13 @@ class Broker:
         return target
 
     def close(self, clean: bool = True) -> None:
-        """Close the logs; `clean=False` leaves them as a killed process would."""
-        self.logs.close(clean)
+        """Close the logs; `clean=False` leaves them as a killed process would. The first node
+        of a simulated cluster closes every node's."""
+        if self.cluster is not None and self is self.cluster.nodes[0]:
+            self.cluster.close(clean)
+        else:
+            self.logs.close(clean)
+
 
 
 def _cluster_id(data_dir: Path) -> str:
@@ -219,8 +288,29 @@ async def serve(broker: Broker, host: str, port: int, *, services=(), task_statu
 
     `services` are started in the same nursery once the Kafka listener is open, each as
     `await nursery.start(service, broker)` (the console's HTTP listener is one: the layers above
-    the broker plug in here, so the broker never imports them)."""
+    the broker plug in here, so the broker never imports them).
+
+    A simulated cluster's first node serves every node: node i on the configured ports + i
+    (a free port for each where the port is 0), the services beside node 0."""
+    cluster = broker.cluster
+    if cluster is None or broker is not cluster.nodes[0]:
+        await serve_node(broker, host, port, services=services, task_status=task_status)
+        return
+    await cluster.serve(host, port, services, task_status=task_status)
+
+
+async def serve_node(broker: Broker, host: str, port: int, *, services=(), port_offset: int = 0,
+                     task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """One broker's listeners and background tasks (see serve)."""
     configured = configured_listeners(broker.config, host, port)  # ConfigError on bad listener settings
+    if port_offset:
+        for listener in configured:
+            listener.port = listener.port + port_offset if listener.port else 0
+            if listener.advertised_port:
+                listener.advertised_port += port_offset
+    bound_before = {listener.name: listener.port for listener in broker.listeners}
+    for listener in configured:  # a stopped node of a simulated cluster comes back where it was
+        listener.port = bound_before.get(listener.name) or listener.port
     broker.security.prepare(configured)
     sockets = []
     for listener in configured:

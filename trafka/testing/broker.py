@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,7 @@ from pathlib import Path
 _LISTENING = re.compile(r"trafka listening on (\S+):(\d+)")
 _CONSOLE = re.compile(r"console at (http://[^\s;]+)")
 _SCHEMA_REGISTRY = re.compile(r"schema registry at (http://[^\s;]+)")
+_CLUSTER_NODES = re.compile(r"broker (\d+) on (\S+?:\d+)")
 _LISTENERS = re.compile(r"listeners ((?:\S+=\S+:\d+ ?)+)")
 _FREE_PORT = re.compile(r"^([A-Za-z0-9_]+)://([^,]*):0$")
 START_TIMEOUT_SECONDS = 30
@@ -83,12 +85,17 @@ class TrafkaBroker:
         self.schema_registry_url: str | None = None
         # With `listeners` set: each listener's bound port by name, kept across restarts.
         self.listener_ports: dict[str, int] = {}
+        # A simulated cluster (config cluster.brokers > 1): each broker's host:port by node id.
+        self.broker_addresses: dict[int, str] = {}
         self._thread_broker = None  # the InProcessBroker while running in process
         self.log_path = self.data_dir.parent / f"{self.data_dir.name}.broker.log"
         self._log_file = None
 
     @property
     def bootstrap_servers(self) -> str:
+        """host:port, or in a simulated cluster every broker's, comma-separated."""
+        if self.broker_addresses:
+            return ",".join(self.broker_addresses[i] for i in sorted(self.broker_addresses))
         return f"{self.host}:{self.port}"
 
     def get_bootstrap_server(self) -> str:
@@ -144,6 +151,7 @@ class TrafkaBroker:
             raise BrokerFailedToStart(f"broker did not start; its log:\n{self.log_text()}")
         self._set_console_url((_CONSOLE.search(result[0]) or [None, None])[1])
         self._set_schema_registry_url((_SCHEMA_REGISTRY.search(result[0]) or [None, None])[1])
+        self.broker_addresses = {int(i): address for i, address in _CLUSTER_NODES.findall(result[0])}
         listeners = _LISTENERS.search(result[0])
         if listeners:
             for item in listeners.group(1).split():
@@ -167,6 +175,8 @@ class TrafkaBroker:
             raise BrokerFailedToStart(f"broker did not start: {exc}\nits log:\n{self.log_text()}") from exc
         self._thread_broker = runner
         self.listener_ports = {listener.name: listener.port for listener in runner.broker.listeners}
+        if runner.broker.cluster is not None:
+            self.broker_addresses = {node.node_id: f"{node.host}:{node.port}" for node in runner.broker.cluster.nodes}
         self._set_console_url(runner.broker.console_url)
         self._set_schema_registry_url(runner.broker.schema_registry_url)
         return self
@@ -277,6 +287,57 @@ class TrafkaBroker:
         `TrafkaBroker(data_dir=copy)` starts from it."""
         self._control("POST", "/api/v1/snapshot", {"path": str(Path(path).absolute())})
         return Path(path)
+
+    # --- a simulated cluster (config cluster.brokers > 1) ----------------------------------------
+
+    def brokers(self) -> list[dict]:
+        """Each broker: node_id, alive, host, port, rack."""
+        return self._control("GET", "/api/v1/brokers")
+
+    def stop_broker(self, node_id: int) -> dict:
+        """Stop one broker of the cluster (a clean shutdown): its connections close, its
+        partitions elect new leaders from their ISRs, its coordinators move."""
+        return self._control("POST", f"/api/v1/brokers/{node_id}/stop")
+
+    def kill_broker(self, node_id: int) -> dict:
+        """Stop one broker as kill -9 would: no flush, no clean-shutdown marker."""
+        return self._control("POST", f"/api/v1/brokers/{node_id}/kill")
+
+    def start_broker(self, node_id: int, timeout: float = 10) -> dict:
+        """Start a stopped broker again on its ports; returns once it accepts connections (it
+        rejoins each ISR when it has caught up)."""
+        answer = self._control("POST", f"/api/v1/brokers/{node_id}/start")
+        host, port = self.broker_addresses[node_id].rsplit(":", 1)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                socket.create_connection((host, int(port)), timeout=1).close()
+                return answer
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
+    def pause_replication(self, node_id: int) -> dict:
+        """Hold broker `node_id`'s replica fetchers: its replicas fall behind (and out of the ISRs
+        after replica.lag.time.max.ms of broker time)."""
+        return self._control("POST", f"/api/v1/brokers/{node_id}/pause-replication")
+
+    def resume_replication(self, node_id: int) -> dict:
+        return self._control("POST", f"/api/v1/brokers/{node_id}/resume-replication")
+
+    def partition_state(self, topic: str, partition: int) -> dict:
+        """leader, leader_epoch, replicas, isr and reassigning_to of one partition."""
+        return self._control("GET", f"/api/v1/partitions/{topic}/{partition}")
+
+    def move_leader(self, topic: str, partition: int, broker: int) -> dict:
+        """Make in-sync replica `broker` the partition's leader now (leader epoch + 1)."""
+        return self._control("POST", f"/api/v1/partitions/{topic}/{partition}/leader", {"broker": broker})
+
+    def reassign_partition(self, topic: str, partition: int, replicas: list[int] | None) -> dict:
+        """Move the partition to `replicas` (None cancels a move under way); the move finishes
+        once the new replicas have caught up."""
+        return self._control("POST", f"/api/v1/partitions/{topic}/{partition}/reassign", {"replicas": replicas})
 
     def _reap(self) -> None:
         if self.process and self.process.stdout:

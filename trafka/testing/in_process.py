@@ -66,7 +66,8 @@ class InProcessBroker:
 
     def _run(self) -> None:
         from trafka.broker.config import BrokerConfig
-        from trafka.broker.server import Broker, serve
+        from trafka.broker.nodes import open_broker
+        from trafka.broker.server import serve
         from trafka.console.server import console_service, schema_registry_service
 
         handler = _ThreadLog(self.log_path, threading.get_ident())
@@ -76,7 +77,7 @@ class InProcessBroker:
             logger.setLevel(logging.INFO)
         try:
             config = BrokerConfig.from_sources([f"{k}={v}" for k, v in self.config.items()], [])
-            self.broker = Broker(self.data_dir, config)
+            self.broker = open_broker(self.data_dir, config)
         except BaseException as exc:
             self._error = exc
             logger.removeHandler(handler)

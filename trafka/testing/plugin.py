@@ -7,6 +7,7 @@
 - `trafka_topic`: a topic name unique to the test, for use with the shared broker.
 - `trafka_inprocess_broker`: a fresh broker on trio in a thread of the test process; it starts
   in milliseconds, so every test can have its own.
+- `trafka_cluster`: a fresh simulated cluster of three brokers in one process (docs/cluster.md).
 
 `trafka_broker` and `trafka_session_broker` are child processes unless `--trafka-in-process`
 (or `trafka_in_process = true` in the ini file) makes them in-process brokers too.
@@ -114,6 +115,20 @@ def trafka_broker(request, tmp_path):
 @pytest.fixture
 def trafka_inprocess_broker(request, tmp_path):
     broker = _start(request, tmp_path / "inprocess-data", _marked_config(request), in_process=True)
+    try:
+        yield broker
+    finally:
+        _close(broker)
+
+
+@pytest.fixture
+def trafka_cluster(request, tmp_path):
+    """A simulated cluster of three brokers in one process (`cluster.brokers=3`, node ids 0-2,
+    broker i in rack "abc..."[i]); `.bootstrap_servers` names them all, `.broker_addresses` each one.
+    `@pytest.mark.trafka_config` settings apply to it too (e.g. another `cluster.brokers`)."""
+    config = {"cluster.brokers": 3, **_marked_config(request)}
+    config.setdefault("cluster.broker.racks", ",".join("abcdefghijklmnop"[:int(config["cluster.brokers"])]))
+    broker = _start(request, tmp_path / "cluster-data", config)
     try:
         yield broker
     finally:

@@ -58,7 +58,7 @@ MIN_TIMER_MS = 5
 
 
 class GroupCoordinator:
-    def __init__(self, logs, config, clock, group_configs=None):
+    def __init__(self, logs, config, clock, group_configs=None, *, leads=None):
         self.logs = logs
         self.config = config
         self.clock = clock
@@ -76,7 +76,7 @@ class GroupCoordinator:
         self.consumer = ConsumerGroupManager(self)
         self.offsets = OffsetMetadataManager(self)
         self._wakeup = trio.Event()
-        self.runtime.load_all()
+        self.runtime.load_all(leads)
         log.info("loaded %d classic and %d consumer groups from %s", len(self.groups), len(self.consumer_groups),
                  OFFSETS_TOPIC)
 

@@ -6,6 +6,10 @@ Behavior:
   INVALID_REPLICA_ASSIGNMENT (no such broker is registered), as is an empty or repeated list, as
   Kafka's controller answers. Cancelling (null replicas) is NO_REASSIGNMENT_IN_PROGRESS, a
   partition that does not exist UNKNOWN_TOPIC_OR_PARTITION.
+- In a simulated cluster a reassignment is real (trafka/broker/nodes.py `reassign`): the new
+  replicas fetch from the leader, and once all are in sync the old ones are dropped (their
+  copies deleted) and leadership moves if the leader is not among the new replicas. Null
+  replicas cancel the move under way. Changing the replication factor is allowed.
 """
 
 from __future__ import annotations
@@ -27,6 +31,14 @@ def _partition(broker, topic: str, partition) -> dict:
     if not exists:
         return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The partition {topic}-{partition.partition_index} does not exist.")
     replicas = partition.replicas
+    if broker.cluster is not None:
+        try:
+            broker.cluster.reassign(topic, partition.partition_index, None if replicas is None else list(replicas))
+        except LookupError:
+            return answer(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "No ongoing reassignment for this partition.")
+        except ValueError as exc:
+            return answer(ErrorCode.INVALID_REPLICA_ASSIGNMENT, str(exc))
+        return answer()
     if replicas is None:
         return answer(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "No ongoing reassignment for this partition.")
     if not replicas:

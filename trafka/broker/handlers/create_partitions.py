@@ -2,13 +2,15 @@
 
 Behavior:
 - Grows a topic to `count` partitions; the new ones start empty at offset 0.
-- Assignments, when given, must name only this broker (INVALID_REPLICA_ASSIGNMENT).
+- Assignments, when given, must name only this broker (INVALID_REPLICA_ASSIGNMENT); in a
+  simulated cluster, one existing broker each (the controller keeps them).
 - A count not above the current one is INVALID_PARTITIONS, as in Kafka.
 """
 
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.cluster import assign, assignment_problem
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.errors import error_code, error_message
 from trafka.storage.errors import StorageError, UnknownTopic
@@ -29,14 +31,18 @@ def _create(broker, t, validate_only: bool) -> dict:
     if t.assignments is not None:
         if len(t.assignments) != t.count - topic.partitions:
             return result(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, "one assignment per new partition")
-        if any(list(a.broker_ids) != [broker.node_id] for a in t.assignments):
-            return result(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"broker {broker.node_id} is the only broker")
+        for a in t.assignments:
+            problem = assignment_problem(broker, a.broker_ids)
+            if problem is not None:
+                return result(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
     if validate_only:
         return result(t.name)
     try:
+        old = topic.partitions
         broker.logs.create_partitions(t.name, t.count)
     except (StorageError, OSError) as exc:
         return result(t.name, error_code(exc), error_message(exc))
+    assign(broker, topic.topic_id, {old + i: list(a.broker_ids) for i, a in enumerate(t.assignments or ())})
     return result(t.name)
 
 

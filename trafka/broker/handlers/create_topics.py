@@ -1,9 +1,10 @@
 """CreateTopics (key 19), versions 2-7.
 
 Behavior:
-- num_partitions -1 takes num.partitions; replication factor -1 or 1 (one broker), anything
-  larger is INVALID_REPLICATION_FACTOR. Manual assignments are accepted when every replica
-  list is exactly this broker.
+- num_partitions -1 takes num.partitions; replication factor -1 takes default.replication.factor;
+  more than the brokers (one, unless a simulated cluster) is INVALID_REPLICATION_FACTOR. Manual assignments are accepted when every replica
+  list is exactly this broker; in a simulated cluster, one existing broker (the controller
+  keeps the assignment).
 - Topic configs are checked against Kafka's names, types and ranges: INVALID_CONFIG with a
   message naming the config otherwise.
 - validate_only checks everything and creates nothing.
@@ -13,6 +14,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.cluster import assign, assignment_problem, place, replication_factor_problem
 from trafka.broker.log_tasks import sync_topic_metadata
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize
 from trafka.broker.topic_configs import topic_config_entries
@@ -31,18 +33,27 @@ def _partition_count(broker, t) -> int | dict:
         if t.num_partitions != -1 or t.replication_factor != -1:
             return topic_error(t.name, ErrorCode.INVALID_REQUEST, "give either assignments or partitions and replication factor")
         for a in t.assignments:
-            if list(a.broker_ids) != [broker.node_id]:
-                return topic_error(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"broker {broker.node_id} is the only broker")
+            problem = assignment_problem(broker, a.broker_ids)
+            if problem is not None:
+                return topic_error(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
         if sorted(a.partition_index for a in t.assignments) != list(range(len(t.assignments))):
             return topic_error(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions must be numbered from 0")
         return len(t.assignments)
-    if t.replication_factor not in (-1, 1):
-        return topic_error(t.name, ErrorCode.INVALID_REPLICATION_FACTOR, f"replication factor {t.replication_factor} is larger than the 1 available broker")
+    problem = replication_factor_problem(broker, t.replication_factor)
+    if problem is not None:
+        return topic_error(t.name, ErrorCode.INVALID_REPLICATION_FACTOR, problem)
     if t.num_partitions == -1:
         return broker.config["num.partitions"]
     if t.num_partitions <= 0:
         return topic_error(t.name, ErrorCode.INVALID_PARTITIONS, "number of partitions must be larger than 0")
     return t.num_partitions
+
+
+def replication_factor(broker, t) -> int:
+    """The topic's replication factor, as the answer reports it."""
+    if t.assignments:
+        return len(t.assignments[0].broker_ids)
+    return broker.config["default.replication.factor"] if t.replication_factor == -1 else t.replication_factor
 
 
 FIRST_VERSION_WITH_CONFIGS = 5  # num_partitions, replication_factor and configs in the answer (KIP-525)
@@ -63,6 +74,8 @@ def _create(broker, t, validate_only: bool, seen: set[str], config_entries) -> d
         else:
             # Made durable by sync_metadata() once the whole request is done (see handle).
             topic_id = broker.logs.create_topic(t.name, count, configs, sync=False).topic_id
+            place(broker, topic_id, range(count), t.replication_factor)
+            assign(broker, topic_id, {a.partition_index: list(a.broker_ids) for a in t.assignments})
     except OSError as exc:
         return topic_error(t.name, ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write topic metadata: {exc.strerror or exc}")
     except storage_errors.StorageError as exc:
@@ -73,7 +86,7 @@ def _create(broker, t, validate_only: bool, seen: set[str], config_entries) -> d
         "error_code": ErrorCode.NONE,
         "error_message": None,
         "num_partitions": count,
-        "replication_factor": 1,
+        "replication_factor": replication_factor(broker, t),
         "configs": config_entries(configs),
     }
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
-from trafka.broker.topics import find_log
+from trafka.broker.topics import find_log, led_elsewhere
 from trafka.storage.errors import OffsetOutOfRange
 from trafka.wire.errors import ErrorCode
 
@@ -23,6 +23,8 @@ def partition_error(index: int, error: ErrorCode) -> dict:
 
 
 def _delete(broker, topic: str, p) -> dict:
+    if led_elsewhere(broker, topic, p.partition_index):
+        return partition_error(p.partition_index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     log_ = find_log(broker, topic, p.partition_index)
     if log_ is None:
         return partition_error(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

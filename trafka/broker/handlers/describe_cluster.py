@@ -3,7 +3,8 @@
 Behavior:
 - As a one-node KRaft cluster answers on its broker listener: the cluster id, this node as the
   only broker (the address of the listener the client came in on, never fenced) and, as Kafka's
-  brokers do, a random live broker as controller id: this node.
+  brokers do, a random live broker as controller id: this node. In a simulated cluster
+  (`cluster.brokers`) every live broker, with its `broker.rack`; the lowest as controller id.
 - endpoint_type 2 (controllers, KIP-919) is MISMATCHED_ENDPOINT_TYPE here, as a Kafka broker
   listener answers it; any other type is UNSUPPORTED_ENDPOINT_TYPE.
 - include_cluster_authorized_operations: the cluster operations the caller's ACLs allow (every
@@ -13,7 +14,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.cluster import cluster_authorized_operations
+from trafka.broker.cluster import cluster_authorized_operations, controller_id, live_brokers
 from trafka.wire.errors import ErrorCode
 
 BROKERS, CONTROLLERS = 1, 2
@@ -35,14 +36,14 @@ async def handle(ctx, request):
     if endpoint_type != BROKERS:
         return _refuse(endpoint_type, ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, f"unknown endpoint type {endpoint_type}",
                        broker.cluster_id)
-    host, port = ctx.listener.advertised
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
         "error_message": None,
         "endpoint_type": BROKERS,
         "cluster_id": broker.cluster_id,
-        "controller_id": broker.node_id,
-        "brokers": [{"broker_id": broker.node_id, "host": host, "port": port, "rack": None, "is_fenced": False}],
+        "controller_id": controller_id(broker),
+        "brokers": [{"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": b["rack"], "is_fenced": False}
+                    for b in live_brokers(ctx)],
         "cluster_authorized_operations": cluster_authorized_operations(ctx, request.include_cluster_authorized_operations),
     }

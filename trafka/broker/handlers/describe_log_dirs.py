@@ -6,7 +6,9 @@ Behavior:
   log.dirs answers: every partition asked for (all of them when topics is null) with the bytes
   of its segments; offset lag 0 (one replica, the high watermark is the log end offset), never
   a future log (AlterReplicaLogDirs has no second directory to move to).
-- Partitions that do not exist are left out, as in Kafka.
+- Partitions that do not exist are left out, as in Kafka. In a simulated cluster each broker
+  lists the replicas it holds, a follower's offset lag being how far it is behind the leader's
+  high watermark.
 - v4: the directory's total and usable bytes, from the file system.
 """
 
@@ -25,6 +27,32 @@ def _wanted(request) -> set[tuple[str, int]] | None:
     return {(t.topic, p) for t in request.topics for p in t.partitions}
 
 
+def _replicas(broker, wanted):
+    """(topic, partition, log) of the replicas this broker holds: every partition on one
+    broker; in a simulated cluster, those the controller places here."""
+    if broker.cluster is None:
+        for topic, partition, partition_log in broker.logs.logs():
+            if wanted is None or (topic, partition) in wanted:
+                yield topic, partition, partition_log
+        return
+    controller = broker.cluster.controller
+    for name, metadata in list(broker.logs.topics.items()):
+        for p in range(metadata.partitions):
+            if (wanted is None or (name, p) in wanted) and broker.node_id in controller.replicas(metadata.topic_id, p):
+                yield name, p, broker.logs.log(name, p)
+
+
+def _lag(broker, topic: str, partition: int, partition_log) -> int:
+    """Kafka's offset lag: how far this replica's log end is behind the high watermark (a
+    follower's, in a simulated cluster; 0 on the leader and on one broker)."""
+    if broker.cluster is None:
+        return 0
+    leader = broker.cluster.leader_node(topic, partition)
+    if leader is None or leader is broker:
+        return 0
+    return max(leader.logs.log(topic, partition).high_watermark - partition_log.log_end_offset, 0)
+
+
 @registry.handles(35, min_version=1, max_version=5)
 async def handle(ctx, request):
     if not authorize(ctx, Op.DESCRIBE, CLUSTER):
@@ -32,13 +60,11 @@ async def handle(ctx, request):
     broker = ctx.broker
     wanted = _wanted(request)
     by_topic: dict[str, list[dict]] = {}
-    for topic, partition, partition_log in sorted(broker.logs.logs(), key=lambda e: (e[0], e[1])):
-        if wanted is not None and (topic, partition) not in wanted:
-            continue
+    for topic, partition, partition_log in sorted(_replicas(broker, wanted), key=lambda e: (e[0], e[1])):
         by_topic.setdefault(topic, []).append({
             "partition_index": partition,
             "partition_size": partition_log.size_in_bytes,
-            "offset_lag": 0,
+            "offset_lag": _lag(broker, topic, partition, partition_log),
             "is_future_key": False,
         })
     log_dir = broker.data_dir.resolve()

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
-from trafka.broker.topics import find_log
+from trafka.broker.topics import find_log, led_elsewhere
 from trafka.wire.errors import ErrorCode
 
 
 def _partition(broker, topic: str, index: int) -> dict:
+    if led_elsewhere(broker, topic, index):
+        return {"partition_index": index, "error_code": ErrorCode.NOT_LEADER_OR_FOLLOWER, "error_message": None,
+                "active_producers": []}
     log_ = find_log(broker, topic, index)
     if log_ is None:
         return {"partition_index": index, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "error_message": None,

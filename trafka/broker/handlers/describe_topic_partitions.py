@@ -7,7 +7,8 @@ Behavior:
   left out, null when everything was answered. A cursor naming a topic that was not asked for is
   INVALID_REQUEST for every topic, as Kafka's error response gives.
 - One node: it leads every partition, is its only replica and ISR; no eligible leader replicas
-  (ELR is off on one node).
+  (ELR is off on one node). In a simulated cluster: the controller's leaders, replicas and ISRs
+  (no ELR either).
 - ACLs: a named topic the caller may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED, left out of a
   listing; each topic answers its authorized operations, as Kafka does.
 - A topic that does not exist: UNKNOWN_TOPIC_OR_PARTITION with no partitions (never auto-created).
@@ -24,7 +25,17 @@ from trafka.wire.types import ZERO_UUID
 MAX_PARTITIONS = 2000  # Kafka's max.request.partition.size.limit default
 
 
-def _partition(node: int, index: int) -> dict:
+def _partition(broker, topic, index: int) -> dict:
+    """The partition's leader, replicas and ISR: this node on one broker, the controller's in
+    a simulated cluster (the same entry Metadata gives)."""
+    if broker.cluster is not None:
+        state = broker.cluster.controller.partition(topic.topic_id, index)
+        return {"error_code": ErrorCode.NONE if state.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+                "partition_index": index, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
+                "replica_nodes": list(state.replicas), "isr_nodes": list(state.isr), "eligible_leader_replicas": [],
+                "last_known_elr": [],
+                "offline_replicas": [r for r in state.replicas if r not in broker.cluster.controller.alive]}
+    node = broker.node_id
     return {"error_code": ErrorCode.NONE, "partition_index": index, "leader_id": node, "leader_epoch": 0,
             "replica_nodes": [node], "isr_nodes": [node], "eligible_leader_replicas": [], "last_known_elr": [],
             "offline_replicas": []}
@@ -65,7 +76,7 @@ async def handle(ctx, request):
         topics.append({"error_code": ErrorCode.NONE, "name": name, "topic_id": topic.topic_id,
                        "is_internal": name.startswith("__"),
                        "topic_authorized_operations": authorized_operations(ctx, TOPIC, name),
-                       "partitions": [_partition(broker.node_id, i) for i in range(first, last)]})
+                       "partitions": [_partition(broker, topic, i) for i in range(first, last)]})
         budget -= last - first
         if last < topic.partitions:
             next_cursor = {"topic_name": name, "partition_index": last}

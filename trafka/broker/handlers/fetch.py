@@ -32,6 +32,7 @@ import trio
 from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.log_tasks import load_off_loop
+from trafka.broker.cluster import fetch_refusal
 from trafka.broker.topics import find_log, topic_name
 from trafka.storage.errors import OffsetOutOfRange
 from trafka.wire.errors import ErrorCode
@@ -77,9 +78,18 @@ def _read_all(broker, request, names: list[str | None], refused=frozenset()) -> 
         partitions = []
         for p in wanted.partitions:
             index = p.partition
+            preferred = -1
+            if broker.cluster is not None:
+                refusal, preferred = fetch_refusal(broker, name, index, request.rack_id)
+                if refusal is not None:
+                    partitions.append(partition_error(index, refusal))
+                    continue
             log_ = find_log(broker, name, index)
             if log_ is None:
                 partitions.append(partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            if preferred >= 0:  # KIP-392: no records, the replica in the consumer's rack to ask instead
+                partitions.append(partition_error(index, ErrorCode.NONE, log_) | {"preferred_read_replica": preferred})
                 continue
             limit = min(p.partition_max_bytes, budget - total)
             try:

@@ -2,7 +2,9 @@
 
 Behavior:
 - This broker coordinates every group (key type 0) and every transactional id (key type 1):
-  the answer is always itself (advertised host/port). Other key types, share groups' type 2
+  the answer is always itself (advertised host/port). In a simulated cluster the coordinator is
+  the leader of the key's `__consumer_offsets` / `__transaction_state` partition
+  (COORDINATOR_NOT_AVAILABLE while it has none). Other key types, share groups' type 2
   (v6, KIP-932) among them, are INVALID_REQUEST: trafka serves no share groups.
 - v4 batches keys and answers one coordinator per key; v0-3 carry one key. v5 and v6 only
   add error codes and the share key type.
@@ -11,11 +13,21 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
+from trafka.broker.cluster import node_address
 from trafka.broker.security.authorizer import GROUP, TRANSACTIONAL_ID, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+
+
+def _coordinator_node(broker, key: str, key_type: int) -> int:
+    """The broker leading the key's internal-topic partition: this one, unless in a simulated
+    cluster, where the coordinator lives on that partition's leader."""
+    if broker.cluster is None:
+        return broker.node_id
+    topic = broker.group_coordinator.offsets_topic if key_type == GROUP_KEY_TYPE else broker.txn_coordinator.state_topic
+    return broker.cluster.leader_id(topic.name, topic.partition_for(key))
 
 
 def _coordinator(ctx, key: str, key_type: int) -> dict:
@@ -24,10 +36,15 @@ def _coordinator(ctx, key: str, key_type: int) -> dict:
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED if resource == GROUP else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": error, "error_message": None}
     if key_type in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
-        host, port = ctx.listener.advertised  # the address of the listener the client came in on
+        node_id = _coordinator_node(ctx.broker, key, key_type)
+        address = node_address(ctx, node_id)  # at the listener the client came in on
+        if address is None:  # its partition has no leader now
+            return {"key": key, "node_id": -1, "host": "", "port": -1,
+                    "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE, "error_message": None}
+        host, port = address
         return {
             "key": key,
-            "node_id": ctx.broker.node_id,
+            "node_id": node_id,
             "host": host,
             "port": port,
             "error_code": ErrorCode.NONE,

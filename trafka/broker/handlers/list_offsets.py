@@ -23,7 +23,7 @@ from __future__ import annotations
 from trafka.broker import registry
 from trafka.broker.log_tasks import load_off_loop
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
-from trafka.broker.topics import find_log
+from trafka.broker.topics import find_log, led_elsewhere
 from trafka.wire.errors import ErrorCode
 
 LATEST = -1
@@ -68,6 +68,8 @@ def _lookup(log_, timestamp: int, read_committed: bool) -> tuple[int, int]:
 
 def _partition(broker, topic: str, p, read_committed: bool, version: int) -> dict:
     index = p.partition_index
+    if led_elsewhere(broker, topic, index):
+        return partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     log_ = find_log(broker, topic, index)
     if log_ is None:
         return partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

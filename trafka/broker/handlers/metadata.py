@@ -1,7 +1,10 @@
 """Metadata (key 3), versions 0-13.
 
 Behavior:
-- One broker, the leader and only replica of every partition; it is also the controller.
+- One broker, the leader and only replica of every partition; it is also the controller. In a
+  simulated cluster (`cluster.brokers`, trafka/broker/nodes.py) every live broker is listed, at
+  its listener of the caller's listener name, and each partition's leader, replicas and ISR
+  come from the controller.
 - Unknown topics are auto-created with num.partitions when auto.create.topics.enable is true
   and the request allows it (v4+ asks explicitly; older versions always allow). Unlike Kafka,
   a freshly created topic is reported ready at once (no LEADER_NOT_AVAILABLE round).
@@ -20,7 +23,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.cluster import cluster_authorized_operations
+from trafka.broker.cluster import cluster_authorized_operations, controller_id, live_brokers
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize, authorized_operations, client_host, principal_of
 from trafka.broker.sending import EncodedBody
 from trafka.broker.topics import get_or_create_topic
@@ -30,6 +33,8 @@ from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
 
 def topic_metadata(broker, topic) -> dict:
+    if broker.cluster is not None:
+        return _cluster_topic_metadata(broker.cluster.controller, topic)
     node = broker.node_id
     return {
         "error_code": ErrorCode.NONE,
@@ -49,6 +54,25 @@ def topic_metadata(broker, topic) -> dict:
             for index in range(topic.partitions)
         ],
     }
+
+
+def _cluster_topic_metadata(controller, topic) -> dict:
+    """In a simulated cluster: each partition's leader, replicas and ISR from the controller;
+    a partition with no live replica is LEADER_NOT_AVAILABLE with leader -1, as Kafka answers."""
+    partitions = []
+    for index in range(topic.partitions):
+        state = controller.partition(topic.topic_id, index)
+        partitions.append({
+            "error_code": ErrorCode.NONE if state.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+            "partition_index": index,
+            "leader_id": state.leader,
+            "leader_epoch": state.leader_epoch,
+            "replica_nodes": list(state.replicas),
+            "isr_nodes": list(state.isr),
+            "offline_replicas": [r for r in state.replicas if r not in controller.alive],
+        })
+    return {"error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id,
+            "is_internal": topic.name.startswith("__"), "partitions": partitions}
 
 
 def topic_error(name: str | None, error: ErrorCode, topic_id=ZERO_UUID) -> dict:
@@ -98,7 +122,8 @@ class MetadataCache:
 
     def topic_entry(self, broker, topic) -> dict:
         """The topic's Metadata entry, shared between answers: callers must not change it."""
-        key = (topic.topic_id, topic.partitions, broker.node_id)
+        key = (topic.topic_id, topic.partitions, broker.node_id,
+               None if broker.cluster is None else broker.cluster.controller.generation)
         found = self.entries.get(topic.name)
         if found is None or found[0] != key:
             found = self.entries[topic.name] = (key, topic_metadata(broker, topic))
@@ -109,14 +134,22 @@ class MetadataCache:
         for name in [n for n in self.entries if n not in topics]:
             del self.entries[name]
 
+    @staticmethod
+    def _generation(broker):
+        """What the cached answers depend on: the topic set, and in a simulated cluster the
+        controller's placement and live brokers."""
+        if broker.cluster is None:
+            return broker.logs.generation
+        return (broker.logs.generation, broker.cluster.controller.generation)
+
     def get(self, broker, key: tuple) -> EncodedBody | None:
-        if self.generation != broker.logs.generation:
+        if self.generation != self._generation(broker):
             self._new_generation(broker)
             return None
         return self.answers.get(key)
 
     def put(self, broker, key: tuple, answer: EncodedBody) -> None:
-        if self.generation != broker.logs.generation:
+        if self.generation != self._generation(broker):
             self._new_generation(broker)
         if len(self.answers) >= _CACHE_LIMIT:
             self.answers.clear()
@@ -125,7 +158,7 @@ class MetadataCache:
     def _new_generation(self, broker) -> None:
         self.answers.clear()
         self._drop_deleted(broker)
-        self.generation = broker.logs.generation
+        self.generation = self._generation(broker)
 
 
 def _cache_key(ctx, request) -> tuple:
@@ -160,7 +193,6 @@ async def handle(ctx, request):
 
 def _answer(ctx, request) -> dict:
     broker = ctx.broker
-    host, port = ctx.listener.advertised
     all_topics = request.topics is None or (ctx.version == 0 and not request.topics)
     if all_topics:  # only the topics the caller may describe, without a word about the others
         entry = broker.metadata_cache.topic_entry
@@ -174,11 +206,9 @@ def _answer(ctx, request) -> dict:
                   if topic["error_code"] == ErrorCode.NONE else topic for topic in topics]
     return {
         "throttle_time_ms": 0,
-        "brokers": [
-            {"node_id": broker.node_id, "host": host, "port": port, "rack": None}
-        ],
+        "brokers": live_brokers(ctx),
         "cluster_id": broker.cluster_id,
-        "controller_id": broker.node_id,
+        "controller_id": controller_id(broker),
         "topics": topics,
         "cluster_authorized_operations": cluster_authorized_operations(
             ctx, request.include_cluster_authorized_operations),

@@ -4,10 +4,13 @@ Behavior:
 - One broker, one leader since each partition was made: every partition is at leader epoch 0,
   which started at its first offset. So, as Kafka's leader epoch cache answers: epoch 0 ends at
   the log end offset (the next offset to be written); a later epoch or -1 is unknown
-  (leader epoch -1, end offset -1). Consumers ask after a leader change to detect truncation;
-  here there is never any.
-- current_leader_epoch above 0 is UNKNOWN_LEADER_EPOCH (the client knows a newer leader than
-  this broker); -1 skips the check. Absent topics or partitions are UNKNOWN_TOPIC_OR_PARTITION.
+  (leader epoch -1, end offset -1). Consumers ask after a leader change to detect truncation.
+- In a simulated cluster the leader epoch moves with each election (the controller's), and an
+  older epoch is answered from the batches' leader epochs as Kafka's leader epoch cache does:
+  the largest epoch at or below it and the first offset of the next one.
+- current_leader_epoch above the partition's is UNKNOWN_LEADER_EPOCH (the client knows a newer
+  leader than this broker), below it FENCED_LEADER_EPOCH; -1 skips the check. Absent topics or
+  partitions are UNKNOWN_TOPIC_OR_PARTITION.
 - replica_id (v3+: -1 consumer, -2 debug consumer, a broker id for followers) changes nothing:
   the high watermark is the log end offset.
 - As in Kafka, CLUSTER_ACTION on the cluster allows every topic; otherwise a topic needs
@@ -18,7 +21,8 @@ from __future__ import annotations
 
 from trafka.broker import registry
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize
-from trafka.broker.topics import find_log
+from trafka.broker.topics import find_log, led_elsewhere
+from trafka.storage.log_replica import epoch_end_offset
 from trafka.wire.errors import ErrorCode
 
 LEADER_EPOCH = 0
@@ -27,14 +31,25 @@ UNDEFINED = -1
 
 def _partition(broker, topic: str, p) -> dict:
     answer = {"partition": p.partition, "error_code": ErrorCode.NONE, "leader_epoch": UNDEFINED, "end_offset": UNDEFINED}
+    if led_elsewhere(broker, topic, p.partition):
+        return answer | {"error_code": ErrorCode.NOT_LEADER_OR_FOLLOWER}
     log_ = find_log(broker, topic, p.partition)
     if log_ is None:
         return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
-    if p.current_leader_epoch > LEADER_EPOCH:
+    current = current_leader_epoch(broker, topic, p.partition)
+    if p.current_leader_epoch > current:
         return answer | {"error_code": ErrorCode.UNKNOWN_LEADER_EPOCH}
-    if p.leader_epoch == LEADER_EPOCH:
-        return answer | {"leader_epoch": LEADER_EPOCH, "end_offset": log_.log_end_offset}
-    return answer
+    if 0 <= p.current_leader_epoch < current:
+        return answer | {"error_code": ErrorCode.FENCED_LEADER_EPOCH}
+    epoch, end = epoch_end_offset(log_, p.leader_epoch, current)
+    return answer | {"leader_epoch": epoch, "end_offset": end}
+
+
+def current_leader_epoch(broker, topic: str, partition: int) -> int:
+    """The partition's leader epoch: 0 on one broker; the controller's in a simulated cluster."""
+    if broker.cluster is None:
+        return LEADER_EPOCH
+    return broker.cluster.controller.partition(broker.logs.topic(topic).topic_id, partition).leader_epoch
 
 
 def _refused(index: int) -> dict:

@@ -40,12 +40,14 @@ from __future__ import annotations
 
 import logging
 
+import trio
+
 from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, TRANSACTIONAL_ID, Op, authorize
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.errors import error_code
 from trafka.broker.log_tasks import flush_off_loop, load_off_loop
-from trafka.broker.topics import find_log, topic_name
+from trafka.broker.topics import find_log, led_elsewhere, topic_name
 from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC
 from trafka.storage import errors as storage_errors
 from trafka.wire import records as rec
@@ -76,7 +78,10 @@ def _verify_transaction(broker, transactional_id: str, topic_name: str, index: i
     for _, header in batches:
         if not header.is_transactional:
             return partition_error(index, ErrorCode.INVALID_REQUEST)
-        error = broker.txn_coordinator.verify_produce(
+        coordinator = broker.txn_coordinator_for(transactional_id)
+        if coordinator is None:  # in a simulated cluster, its partition has no leader just now
+            return partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS)
+        error = coordinator.verify_produce(
             transactional_id, header.producer_id, header.producer_epoch, topic_name, index,
             add=version >= FIRST_IMPLICIT_ADD_VERSION,
         )
@@ -97,13 +102,21 @@ def _starts_transactional(records) -> bool:
 
 
 def _append(broker, topic_name: str, partition: dict, transactional_id: str | None, version: int,
-            flushes: list) -> dict:
+            flushes: list, replicated: list | None = None) -> dict:
+    """`replicated`: with acks=all in a simulated cluster, where a replicated partition's
+    (log, last offset, answer) goes for `_await_replication`."""
     index = partition.index
     if topic_name in INTERNAL_TOPICS:
         return partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"clients may not write to internal topic {topic_name}")
+    if broker.cluster is not None and led_elsewhere(broker, topic_name, index):
+        return partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     log_ = find_log(broker, topic_name, index)
     if log_ is None:
         return partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if replicated is not None and (isr := _in_sync(broker, topic_name, index)) is not None:
+        if len(isr) < log_.config.min_insync_replicas:  # Kafka refuses before appending
+            return partition_error(index, ErrorCode.NOT_ENOUGH_REPLICAS,
+                                   f"{len(isr)} in-sync replicas, min.insync.replicas is {log_.config.min_insync_replicas}")
     if not partition.records:
         return partition_error(index, ErrorCode.INVALID_RECORD, "no record batches")
     if transactional_id is not None:
@@ -133,7 +146,34 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
     }
     if log_.flush_due():  # flush.messages / flush.ms: on disk before the answer, fsynced off the loop
         flushes.append((log_, answer))
+    if replicated is not None and isr is not None:
+        replicated.append((log_, info.last_offset, answer, topic_name))
     return answer
+
+
+def _in_sync(broker, topic: str, partition: int) -> tuple[int, ...] | None:
+    """The ISR of a replicated partition of a simulated cluster, else None."""
+    metadata = broker.logs.topics.get(topic)
+    state = broker.cluster.controller.partition(metadata.topic_id, partition)
+    return state.isr if len(state.replicas) > 1 else None
+
+
+async def _await_replication(broker, replicated: list, timeout_ms: int) -> None:
+    """acks=all: each answer waits until the in-sync replicas have its batches (the high
+    watermark passes them), at most the request's timeout (REQUEST_TIMED_OUT after, as
+    Kafka's delayed produce); NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
+    min.insync.replicas meanwhile."""
+    with trio.move_on_after(max(timeout_ms, 0) / 1000):
+        while any(log_.high_watermark <= last for log_, last, _, _ in replicated):
+            await broker.wait_for_data()
+    for log_, last, answer, topic in replicated:
+        if answer["error_code"] != ErrorCode.NONE:
+            continue
+        if log_.high_watermark <= last:
+            answer.update(partition_error(answer["index"], ErrorCode.REQUEST_TIMED_OUT,
+                                          "the in-sync replicas did not all get the batch in time"))
+        elif len(_in_sync(broker, topic, answer["index"]) or ()) < log_.config.min_insync_replicas:
+            answer.update(partition_error(answer["index"], ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND))
 
 
 def _validate_schema_ids(broker, topic_name: str, data, keys: bool, values: bool) -> None:
@@ -199,8 +239,12 @@ async def handle(ctx, request):
     await load_off_loop(ctx.broker, [(name, p.index) for t, name in zip(request.topic_data, names)
                                      if name is not None and name not in refused for p in t.partition_data])
     flushes: list = []
+    replicated = [] if request.acks == -1 and ctx.broker.cluster is not None else None
     response = _respond(request, lambda name, p: partition_error(p.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                        if name in refused else _append(ctx.broker, name, p, txn_id, ctx.version, flushes), names)
+                        if name in refused else _append(ctx.broker, name, p, txn_id, ctx.version, flushes, replicated),
+                        names)
     ctx.broker.notify_data_arrived()
     await _flush(flushes)
+    if replicated:
+        await _await_replication(ctx.broker, replicated, request.timeout_ms)
     return None if request.acks == 0 else response

@@ -53,7 +53,10 @@ async def handle(ctx, request):
     ]
     groups = ctx.broker.group_coordinator
     partition = groups.offsets_topic.partition_for(request.group_id)
-    error = ctx.broker.txn_coordinator.verify_produce(
+    coordinator = ctx.broker.txn_coordinator_for(request.transactional_id)
+    if coordinator is None:  # in a simulated cluster, its partition has no leader just now
+        return _respond(request, [ErrorCode.COORDINATOR_NOT_AVAILABLE] * len(commits))
+    error = coordinator.verify_produce(
         request.transactional_id, request.producer_id, request.producer_epoch, OFFSETS_TOPIC, partition,
         add=ctx.version >= FIRST_IMPLICIT_ADD_VERSION,
     )

@@ -19,12 +19,14 @@ from trafka.broker import registry
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
 from trafka.broker.errors import error_code
-from trafka.broker.topics import find_log
+from trafka.broker.topics import find_log, led_elsewhere
 from trafka.storage.errors import StorageError
 from trafka.wire.errors import ErrorCode
 
 
 def _write(broker, marker, topic: str, partition: int) -> ErrorCode:
+    if led_elsewhere(broker, topic, partition):
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
     log_ = find_log(broker, topic, partition)
     if log_ is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -91,9 +91,12 @@ class CoordinatorRuntime(Generic[S]):
         self.shards[partition] = shard
         return shard
 
-    def load_all(self) -> None:
+    def load_all(self, leads: Callable[[str, int], bool] | None = None) -> None:
+        """Load every partition's shard, or (in a simulated cluster) those `leads` says this
+        broker leads: a coordinator lives on the leader of its partition."""
         for partition in range(self.topic.partitions):
-            self.load(partition)
+            if leads is None or leads(self.topic.name, partition):
+                self.load(partition)
 
     def unload(self, partition: int) -> None:
         shard = self.shards.pop(partition, None)

@@ -75,7 +75,7 @@ class ShareSessionError(Exception):
 
 
 class ShareCoordinator:
-    def __init__(self, logs, config, clock, group_configs):
+    def __init__(self, logs, config, clock, group_configs, *, leads=None):
         self.logs = logs
         self.config = config
         self.clock = clock
@@ -83,8 +83,12 @@ class ShareCoordinator:
         self.state_topic = InternalTopic(logs, SHARE_STATE_TOPIC, config["share.coordinator.state.topic.num.partitions"],
                                          TOPIC_CONFIGS, clock)
         self.runtime: CoordinatorRuntime[ShareStateShard] = CoordinatorRuntime(self.state_topic, lambda p: ShareStateShard())
-        self.runtime.load_all()
+        self.runtime.load_all(leads)
         self.sessions: dict[tuple[str, str], ShareSession] = {}
+        # A simulated cluster routes each share-partition to the runtime of the broker leading
+        # its state partition (`route(partition)`), and group-wide work to all (`everywhere()`).
+        self.route = None
+        self.everywhere = None
         log.info("loaded %d share-partitions from %s", sum(len(s.partitions) for s in self.runtime), SHARE_STATE_TOPIC)
 
     # --- settings -----------------------------------------------------------------------------
@@ -127,8 +131,18 @@ class ShareCoordinator:
     def _partition_of(self, key: SharePartitionKey) -> int:
         return self.state_topic.partition_for(f"{key.group_id}:{key.topic_id}:{key.partition}")
 
+    def _runtime(self, key: SharePartitionKey) -> CoordinatorRuntime:
+        """The runtime holding the share-partition's state: this broker's, or in a simulated
+        cluster the one on the leader of its `__share_group_state` partition (`route`; Kafka's
+        partition leaders reach the share coordinator over the network)."""
+        return self.runtime if self.route is None else self.route(self._partition_of(key))
+
+    def _runtimes(self) -> list[CoordinatorRuntime]:
+        """Every runtime holding some share-partition state (all brokers' in a cluster)."""
+        return [self.runtime] if self.everywhere is None else self.everywhere()
+
     def _shard(self, key: SharePartitionKey) -> ShareStateShard:
-        return self.runtime.shard(self._partition_of(key))
+        return self._runtime(key).shard(self._partition_of(key))
 
     def share_partition(self, key: SharePartitionKey, start_offset: int) -> ErrorCode:
         """Make sure the share-partition exists: at the group's first fetch of the partition it is
@@ -144,7 +158,7 @@ class ShareCoordinator:
             shard.partitions[key] = created
             shard.snapshot_epochs[key] = 0
         try:
-            self.runtime.write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
+            self._runtime(key).write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
         except CoordinatorWriteError as exc:
             log.error("share-partition %s: cannot write its initial state: %s", key, exc.cause)
             return exc.error
@@ -176,7 +190,7 @@ class ShareCoordinator:
             shard.partitions[key] = work
             shard.snapshot_epochs[key] = epoch
         try:
-            self.runtime.write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
+            self._runtime(key).write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
         except CoordinatorWriteError as exc:
             log.error("share-partition %s: cannot write its state: %s", key, exc.cause)
             return exc.error
@@ -201,7 +215,7 @@ class ShareCoordinator:
     def release_member(self, group_id: str, member_id: str) -> None:
         """A member left: its acquired records are available again; its session goes."""
         self.close_sessions(group_id, member_id)
-        for shard in self.runtime:
+        for shard in [shard for runtime in self._runtimes() for shard in runtime]:
             for key in [k for k in shard.partitions if k.group_id == group_id]:
                 self.change(key, lambda sp: (sp.release_member(member_id, self.delivery_limit), ErrorCode.NONE)[1])
 
@@ -233,7 +247,8 @@ class ShareCoordinator:
         return rows
 
     def group_partitions(self, group_id: str) -> dict[SharePartitionKey, SharePartition]:
-        return {k: sp for shard in self.runtime for k, sp in shard.partitions.items() if k.group_id == group_id}
+        return {k: sp for runtime in self._runtimes() for shard in runtime
+                for k, sp in shard.partitions.items() if k.group_id == group_id}
 
     def delete_group(self, group_id: str) -> ErrorCode:
         """Tombstones for every share-partition of the group (DeleteGroups)."""
@@ -252,7 +267,7 @@ class ShareCoordinator:
             shard.partitions.pop(key, None)
             shard.snapshot_epochs.pop(key, None)
         try:
-            self.runtime.write(self._partition_of(key), lambda s: CoordinatorResult(
+            self._runtime(key).write(self._partition_of(key), lambda s: CoordinatorResult(
                 [CoordinatorRecord(formats.key(key), None)], None, apply))
         except CoordinatorWriteError as exc:
             log.error("share-partition %s: cannot delete its state: %s", key, exc.cause)
@@ -271,7 +286,7 @@ class ShareCoordinator:
             shard.partitions[key] = fresh
             shard.snapshot_epochs[key] = epoch
         try:
-            self.runtime.write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
+            self._runtime(key).write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
         except CoordinatorWriteError as exc:
             log.error("share-partition %s: cannot write its new start offset: %s", key, exc.cause)
             return exc.error

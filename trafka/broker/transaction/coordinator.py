@@ -124,8 +124,13 @@ class TransactionShard:
 
 
 class TransactionCoordinator:
-    def __init__(self, logs, config, clock, producer_ids, group_coordinator, features=None):
+    def __init__(self, logs, config, clock, producer_ids, group_coordinator, features=None, *, leads=None,
+                 leader_of=None):
+        """In a simulated cluster `leads(topic, partition)` says which `__transaction_state`
+        shards this broker loads, and `leader_of(topic, partition)` gives the broker leading a
+        partition (None while it has none), where its markers are written."""
         self.logs = logs
+        self.leader_of = leader_of
         self.features = features  # FeatureLevels: transaction.version >= 1 writes flexible records
         self.config = config
         self.clock = clock
@@ -135,15 +140,20 @@ class TransactionCoordinator:
                                          topic_configs(config["transaction.state.log.segment.bytes"]), clock)
         self.runtime: CoordinatorRuntime[TransactionShard] = CoordinatorRuntime(self.state_topic, lambda p: TransactionShard())
         self.transactions = ShardMap(self.runtime, "transactions")
-        self._load()
+        self._load(leads)
 
     def _now(self) -> int:
         return self.clock.time_ms()
 
     # --- start-up -------------------------------------------------------------------------
 
-    def _load(self) -> None:
-        self.runtime.load_all()
+    def _load(self, leads) -> None:
+        self.runtime.load_all(leads)
+        self.finish_unfinished()
+
+    def finish_unfinished(self) -> None:
+        """Complete the commits and aborts that were decided but not finished when the shards
+        were last loaded elsewhere (a restart, or a coordinator that moved)."""
         unfinished = [t for t in self.transactions.values() if t.state in (PREPARE_COMMIT, PREPARE_ABORT)]
         for txn in unfinished:
             log.info("transaction %s: finishing %s after restart", txn.transactional_id, txn.state.kafka_name)
@@ -391,11 +401,19 @@ class TransactionCoordinator:
 
     def _write_marker(self, txn: TransactionMetadata, topic: str, partition: int, commit: bool) -> bool:
         """Whether the marker is written (or not needed: the partition is gone)."""
+        group_coordinator, logs = self.group_coordinator, self.logs
+        if self.leader_of is not None:  # a simulated cluster: the marker goes to the partition's leader
+            leader = self.leader_of(topic, partition)
+            if leader is None:
+                log.warning("transaction %s: %s-%d has no leader, retrying the marker later",
+                            txn.transactional_id, topic, partition)
+                return False
+            group_coordinator, logs = leader.group_coordinator, leader.logs
         try:
             if topic == OFFSETS_TOPIC:
-                self.group_coordinator.complete_txn(partition, txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
+                group_coordinator.complete_txn(partition, txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
             elif self._partition_exists(topic, partition):
-                self.logs.log(topic, partition).append_control(txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
+                logs.log(topic, partition).append_control(txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
             else:
                 log.info("transaction %s: %s-%d is gone, no marker written", txn.transactional_id, topic, partition)
         except (storage_errors.StorageError, OSError, CoordinatorWriteError) as exc:

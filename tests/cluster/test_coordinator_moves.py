@@ -1,0 +1,141 @@
+"""Coordinators live on the leader of their internal-topic partition and move with it: a
+transactional producer and a share group keep working when their coordinator's broker stops
+(docs/cluster.md)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, Producer, ShareConsumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from trafka.testing.rawwire import RawClient
+
+GROUP_KEY, TRANSACTION_KEY = 0, 1
+
+
+def _create(cluster, name: str, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for future in admin.create_topics([NewTopic(name, partitions, 3, config={"min.insync.replicas": "2"})]).values():
+        future.result(10)
+
+
+def _coordinator(cluster, key: str, key_type: int) -> int:
+    for address in cluster.bootstrap_servers.split(","):
+        try:
+            with RawClient(address) as client:
+                found = client.request(10, 3, {"key": key, "key_type": key_type})
+        except OSError:
+            continue
+        assert found.error_code == 0
+        return found.node_id
+    raise AssertionError("no broker answers")
+
+
+def _read_committed(cluster, topic: str, partitions: int, want: int) -> list[bytes]:
+    reader = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "audit",
+                       "isolation.level": "read_committed", "enable.auto.commit": False})
+    reader.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got, deadline = [], time.monotonic() + 20
+    while time.monotonic() < deadline:
+        message = reader.poll(0.3)
+        if message is not None and message.error() is None:
+            got.append(message.value())
+        elif message is None and len(got) >= want:
+            break
+    reader.close()
+    return got
+
+
+@pytest.mark.parametrize("kill", [False, True], ids=["stop", "kill"])
+def test_a_transactional_producer_carries_on_after_its_coordinator_moves(trafka_cluster, kill):
+    _create(trafka_cluster, "payments", 3)
+    producer = Producer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "transactional.id": "ledger"})
+    producer.init_transactions(20)
+
+    def transaction(tag: bytes, commit: bool) -> None:
+        producer.begin_transaction()
+        for i in range(30):
+            producer.produce("payments", b"%s-%d" % (tag, i), partition=i % 3)
+        (producer.commit_transaction if commit else producer.abort_transaction)(30)
+
+    transaction(b"first", True)
+    coordinator = _coordinator(trafka_cluster, "ledger", TRANSACTION_KEY)
+    (trafka_cluster.kill_broker if kill else trafka_cluster.stop_broker)(coordinator)
+    assert _coordinator(trafka_cluster, "ledger", TRANSACTION_KEY) != coordinator
+    transaction(b"second", True)
+    transaction(b"dropped", False)
+    trafka_cluster.start_broker(coordinator)
+    transaction(b"third", True)
+    values = _read_committed(trafka_cluster, "payments", 3, 90)
+    assert sorted(values) == sorted(b"%s-%d" % (tag, i) for tag in (b"first", b"second", b"third") for i in range(30))
+
+
+def test_a_java_transactional_producer_carries_on_after_its_coordinator_moves(trafka_cluster, java_kafka):
+    from testkit.clients.java import JavaTxn
+
+    _create(trafka_cluster, "orders", 1)
+    txn = JavaTxn(java_kafka, trafka_cluster.bootstrap_servers, "java-ledger", 60000)
+    try:
+        txn.init()
+        txn.begin()
+        for i in range(10):
+            txn.send("orders", b"before-%d" % i)
+        txn.commit()
+        trafka_cluster.stop_broker(_coordinator(trafka_cluster, "java-ledger", TRANSACTION_KEY))
+        txn.begin()
+        for i in range(10):
+            txn.send("orders", b"after-%d" % i)
+        txn.commit()
+    finally:
+        txn.close()
+    values = _read_committed(trafka_cluster, "orders", 1, 20)
+    assert sorted(values) == sorted([b"before-%d" % i for i in range(10)] + [b"after-%d" % i for i in range(10)])
+
+
+@pytest.fixture
+def java_kafka():
+    from testkit.java import running_jvm
+
+    yield from running_jvm("4.3.0")
+
+
+def test_a_share_group_carries_on_after_its_coordinator_moves(trafka_cluster):
+    _create(trafka_cluster, "jobs", 1)
+    consumer = ShareConsumer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "group.id": "workers"})
+    consumer.subscribe(["jobs"])
+    producer = Producer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "acks": "all"})
+
+    def poll_values(want: int) -> list[bytes]:
+        got, deadline = [], time.monotonic() + 30
+        while len(got) < want and time.monotonic() < deadline:
+            for message in consumer.poll(0.3) or []:
+                if message.error() is None:
+                    got.append(message.value())
+        return got
+
+    # The share-partition starts at the log end (share.auto.offset.reset=latest): join first.
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        consumer.poll(0.3)
+        with RawClient(trafka_cluster.broker_addresses[_coordinator(trafka_cluster, "workers", GROUP_KEY)]) as raw:
+            [group] = raw.request(77, 1, {"group_ids": ["workers"], "include_authorized_operations": False}).groups
+        if group.error_code == 0 and group.members and group.members[0].assignment.topic_partitions:
+            consumer.poll(0.5)
+            break
+    for i in range(20):
+        producer.produce("jobs", b"early-%d" % i)
+    assert producer.flush(10) == 0
+    early = poll_values(20)
+    assert sorted(early) == sorted(b"early-%d" % i for i in range(20))
+    consumer.poll(0.5)  # acknowledges them (implicit mode: at the next poll)
+    coordinator = _coordinator(trafka_cluster, "workers", GROUP_KEY)
+    trafka_cluster.stop_broker(coordinator)
+    assert _coordinator(trafka_cluster, "workers", GROUP_KEY) != coordinator
+    for i in range(20):
+        producer.produce("jobs", b"late-%d" % i)
+    assert producer.flush(20) == 0
+    late = poll_values(20)
+    consumer.close()
+    assert sorted(set(late)) == sorted(b"late-%d" % i for i in range(20))  # acknowledged ones never came back

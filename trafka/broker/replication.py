@@ -1,0 +1,256 @@
+"""Replication in a simulated cluster, as Kafka's ReplicaManager and replica fetchers do it,
+in process (docs/cluster.md).
+
+- Each broker runs one fetcher task (`run`) for the partitions it follows: it reads the
+  leader's log from its own log end offset (past the high watermark, as a follower's Fetch
+  does, but through the read path rather than a socket) and appends the batches unchanged
+  (`append_as_follower`: offsets and leader epochs kept). It wakes when any broker appends.
+- The leader's high watermark is the lowest log end offset of the in-sync replicas; it only
+  moves forward. When it moves the leader's long-polling Fetches and acks=all Produces wake.
+- A follower whose log end reached the leader's is caught up at that time; one not caught up
+  for `replica.lag.time.max.ms` (broker time) leaves the ISR (`check_isr`), and rejoins when
+  it catches up again.
+- Coordinators' internal topics are copied to the in-sync followers as they are written
+  (`replicate_now`), so a coordinator's state is on every in-sync replica before it answers,
+  as Kafka's coordinator runtime waits for the high watermark before it answers.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import trio
+
+from trafka.storage.errors import StorageError
+from trafka.storage.log_replica import append_as_follower, epoch_end_offset, last_leader_epoch, truncate_to
+
+log = logging.getLogger("trafka.replication")
+
+REPLICA_FETCH_BYTES = 1 << 20  # Kafka's replica.fetch.max.bytes: per partition per fetch
+IDLE_WAIT_S = 0.5  # replica.fetch.wait.max.ms
+
+
+class Replication:
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.controller = cluster.controller
+        self._wakeup = trio.Event()
+        # (topic, partition, replica) -> broker time its log end last reached the leader's
+        self.caught_up_ms: dict[tuple[str, int, int], int] = {}
+        self._followed: dict[int, tuple[tuple, list]] = {}  # node -> (generations, partitions)
+        self._replicated: tuple | None = None
+        self._replicated_list: list = []
+        self.paused: set[int] = set()  # brokers whose fetchers are held (a test's lagging replica)
+        self._rejoined: list[str] = []  # partitions back in sync in this pass, for one log line
+        # (topic, partition, follower) -> the leader epoch it last fetched under: a new epoch means
+        # a new leader, whose log it first truncates to (truncate_diverged), as Kafka's fetcher does
+        self._fetching_epoch: dict[tuple[str, int, int], int] = {}
+
+    # --- which partitions -----------------------------------------------------------------
+
+    def _generations(self, node) -> tuple:
+        return (node.logs.generation, self.controller.generation)
+
+    def replicated_partitions(self, reference) -> list[tuple[str, int, object]]:
+        """(topic, partition, topic id) of every partition with more than one replica."""
+        key = self._generations(reference)
+        if self._replicated != key:
+            found = []
+            for name, metadata in reference.logs.topics.items():
+                for p in range(metadata.partitions):
+                    if len(self.controller.replicas(metadata.topic_id, p)) > 1:
+                        found.append((name, p, metadata.topic_id))
+            self._replicated, self._replicated_list = key, found
+        return self._replicated_list
+
+    def followed(self, node) -> list[tuple[str, int, object]]:
+        """The replicated partitions `node` holds and does not lead."""
+        key = self._generations(node)
+        cached = self._followed.get(node.node_id)
+        if cached is None or cached[0] != key:
+            found = [(name, p, topic_id) for name, p, topic_id in self.replicated_partitions(node)
+                     if node.node_id in self.controller.replicas(topic_id, p)
+                     and self.controller.leader(topic_id, p) != node.node_id]
+            cached = self._followed[node.node_id] = (key, found)
+        return cached[1]
+
+    # --- fetching -------------------------------------------------------------------------
+
+    def data_arrived(self) -> None:
+        """Some broker appended: fetchers look again."""
+        event, self._wakeup = self._wakeup, trio.Event()
+        event.set()
+
+    async def run(self, node) -> None:
+        """Broker `node`'s replica fetcher, for as long as the broker serves."""
+        while True:
+            wakeup = self._wakeup
+            try:
+                progressed = node.node_id not in self.paused and self.fetch_once(node)
+            except Exception:
+                log.exception("broker %d: replica fetcher pass failed; retrying", node.node_id)
+                progressed = False
+            if progressed:
+                await trio.sleep(0)  # let requests in between passes
+                continue
+            with trio.move_on_after(IDLE_WAIT_S):
+                await wakeup.wait()
+
+    def fetch_once(self, node) -> bool:
+        """One pass over the partitions `node` follows; whether it copied anything."""
+        progressed = False
+        self._rejoined = []
+        for name, p, topic_id in self.followed(node):
+            leader_id = self.controller.leader(topic_id, p)
+            if leader_id < 0 or leader_id not in self.controller.alive:
+                continue
+            try:
+                progressed |= self._fetch_partition(node, self.cluster.nodes[leader_id], name, p, topic_id)
+            except StorageError as exc:
+                log.error("broker %d: cannot replicate %s-%d from broker %d: %s", node.node_id, name, p, leader_id, exc)
+        if self._rejoined:
+            shown = ", ".join(self._rejoined[:5]) + (f" and {len(self._rejoined) - 5} more" if len(self._rejoined) > 5 else "")
+            log.info("broker %d caught up and is in sync again for %s", node.node_id, shown)
+        return progressed
+
+    def _fetch_partition(self, node, leader, name: str, p: int, topic_id) -> bool:
+        epoch = self.controller.leader_epoch(topic_id, p)
+        key = (name, p, node.node_id)
+        if self._fetching_epoch.get(key) != epoch:  # a new leader (or a new start): agree with it first
+            self.truncate_diverged(node, name, p, topic_id, leader)
+            self._fetching_epoch[key] = epoch
+        leader_log = leader.logs.log(name, p)
+        follower_log = node.logs.log(name, p)
+        start, end = leader_log.log_start_offset, leader_log.log_end_offset
+        if (follower_log.log_end_offset == end and follower_log._replicated_to == min(leader_log.high_watermark, end)
+                and self.controller.in_sync(topic_id, p, node.node_id)):
+            return False  # caught up, in sync, high watermark known: nothing to do (check_isr keeps the time)
+        copied = False
+        if follower_log.log_end_offset < start:
+            truncate_to(follower_log, start)  # below the leader's log start: start again there
+        elif follower_log.log_end_offset > end:
+            truncate_to(follower_log, end)  # ahead of the leader's end, its epochs agreeing up to it
+        if follower_log.log_end_offset < end:
+            data = leader_log.read(follower_log.log_end_offset, REPLICA_FETCH_BYTES, replica=True).to_bytes()
+            if data:
+                append_as_follower(follower_log, data)
+                copied = True
+        follower_log._replicated_to = min(leader_log.high_watermark, follower_log.log_end_offset)
+        if follower_log.log_end_offset == leader_log.log_end_offset:
+            self.caught_up_ms[(name, p, node.node_id)] = node.clock.time_ms()
+            if node.node_id not in self.controller.partition(topic_id, p).isr:
+                self.controller.expand_isr(topic_id, p, node.node_id)
+                self._rejoined.append(f"{name}-{p}")
+                if self.controller.reassignment(topic_id, p) is not None:
+                    self.cluster.reassignment_caught_up(name, p, topic_id)
+                    return copied
+        self.advance_high_watermark(leader, name, p, topic_id)
+        return copied
+
+    def track(self, leader, name: str, p: int, topic_id) -> None:
+        """Before the leader serves a partition: it stamps the current leader epoch, and a
+        replicated one's high watermark is held to what the in-sync replicas have (a log opened
+        since start, or just created, has none yet)."""
+        leader_log = leader.logs.log(name, p)
+        state = self.controller.partition(topic_id, p)
+        if leader_log.leader_epoch != state.leader_epoch:  # its batches carry the current epoch
+            leader_log.leader_epoch = state.leader_epoch
+        if len(state.replicas) == 1:
+            leader_log._replicated_to = None  # one replica: everything appended is committed
+        elif leader_log._replicated_to is None and any(r != leader.node_id for r in state.isr):
+            self.advance_high_watermark(leader, name, p, topic_id)
+
+    def became_leader(self, leader, name: str, p: int, topic_id) -> None:
+        """`leader` leads the partition from now: it stamps the new epoch, its followers count
+        as caught up from now, and its high watermark (what it had as a follower) moves up to
+        what its ISR has."""
+        state = self.controller.partition(topic_id, p)
+        now = leader.clock.time_ms()
+        for replica in state.isr:
+            self.caught_up_ms[(name, p, replica)] = now
+        self.track(leader, name, p, topic_id)
+        if len(state.replicas) > 1:
+            self.advance_high_watermark(leader, name, p, topic_id)
+
+    def advance_high_watermark(self, leader, name: str, p: int, topic_id) -> None:
+        """The leader's high watermark moves up to what every live in-sync replica has; it
+        never moves back. With the leader alone in sync it is the log end offset, moving with
+        each append (`_replicated_to` None)."""
+        state = self.controller.partition(topic_id, p)
+        leader_log = leader.logs.log(name, p)
+        before = leader_log.high_watermark
+        followers = [r for r in state.isr if r != leader.node_id and r in self.controller.alive]
+        old = leader_log._replicated_to
+        if not followers:
+            leader_log._replicated_to = None
+        else:
+            reached = min(self.cluster.nodes[r].logs.log(name, p).log_end_offset for r in followers)
+            reached = min(reached, leader_log.log_end_offset)
+            leader_log._replicated_to = reached if old is None else max(old, reached)
+            if old is None:  # held back from now: its followers count as caught up from now (Kafka's rule)
+                now = leader.clock.time_ms()
+                for replica in followers:
+                    self.caught_up_ms.setdefault((name, p, replica), now)
+        if leader_log.high_watermark != before:
+            leader.notify_data_arrived()
+
+    def replicate_now(self, leader, name: str, p: int) -> None:
+        """Copy what the leader just wrote to its in-sync followers at once (internal topics)."""
+        metadata = leader.logs.topics.get(name)
+        if metadata is None:
+            return
+        state = self.controller.partition(metadata.topic_id, p)
+        for replica in state.isr:
+            if replica != leader.node_id and replica in self.controller.alive:
+                self._fetch_partition(self.cluster.nodes[replica], leader, name, p, metadata.topic_id)
+
+    # --- the ISR --------------------------------------------------------------------------
+
+    def check_isr(self, now: int, lag_max_ms: int) -> None:
+        """Followers not caught up for `lag_max_ms` leave the ISR (Kafka's maybeShrinkIsr)."""
+        reference = self.cluster.live_nodes()[0] if self.cluster.live_nodes() else None
+        if reference is None:
+            return
+        for name, p, topic_id in self.replicated_partitions(reference):
+            state = self.controller.partition(topic_id, p)
+            if state.leader < 0:
+                continue
+            leader = self.cluster.nodes[state.leader]
+            leader_end = leader.logs.log(name, p).log_end_offset
+            for replica in state.isr:
+                if replica == state.leader:
+                    continue
+                key = (name, p, replica)
+                if self.cluster.nodes[replica].logs.log(name, p).log_end_offset >= leader_end:
+                    self.caught_up_ms[key] = now
+                    continue
+                since = self.caught_up_ms.setdefault(key, now)
+                if now - since > lag_max_ms:
+                    self.controller.shrink_isr(topic_id, p, replica)
+                    log.info("%s-%d: broker %d fell behind for %d ms and left the ISR", name, p, replica, now - since)
+                    self.advance_high_watermark(leader, name, p, topic_id)
+
+    def checked_at_epoch(self, node, name: str, p: int) -> None:
+        """The node's replica was checked against its leader just now (start-up); its fetcher
+        checks again only when the leader epoch moves."""
+        metadata = node.logs.topics.get(name)
+        if metadata is not None:
+            self._fetching_epoch[(name, p, node.node_id)] = self.controller.leader_epoch(metadata.topic_id, p)
+
+    def truncate_diverged(self, node, name: str, p: int, topic_id, leader) -> None:
+        """A returning follower cuts its log back to where it agrees with the leader: the end of
+        its own last leader epoch in the leader's log (OffsetForLeaderEpoch), as Kafka's
+        fetcher does before it fetches."""
+        follower_log = node.logs.log(name, p)
+        last_epoch = last_leader_epoch(follower_log)
+        if last_epoch is None:
+            return
+        leader_log = leader.logs.log(name, p)
+        _, end = epoch_end_offset(leader_log, last_epoch, self.controller.partition(topic_id, p).leader_epoch)
+        if end == -1:  # the leader has nothing of that epoch or before: start over from it
+            end = leader_log.log_start_offset
+        if end < follower_log.log_end_offset:
+            truncate_to(follower_log, end)
+            log.info("%s-%d: broker %d truncated to offset %d, where it agrees with broker %d",
+                     name, p, node.node_id, follower_log.log_end_offset, leader.node_id)
+
