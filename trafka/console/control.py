@@ -1,4 +1,4 @@
-"""The test-control endpoints: /api/v1/clock, /api/v1/faults, /api/v1/snapshot.
+"""The test-control endpoints: /api/v1/clock, /api/v1/faults, /api/v1/snapshot, /api/v1/brokers.
 
 Each request is handed to `trafka.broker.control.handle`, the same code `TrafkaBroker`'s
 in-process calls run, on the broker's trio thread. They answer only when the console listens
@@ -57,4 +57,8 @@ def routes(broker) -> list:
         Route("/api/v1/faults", endpoint, methods=["GET", "POST", "DELETE"]),
         Route("/api/v1/faults/{fault_id}", endpoint, methods=["DELETE"]),
         Route("/api/v1/snapshot", endpoint, methods=["POST"]),
+        Route("/api/v1/brokers", endpoint, methods=["GET"]),
+        Route("/api/v1/brokers/{node}/{action}", endpoint, methods=["POST"]),
+        Route("/api/v1/partitions/{topic}/{partition}", endpoint, methods=["GET"]),
+        Route("/api/v1/partitions/{topic}/{partition}/{action}", endpoint, methods=["POST"]),
     ]

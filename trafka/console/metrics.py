@@ -62,7 +62,7 @@ class BrokerCollector:
         hw = GaugeMetricFamily("trafka_partition_high_watermark", "A partition's high watermark", labels=labels)
         end = GaugeMetricFamily("trafka_partition_log_end_offset", "A partition's log end offset", labels=labels)
         segments = GaugeMetricFamily("trafka_partition_segments", "Segments of a partition", labels=labels)
-        for topic, index, log in sorted(broker.logs.logs(), key=lambda t: (t[0], t[1])):
+        for topic, index, log in sorted(views.partition_logs(broker), key=lambda t: (t[0], t[1])):
             key = [topic, str(index)]
             size.add_metric(key, log.size_in_bytes)
             start.add_metric(key, log.log_start_offset)
@@ -70,6 +70,7 @@ class BrokerCollector:
             end.add_metric(key, log.log_end_offset)
             segments.add_metric(key, len(log.segments))
         yield from (size, start, hw, end, segments)
+        yield from _replication(broker)
         glabels = ["group", "topic", "partition"]
         committed = GaugeMetricFamily("trafka_group_committed_offset", "A group's committed offset", labels=glabels)
         lag = GaugeMetricFamily("trafka_group_lag", "High watermark minus the committed offset", labels=glabels)
@@ -119,3 +120,29 @@ def routes(broker) -> list:
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     return [Route("/metrics", metrics)]
+
+
+def _replication(broker):
+    """Kafka's UnderReplicatedPartitions (per broker, of the partitions it leads) and
+    OfflinePartitionsCount, and each broker's liveness: a simulated cluster's (one broker: 0s)."""
+    under = GaugeMetricFamily("trafka_under_replicated_partitions",
+                              "Partitions a broker leads whose ISR is smaller than their replicas (Kafka's UnderReplicatedPartitions)",
+                              labels=["broker"])
+    offline = GaugeMetricFamily("trafka_offline_partitions_count",
+                                "Partitions without a leader (Kafka's OfflinePartitionsCount)")
+    up = GaugeMetricFamily("trafka_broker_up", "1 while the broker serves, 0 while it is stopped", labels=["broker", "rack"])
+    rows = views.brokers(broker)
+    if not rows:
+        under.add_metric([str(broker.node_id)], 0)
+        offline.add_metric([], 0)
+        up.add_metric([str(broker.node_id), broker.config["broker.rack"] or ""], 1)
+    else:
+        offline_count = 0
+        controller = broker.cluster.controller
+        for metadata in views.serving(broker).logs.topics.values():
+            offline_count += sum(controller.leader(metadata.topic_id, p) < 0 for p in range(metadata.partitions))
+        for row in rows:
+            under.add_metric([str(row["node_id"])], row["under_replicated"])
+            up.add_metric([str(row["node_id"]), row["rack"] or ""], 1 if row["alive"] else 0)
+        offline.add_metric([], offline_count)
+    yield from (under, offline, up)

@@ -21,19 +21,110 @@ MAX_READ_BYTES = 4 << 20  # bytes read from a log for one page
 TAIL_CELLS = 48  # records drawn as cells at the head of the partition diagram
 
 
+def serving(broker):
+    """The broker whose metadata the console reads: this one, or in a simulated cluster the
+    first running node (broker 0 may be stopped; the console outlives it)."""
+    if broker.cluster is None or broker.node_id not in broker.cluster.stopped:
+        return broker
+    running = broker.cluster.running_nodes()
+    return running[0] if running else broker
+
+
 def partition_log(broker, topic: str, partition: int):
-    """The log, or LookupError (-> 404) naming what is missing."""
+    """The log, or LookupError (-> 404) naming what is missing. In a simulated cluster, the
+    leader's replica (an offline partition: its first replica on a running broker)."""
+    broker = serving(broker)
     if topic not in broker.logs.topics:
         raise LookupError(f"unknown topic {topic!r}")
     try:
-        return broker.logs.log(topic, partition)
+        return _holder(broker, topic, partition).logs.log(topic, partition)
     except UnknownTopic:
         raise LookupError(f"topic {topic!r} has no partition {partition}") from None
 
 
+def _holder(broker, topic: str, partition: int):
+    cluster = broker.cluster
+    if cluster is None:
+        return broker
+    leader = cluster.leader_node(topic, partition)
+    if leader is not None:
+        return leader
+    metadata = broker.logs.topics[topic]
+    running = {node.node_id: node for node in cluster.running_nodes()}
+    for replica in cluster.controller.replicas(metadata.topic_id, partition) if 0 <= partition < metadata.partitions else ():
+        if replica in running:
+            return running[replica]
+    raise LookupError(f"no running broker holds {topic}-{partition}")
+
+
+def partition_logs(broker):
+    """(topic, partition, log) of every partition, each from its leader in a simulated cluster."""
+    if broker.cluster is None:
+        yield from broker.logs.logs()
+        return
+    broker = serving(broker)
+    for name, metadata in list(broker.logs.topics.items()):
+        for p in range(metadata.partitions):
+            try:
+                yield name, p, _holder(broker, name, p).logs.log(name, p)
+            except LookupError:
+                continue  # offline, and no running broker has a copy
+
+
+def coordinators(broker) -> list:
+    """The group coordinators holding groups: this broker's, or every running broker's."""
+    if broker.cluster is None:
+        return [broker.group_coordinator]
+    return [node.group_coordinator for node in broker.cluster.running_nodes()]
+
+
 def all_groups(broker) -> dict:
     """Every group by id: classic groups and KIP-848 consumer groups (an id is one or the other)."""
-    return broker.group_coordinator.all_groups()
+    groups = {}
+    for coordinator in coordinators(broker):
+        groups.update(coordinator.all_groups())
+    return groups
+
+
+def group_coordinator(broker, group_id: str):
+    """The coordinator holding the group (this broker's when none does)."""
+    for coordinator in coordinators(broker):
+        if group_id in coordinator.all_groups():
+            return coordinator
+    return broker.group_coordinator
+
+
+def brokers(broker) -> list[dict]:
+    """A simulated cluster's brokers: up or down, their rack, how many partitions each leads and
+    holds, and how many it leads are under-replicated (ISR smaller than the replicas)."""
+    cluster = broker.cluster
+    if cluster is None:
+        return []
+    controller = cluster.controller
+    rows = {i: {"node_id": i, "alive": i in controller.alive, "rack": controller.racks[i], "leaders": 0,
+                "replicas": 0, "under_replicated": 0, "address": f"{n.host}:{n.port}"}
+            for i, n in enumerate(cluster.nodes)}
+    for metadata in serving(broker).logs.topics.values():
+        for p in range(metadata.partitions):
+            state = controller.partition(metadata.topic_id, p)
+            for replica in state.replicas:
+                rows[replica]["replicas"] += 1
+            if state.leader >= 0:
+                rows[state.leader]["leaders"] += 1
+                if len(state.isr) < len(state.replicas):
+                    rows[state.leader]["under_replicated"] += 1
+    return list(rows.values())
+
+
+def replication_state(broker, topic: str, index: int) -> dict:
+    """leader, replicas, ISR and offline replicas of a partition (one broker: itself)."""
+    if broker.cluster is None:
+        return {"leader": broker.node_id, "leader_epoch": 0, "replicas": [broker.node_id], "isr": [broker.node_id],
+                "offline_replicas": []}
+    controller = broker.cluster.controller
+    state = controller.partition(broker.logs.topics[topic].topic_id, index)
+    return {"leader": state.leader, "leader_epoch": state.leader_epoch, "replicas": list(state.replicas),
+            "isr": list(state.isr), "offline_replicas": [r for r in state.replicas if r not in controller.alive]}
 
 
 def committed_offsets(broker) -> dict[tuple[str, int], list[tuple[str, int]]]:
@@ -85,13 +176,23 @@ def retention(broker, log) -> dict:
 
 
 def partition(broker, topic: str, index: int, *, groups=None, tail: bool = False) -> dict:
-    log = partition_log(broker, topic, index)
+    broker = serving(broker)
+    try:
+        log = partition_log(broker, topic, index)
+    except LookupError:
+        if broker.cluster is None or topic not in broker.logs.topics:
+            raise
+        # Offline with no running replica: nothing to read, only where it lives.
+        return {"partition": index, **replication_state(broker, topic, index), "log_start_offset": 0,
+                "last_stable_offset": 0, "high_watermark": 0, "log_end_offset": 0, "size": 0, "segments": [],
+                "groups": []}
     segments = log.segments
     hw = log.high_watermark
     if groups is None:
         groups = committed_offsets(broker)
     view = {
         "partition": index,
+        **replication_state(broker, topic, index),
         "log_start_offset": log.log_start_offset,
         "last_stable_offset": log.last_stable_offset,
         "high_watermark": hw,
@@ -159,6 +260,7 @@ def read_records(log, offset: int, limit: int, max_offset: int | None = None) ->
 
 
 def topic(broker, name: str, groups=None) -> dict:
+    broker = serving(broker)
     meta = broker.logs.topics[name]
     config = broker.logs.log_config(name)
     if groups is None:
@@ -185,19 +287,21 @@ def _internal(name: str) -> bool:
 
 def group(broker, group_id: str, log_end: dict | None = None) -> dict:
     """The one description of a group (trafka/broker/coordinator/describe.py)."""
+    coordinator = group_coordinator(broker, group_id)
     if log_end is None:
-        return broker.group_coordinator.describe_group(group_id, lambda t, p: _high_watermark(broker, t, p))
-    return broker.group_coordinator.describe_group(group_id, lambda t, p: log_end.get((t, p)))
+        return coordinator.describe_group(group_id, lambda t, p: _high_watermark(broker, t, p))
+    return coordinator.describe_group(group_id, lambda t, p: log_end.get((t, p)))
 
 
 def _high_watermark(broker, topic: str, index: int) -> int | None:
     try:
-        return broker.logs.log(topic, index).high_watermark
-    except UnknownTopic:
+        return partition_log(broker, topic, index).high_watermark
+    except LookupError:
         return None
 
 
 def cluster(broker) -> dict:
+    broker = serving(broker)
     groups = committed_offsets(broker)
     names = broker.logs.list_topics()
     # User topics first, then internal ones (the overview folds those away).
@@ -211,6 +315,7 @@ def cluster(broker) -> dict:
         "now_ms": broker.clock.time_ms(),
         "topics": topics,
         "groups": [group(broker, g, log_end) for g in sorted(all_groups(broker))],
+        "brokers": brokers(broker),
     }
 
 

@@ -66,9 +66,13 @@ function overview() {
   live("cluster", (c) => {
     const rows = [];
     for (const t of c.topics) {
-      t.partitions.forEach((p, i) => rows.push(h("tr", {"data-topic": t.name, class: t.internal ? "internal" : null},
+      const clustered = c.brokers && c.brokers.length > 0;
+      t.partitions.forEach((p, i) => rows.push(h("tr", {"data-topic": t.name,
+          class: [t.internal ? "internal" : "", clustered && p.isr.length < p.replicas.length ? "under-replicated" : ""].join(" ").trim() || null},
         i === 0 ? h("td", {rowspan: t.partitions.length}, h("b", {}, t.name)) : null,
-        h("td", {}, h("a", {href: `/topics/${enc(t.name)}/partitions/${p.partition}`}, p.partition)),
+        h("td", {title: clustered ? `leader ${p.leader} · replicas ${p.replicas.join(",")} · in sync ${p.isr.join(",")}` : null},
+          h("a", {href: `/topics/${enc(t.name)}/partitions/${p.partition}`}, p.partition),
+          clustered ? h("span", {class: "leader"}, ` → ${p.leader < 0 ? "offline" : "b" + p.leader} [${p.isr.join(",")}]`) : null),
         h("td", {class: "num log-start"}, p.log_start_offset), h("td", {class: "num"}, p.last_stable_offset),
         h("td", {class: "num high-watermark"}, p.high_watermark), h("td", {class: "num"}, bytes(p.size)),
         h("td", {class: "num"}, p.segments.length),
@@ -78,6 +82,12 @@ function overview() {
         i === 0 ? h("td", {rowspan: t.partitions.length}, t.internal ? "" : h("button", {class: "delete-topic", "data-topic": t.name}, "delete…")) : null)));
     }
     fill($("#topics tbody"), rows);
+    const brokers = c.brokers || [];
+    $("#brokers-section").hidden = brokers.length === 0;
+    fill($("#brokers tbody"), brokers.map((b) => h("tr", {"data-broker": b.node_id, class: b.alive ? null : "down"},
+      h("td", {}, b.node_id), h("td", {}, b.address), h("td", {}, b.rack || "–"),
+      h("td", {class: "broker-state"}, b.alive ? "up" : "down"), h("td", {class: "num leaders"}, b.leaders),
+      h("td", {class: "num"}, b.replicas), h("td", {class: "num under-replicated"}, b.under_replicated))));
     $("#internal-count").textContent = c.topics.filter((t) => t.internal).length;
     fill($("#groups tbody"), c.groups.map((g) => h("tr", {"data-group": g.group_id},
       h("td", {}, h("a", {href: "/groups/" + enc(g.group_id)}, g.group_id)), h("td", {class: "state"}, g.state),

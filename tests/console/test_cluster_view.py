@@ -1,0 +1,57 @@
+"""The console and /metrics of a simulated cluster (docs/cluster.md): the brokers up and down,
+each partition's leader and ISR from its leader's replica, under-replicated and offline
+partitions, in a real headless Chromium."""
+
+import urllib.request
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from playwright.sync_api import expect
+
+from trafka.testing import TrafkaBroker
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    with TrafkaBroker(data_dir=tmp_path / "data", in_process=True,
+                      config={"cluster.brokers": 3, "cluster.broker.racks": "a,b,c"}) as running:
+        yield running
+
+
+def _metrics(cluster) -> str:
+    with urllib.request.urlopen(cluster.console_url.rstrip("/") + "/metrics", timeout=10) as answer:
+        return answer.read().decode()
+
+
+def test_the_overview_shows_brokers_leaders_and_under_replicated_partitions(cluster, page):
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for future in admin.create_topics([NewTopic("orders", 3, 3), NewTopic("single", 1, 1)]).values():
+        future.result(10)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+    for i in range(30):
+        producer.produce("orders", b"o-%d" % i, partition=i % 3)
+    assert producer.flush(10) == 0
+    page.goto(cluster.console_url)
+    expect(page.locator("#brokers tbody tr")).to_have_count(3)
+    expect(page.locator('#brokers tr[data-broker="1"] .broker-state')).to_have_text("up")
+    expect(page.locator('#topics tr[data-topic="orders"] .high-watermark')).to_have_text(["10", "10", "10"])
+    single_leader = cluster.partition_state("single", 0)["leader"]
+    victim = next(b for b in range(3) if b != single_leader)
+    cluster.stop_broker(victim)
+    expect(page.locator(f'#brokers tr[data-broker="{victim}"] .broker-state')).to_have_text("down")
+    expect(page.locator('#topics tr[data-topic="orders"].under-replicated')).to_have_count(3)
+    text = _metrics(cluster)
+    assert f'trafka_broker_up{{broker="{victim}",rack="{"abc"[victim]}"}} 0.0' in text
+    under = sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                if line.startswith("trafka_under_replicated_partitions{"))
+    assert under >= 3  # the three orders partitions at least (internal topics too)
+    assert "trafka_offline_partitions_count 0.0" in text
+    # Each partition's figures come from its leader, wherever it is.
+    assert 'trafka_partition_high_watermark{partition="2",topic="orders"} 10.0' in text
+    cluster.stop_broker(single_leader)
+    assert "trafka_offline_partitions_count 0.0" not in _metrics(cluster)
+    expect(page.locator('#topics tr[data-topic="single"] .leader')).to_contain_text("offline")
+    cluster.start_broker(victim)
+    cluster.start_broker(single_leader)
+    expect(page.locator('#brokers tr.down')).to_have_count(0)
