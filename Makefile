@@ -28,6 +28,7 @@ test: test-deps
 bench: test-deps
 	$(PIP) install -e '.[test,bench]'
 	$(PY) -m bench
+	$(PY) -m bench.replication
 
 clean:
 	rm -rf $(VENV) .cache
