@@ -174,6 +174,7 @@ class Cluster:
         if reference is not None:
             self._catch_up(broker.logs, reference.logs)
         broker.logs.on_topic_change = self._mirror_from(broker)
+        broker.logs.set_on_append(partial(self.replication.appended, broker))
         if broker not in self.nodes:
             self.nodes.append(broker)
 

@@ -42,6 +42,9 @@ class Replication:
         self._replicated_list: list = []
         self.paused: set[int] = set()  # brokers whose fetchers are held (a test's lagging replica)
         self._rejoined: list[str] = []  # partitions back in sync in this pass, for one log line
+        # follower node -> (topic, partition, topic id) its leaders appended to since its last pass
+        self._dirty: dict[int, set[tuple[str, int, object]]] = {}
+        self._seen_key: dict[int, tuple] = {}  # node -> the generations its last full pass saw
         # (topic, partition, follower) -> the leader epoch it last fetched under: a new epoch means
         # a new leader, whose log it first truncates to (truncate_diverged), as Kafka's fetcher does
         self._fetching_epoch: dict[tuple[str, int, int], int] = {}
@@ -63,6 +66,9 @@ class Replication:
             self._replicated, self._replicated_list = key, found
         return self._replicated_list
 
+    def _followed_key(self, node) -> tuple:
+        return self._generations(node)
+
     def followed(self, node) -> list[tuple[str, int, object]]:
         """The replicated partitions `node` holds and does not lead."""
         key = self._generations(node)
@@ -81,31 +87,61 @@ class Replication:
         event, self._wakeup = self._wakeup, trio.Event()
         event.set()
 
+    def appended(self, node, topic: str, partition: int) -> None:
+        """`node` appended to its log of the partition (PartitionLog.on_append): its followers
+        look at it in their next pass, without walking every partition they follow."""
+        metadata = node.logs.topics.get(topic)
+        if metadata is None:
+            return
+        replicas = self.controller.replicas(metadata.topic_id, partition)
+        if len(replicas) > 1:
+            for replica in replicas:
+                if replica != node.node_id:
+                    self._dirty.setdefault(replica, set()).add((topic, partition, metadata.topic_id))
+
     async def run(self, node) -> None:
-        """Broker `node`'s replica fetcher, for as long as the broker serves."""
+        """Broker `node`'s replica fetcher, for as long as the broker serves: a pass over the
+        partitions appended to since the last one when woken, over all it follows when idle
+        for IDLE_WAIT_S (what an append hook cannot tell: a new leader, a reassignment)."""
+        everything = True
         while True:
             wakeup = self._wakeup
             try:
-                progressed = node.node_id not in self.paused and self.fetch_once(node)
+                progressed = node.node_id not in self.paused and self.fetch_once(node, everything=everything)
             except Exception:
                 log.exception("broker %d: replica fetcher pass failed; retrying", node.node_id)
                 progressed = False
             if progressed:
+                everything = False
                 await trio.sleep(0)  # let requests in between passes
                 continue
+            everything = True
             with trio.move_on_after(IDLE_WAIT_S):
                 await wakeup.wait()
+                everything = False
 
-    def fetch_once(self, node) -> bool:
-        """One pass over the partitions `node` follows; whether it copied anything."""
+    def fetch_once(self, node, *, everything: bool = True) -> bool:
+        """One pass over the partitions `node` follows (or, not `everything`, those appended to
+        since the last pass, and those it had not caught up on); whether it copied anything."""
         progressed = False
         self._rejoined = []
-        for name, p, topic_id in self.followed(node):
+        dirty = self._dirty.pop(node.node_id, set())
+        if everything or self._followed_key(node) != self._seen_key.get(node.node_id):
+            self._seen_key[node.node_id] = self._followed_key(node)
+            partitions = self.followed(node)
+        else:
+            partitions = dirty
+        for name, p, topic_id in partitions:
             leader_id = self.controller.leader(topic_id, p)
             if leader_id < 0 or leader_id not in self.controller.alive:
                 continue
+            if leader_id == node.node_id:
+                continue
             try:
-                progressed |= self._fetch_partition(node, self.cluster.nodes[leader_id], name, p, topic_id)
+                copied = self._fetch_partition(node, self.cluster.nodes[leader_id], name, p, topic_id)
+                progressed |= copied
+                if copied and node.logs.log(name, p).log_end_offset < self.cluster.nodes[leader_id].logs.log(name, p).log_end_offset:
+                    self._dirty.setdefault(node.node_id, set()).add((name, p, topic_id))  # more next pass
             except StorageError as exc:
                 log.error("broker %d: cannot replicate %s-%d from broker %d: %s", node.node_id, name, p, leader_id, exc)
         if self._rejoined:

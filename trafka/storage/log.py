@@ -77,6 +77,10 @@ class _LoadedState:
 
 
 class PartitionLog:
+    # Called (no arguments) after each append and control batch, when set: a simulated
+    # cluster's replication learns which leader logs grew (LogManager.set_on_append).
+    on_append: Callable[[], None] | None = None
+
     def __init__(
         self,
         directory: str | os.PathLike,
@@ -264,6 +268,8 @@ class PartitionLog:
             # The batch is written (in the page cache) but flush.messages/flush.ms asked for
             # it on disk before the answer: the producer hears that it may not be.
             raise StorageWriteFailed(f"cannot flush {self.directory}: {exc.strerror or exc}", exc.errno) from None
+        if self.on_append is not None:
+            self.on_append()
         return AppendInfo(assigned[0][1].base_offset, offset - 1, log_append_time, self.log_start_offset, record_count)
 
     def append_control(
@@ -294,6 +300,8 @@ class PartitionLog:
             self.flush_if_due()
         except OSError as exc:
             raise StorageWriteFailed(f"cannot flush {self.directory}: {exc.strerror or exc}", exc.errno) from None
+        if self.on_append is not None:
+            self.on_append()
         return AppendInfo(offset, offset, rec.NO_TIMESTAMP, self.log_start_offset, 1)
 
     def _maybe_roll(self, messages_size: int, max_timestamp: int, max_offset: int, now: int) -> LogSegment:

@@ -11,6 +11,7 @@ import fcntl
 import json
 import logging
 import os
+from functools import partial
 from concurrent.futures import ThreadPoolExecutor
 import re
 import shutil
@@ -164,6 +165,8 @@ class LogManager:
         # Told of each topic change ("created", "grown", "configured", "deleted", with the
         # topic's metadata) once it is done here: a simulated cluster's other brokers apply it.
         self.on_topic_change: Callable[[str, TopicMetadata], None] | None = None
+        # Called with (topic, partition) after each append to a partition log (set_on_append).
+        self._on_append: Callable[[str, int], None] | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / TOPICS_DIR).mkdir(exist_ok=True)
         self._lock_fd = self._lock_data_dir()
@@ -376,7 +379,16 @@ class LogManager:
             self._partition_dir(topic, partition), self._configs[topic], clock=self.clock, lazy=True,
             on_roll=self._rolled, fresh=True,
         )
+        if self._on_append is not None:
+            partition_log.on_append = partial(self._on_append, topic, partition)
         return partition_log
+
+    def set_on_append(self, callback: Callable[[str, int], None]) -> None:
+        """Tell `callback(topic, partition)` of every append, to partitions open now and later."""
+        self._on_append = callback
+        for (topic, partition), partition_log in self._logs.items():
+            if partition_log is not None:
+                partition_log.on_append = partial(callback, topic, partition)
 
     def ensure_topic(self, name: str, partitions: int, configs: Mapping[str, str]) -> TopicMetadata:
         """The topic, created first with `partitions` and `configs` if it does not exist (an
