@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from compat_tests.conftest import make_topic
-from testkit.java import KafkaJavaError, _jiter
+from testkit.java import KafkaJavaError, _jiter, java_list, share_consumer, share_reset_earliest
 
 
 def _unique(prefix: str) -> str:
@@ -104,42 +104,6 @@ def test_confluent_subtracts_a_list_config_to_nothing_and_reads_broker_configs(b
     _broker_configs_are_a_kafka4_nodes(configs, bootstrap, trafka_session_broker.data_dir)
 
 
-def _java_list(jvm, *items):
-    values = jvm.java.util.ArrayList()
-    for item in items:
-        values.add(item)
-    return values
-
-
-def _share_reset_earliest(k, admin, group: str) -> None:
-    """share.auto.offset.reset=earliest for the share group, by IncrementalAlterConfigs."""
-    jvm, call = k.jvm, k.call
-    entry = jvm.org.apache.kafka.clients.admin.AlterConfigOp(
-        jvm.org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
-        jvm.org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)
-    resource = jvm.org.apache.kafka.common.config.ConfigResource(
-        jvm.org.apache.kafka.common.config.ConfigResource.Type.GROUP, group)
-    changes = jvm.java.util.HashMap()
-    changes.put(resource, _java_list(jvm, entry))
-    call(call(call(admin.j.incrementalAlterConfigs, changes).all).get)
-
-
-def _java_share_consumer(k, bootstrap: str, group: str, topic: str, *, explicit: bool = False):
-    """A KafkaShareConsumer of byte arrays in `group`, subscribed to `topic`."""
-    jvm, call = k.jvm, k.call
-    props = jvm.java.util.Properties()
-    settings = {"bootstrap.servers": bootstrap, "group.id": group,
-                "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
-                "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer"}
-    if explicit:
-        settings["share.acknowledgement.mode"] = "explicit"
-    for key, value in settings.items():
-        props.setProperty(key, value)
-    consumer = call(jvm.org.apache.kafka.clients.consumer.KafkaShareConsumer, props)
-    call(consumer.subscribe, _java_list(jvm, topic))
-    return consumer
-
-
 def _java_error(call) -> str:
     with pytest.raises(KafkaJavaError) as caught:
         call()
@@ -168,7 +132,7 @@ def test_java_classic_group_administration(java_client_43, bootstrap):
 
     listed = {g.groupId(): g for g in _jiter(call(call(call(admin.j.listConsumerGroups).all).get))}
     assert listed[group].type().get().toString() == "Classic"
-    (classic,) = call(call(call(admin.j.describeClassicGroups, _java_list(jvm, group)).all).get).values()
+    (classic,) = call(call(call(admin.j.describeClassicGroups, java_list(jvm, group)).all).get).values()
     assert (classic.state().toString(), classic.protocol(), classic.protocolData()) == ("Stable", "consumer", "range")
     assert [m.groupInstanceId().get() for m in _jiter(classic.members())] == [instance]
 
@@ -183,17 +147,17 @@ def test_java_classic_group_administration(java_client_43, bootstrap):
     assert _java_error(lambda: call(call(call(admin.j.deleteConsumerGroupOffsets, group, parts).all).get)) == \
         "GroupSubscribedToTopicException"
 
-    members = _java_list(jvm, clients_admin.MemberToRemove(instance))
+    members = java_list(jvm, clients_admin.MemberToRemove(instance))
     options = clients_admin.RemoveMembersFromConsumerGroupOptions(members)
     assert call(call(call(admin.j.removeMembersFromConsumerGroup, group, options).all).get) is None
-    (classic,) = call(call(call(admin.j.describeClassicGroups, _java_list(jvm, group)).all).get).values()
+    (classic,) = call(call(call(admin.j.describeClassicGroups, java_list(jvm, group)).all).get).values()
     assert (classic.state().toString(), classic.members().size()) == ("Empty", 0)
 
     # An empty group's offsets change and go.
     assert call(call(call(admin.j.alterConsumerGroupOffsets, group, offsets).all).get) is None
     assert call(call(call(admin.j.deleteConsumerGroupOffsets, group, parts).all).get) is None
     assert admin.listConsumerGroupOffsets(group) == {(topic, 1): 2}
-    assert call(call(call(admin.j.deleteConsumerGroups, _java_list(jvm, group)).all).get) is None
+    assert call(call(call(admin.j.deleteConsumerGroups, java_list(jvm, group)).all).get) is None
     assert group not in {g.groupId() for g in _jiter(call(call(call(admin.j.listConsumerGroups).all).get))}
 
 
@@ -205,7 +169,7 @@ def test_java_describe_replica_log_dirs(java_client_43, bootstrap, trafka_sessio
     topic = make_topic(bootstrap, _unique("replica-dirs-java"), partitions=1)
     here = jvm.org.apache.kafka.common.TopicPartitionReplica(topic, 0, 0)
     admin = k.make_admin({"bootstrap.servers": bootstrap})
-    described = call(call(call(admin.j.describeReplicaLogDirs, _java_list(jvm, here)).all).get)
+    described = call(call(call(admin.j.describeReplicaLogDirs, java_list(jvm, here)).all).get)
     info = described.get(here)
     assert info.getCurrentReplicaLogDir() == str(trafka_session_broker.data_dir.resolve())
     assert info.getFutureReplicaLogDir() is None  # no move in progress
@@ -220,15 +184,15 @@ def test_java_scram_credentials_and_client_metrics_resources(java_client_43, boo
     admin = k.make_admin({"bootstrap.servers": bootstrap})
     upsert = clients_admin.UserScramCredentialUpsertion(
         user, clients_admin.ScramCredentialInfo(clients_admin.ScramMechanism.SCRAM_SHA_256, 8192), "secret")
-    assert call(call(call(admin.j.alterUserScramCredentials, _java_list(jvm, upsert)).all).get) is None
-    described = call(call(call(admin.j.describeUserScramCredentials, _java_list(jvm, user)).all).get)
+    assert call(call(call(admin.j.alterUserScramCredentials, java_list(jvm, upsert)).all).get) is None
+    described = call(call(call(admin.j.describeUserScramCredentials, java_list(jvm, user)).all).get)
     (info,) = _jiter(described.get(user).credentialInfos())
     assert (info.mechanism().toString(), info.iterations()) == ("SCRAM_SHA_256", 8192)
     deletion = clients_admin.UserScramCredentialDeletion(user, clients_admin.ScramMechanism.SCRAM_SHA_256)
-    assert call(call(call(admin.j.alterUserScramCredentials, _java_list(jvm, deletion)).all).get) is None
+    assert call(call(call(admin.j.alterUserScramCredentials, java_list(jvm, deletion)).all).get) is None
     # The user is gone: RESOURCE_NOT_FOUND, which all() shows as no credentials and
     # description(user) as the exception.
-    gone = call(admin.j.describeUserScramCredentials, _java_list(jvm, user))
+    gone = call(admin.j.describeUserScramCredentials, java_list(jvm, user))
     assert call(call(gone.all).get).get(user).credentialInfos().isEmpty()
     assert _java_error(lambda: call(call(gone.description, user).get)) == "ResourceNotFoundException"
     # ListConfigResources with the client-metrics type: no subscriptions are kept here.
@@ -246,7 +210,7 @@ def test_java_calls_trafka_does_not_serve_get_unsupported_version(java_client_43
     admin = k.make_admin({"bootstrap.servers": bootstrap})
     uuid_ = jvm.org.apache.kafka.common.Uuid.randomUuid()
     calls = {
-        "describeStreamsGroups": lambda: call(call(call(admin.j.describeStreamsGroups, _java_list(jvm, "sg")).all).get),
+        "describeStreamsGroups": lambda: call(call(call(admin.j.describeStreamsGroups, java_list(jvm, "sg")).all).get),
         "unregisterBroker": lambda: call(call(call(admin.j.unregisterBroker, 0).all).get),
         "addRaftVoter": lambda: call(call(call(admin.j.addRaftVoter, 1, uuid_, jvm.java.util.HashSet()).all).get),
         "removeRaftVoter": lambda: call(call(call(admin.j.removeRaftVoter, 1, uuid_).all).get),
@@ -274,7 +238,7 @@ def test_java_describes_a_share_group_of_a_confluent_share_consumer(java_client_
         end = time.monotonic() + 30
         while True:
             consumer.poll(0.2)
-            described = call(call(call(admin.j.describeShareGroups, _java_list(jvm, "java-described")).all).get)
+            described = call(call(call(admin.j.describeShareGroups, java_list(jvm, "java-described")).all).get)
             group = described.get("java-described")
             members = list(call(group.members).toArray())
             if members and not call(call(members[0].assignment).topicPartitions).isEmpty() or time.monotonic() > end:
@@ -421,7 +385,7 @@ def test_java_force_terminate_transaction(java_client_43, bootstrap):
     reader = k.make_consumer({"bootstrap.servers": bootstrap, "isolation.level": "read_committed"})
     reader.assign([(topic, 0)])
     assert reader.poll(500) == []
-    (state,) = call(call(call(admin.j.describeTransactions, _java_list(k.jvm, txn_id)).all).get).values()
+    (state,) = call(call(call(admin.j.describeTransactions, java_list(k.jvm, txn_id)).all).get).values()
     # Aborted, then the admin's InitProducerId bumped the epoch: Empty, as on Kafka.
     assert state.state().toString() == "Empty"
     # The abort marker follows the record: the log end is 2, the last stable offset too.
@@ -562,13 +526,13 @@ def test_java_share_consumer_beside_a_consumer_group_on_the_same_topic(java_clie
     k = java_client_43
     jvm, call = k.jvm, k.call
     admin = k.make_admin({"bootstrap.servers": bootstrap})
-    _share_reset_earliest(k, admin, "java-share")
+    share_reset_earliest(k, admin, "java-share")
     producer = Producer({"bootstrap.servers": bootstrap})
     for i in range(5):
         producer.produce("java-shared", b"v%d" % i, partition=0)
     assert producer.flush(10) == 0
 
-    share = _java_share_consumer(k, bootstrap, "java-share", "java-shared", explicit=True)
+    share = share_consumer(k, bootstrap, "java-share", "java-shared", explicit=True)
     ack = jvm.org.apache.kafka.clients.consumer.AcknowledgeType
     try:
         seen: list[tuple[int, int]] = []
@@ -628,14 +592,14 @@ def test_java_share_consumer_renews_a_lock_with_acknowledge_type_renew(java_clie
         k = java_client_43
         jvm, call = k.jvm, k.call
         admin = k.make_admin({"bootstrap.servers": bootstrap})
-        _share_reset_earliest(k, admin, "renewers")
+        share_reset_earliest(k, admin, "renewers")
         producer = Producer({"bootstrap.servers": bootstrap})
         for i in range(2):
             producer.produce("renewed", b"r%d" % i, partition=0)
         assert producer.flush(10) == 0
 
         def share_consumer():
-            return _java_share_consumer(k, bootstrap, "renewers", "renewed", explicit=True)
+            return share_consumer(k, bootstrap, "renewers", "renewed", explicit=True)
 
         def poll(consumer, seconds: float) -> list:
             found, end = [], time.monotonic() + seconds
@@ -705,7 +669,7 @@ def test_java_admin_alters_and_deletes_share_group_offsets(java_client_43, boots
     jvm, call = k.jvm, k.call
     admin = k.make_admin({"bootstrap.servers": bootstrap})
     group = "resetters"
-    _share_reset_earliest(k, admin, group)
+    share_reset_earliest(k, admin, group)
     producer = Producer({"bootstrap.servers": bootstrap})
     for i in range(6):
         producer.produce("reset-shared", b"s%d" % i, partition=0)
@@ -714,7 +678,7 @@ def test_java_admin_alters_and_deletes_share_group_offsets(java_client_43, boots
 
     def read_all(expected: int):
         """A share consumer of the group that accepts what it gets until `expected` records."""
-        consumer = _java_share_consumer(k, bootstrap, group, "reset-shared")
+        consumer = share_consumer(k, bootstrap, group, "reset-shared")
         seen, end = [], time.monotonic() + 30
         while len(seen) < expected and time.monotonic() < end:
             iterator = call(call(consumer.poll, jvm.java.time.Duration.ofMillis(300)).iterator)
@@ -735,7 +699,7 @@ def test_java_admin_alters_and_deletes_share_group_offsets(java_client_43, boots
     plain = k.make_consumer({"bootstrap.servers": bootstrap,
                              "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
                              "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer"})
-    to_start = call(plain.j.beginningOffsets, _java_list(jvm, tp))
+    to_start = call(plain.j.beginningOffsets, java_list(jvm, tp))
 
     def alter():
         call(call(call(admin.j.alterShareGroupOffsets, group, to_start).all).get)
@@ -781,17 +745,17 @@ def test_java_admin_sets_a_cluster_wide_dynamic_broker_default(java_client_43, t
         ops = [admin_classes.AlterConfigOp(admin_classes.ConfigEntry(n, v), op.DELETE if v is None else op.SET)
                for n, v in values.items()]
         changes = jvm.java.util.HashMap()
-        changes.put(jvm.org.apache.kafka.common.config.ConfigResource(resource_type.BROKER, name), _java_list(jvm, *ops))
+        changes.put(jvm.org.apache.kafka.common.config.ConfigResource(resource_type.BROKER, name), java_list(jvm, *ops))
         call(call(call(admin.j.incrementalAlterConfigs, changes).all).get)
 
     def describe(admin, kind, name: str) -> dict:
         resource = jvm.org.apache.kafka.common.config.ConfigResource(kind, name)
-        found = call(call(call(admin.j.describeConfigs, _java_list(jvm, resource)).all).get).get(resource)
+        found = call(call(call(admin.j.describeConfigs, java_list(jvm, resource)).all).get).get(resource)
         return {call(e.name): (call(e.value), str(call(e.source))) for e in _jiter(call(found.entries))}
 
     with TrafkaBroker(data_dir=tmp_path / "data") as broker:
         admin = k.make_admin({"bootstrap.servers": broker.bootstrap_servers})
-        call(call(call(admin.j.createTopics, _java_list(jvm, admin_classes.NewTopic("defaults", 1, 1))).all).get)
+        call(call(call(admin.j.createTopics, java_list(jvm, admin_classes.NewTopic("defaults", 1, 1))).all).get)
         alter(admin, "", {"log.retention.ms": "7200000", "log.cleanup.policy": "compact"})
         topic = describe(admin, resource_type.TOPIC, "defaults")
         assert topic["retention.ms"] == ("7200000", "DYNAMIC_DEFAULT_BROKER_CONFIG")

@@ -734,3 +734,43 @@ if __name__ == "__main__":
                  + ", ".join(JAR_SOURCES) + ")")
     for v in sys.argv[2:] or list(JAR_SOURCES):
         smoke(sys.argv[1], v)
+
+
+# --------------------------------------------------------------------------------------------------
+# Share groups (KIP-932), through the raw py4j objects
+
+
+def java_list(jvm, *items):
+    values = jvm.java.util.ArrayList()
+    for item in items:
+        values.add(item)
+    return values
+
+
+def share_reset_earliest(k: JavaKafka, admin, group: str) -> None:
+    """share.auto.offset.reset=earliest for the share group, by IncrementalAlterConfigs."""
+    jvm, call = k.jvm, k.call
+    entry = jvm.org.apache.kafka.clients.admin.AlterConfigOp(
+        jvm.org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+        jvm.org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)
+    resource = jvm.org.apache.kafka.common.config.ConfigResource(
+        jvm.org.apache.kafka.common.config.ConfigResource.Type.GROUP, group)
+    changes = jvm.java.util.HashMap()
+    changes.put(resource, java_list(jvm, entry))
+    call(call(call(admin.j.incrementalAlterConfigs, changes).all).get)
+
+
+def share_consumer(k: JavaKafka, bootstrap: str, group: str, topic: str, *, explicit: bool = False):
+    """A KafkaShareConsumer (4.x) of byte arrays in `group`, subscribed to `topic`."""
+    jvm, call = k.jvm, k.call
+    props = jvm.java.util.Properties()
+    settings = {"bootstrap.servers": bootstrap, "group.id": group,
+                "key.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer",
+                "value.deserializer": "org.apache.kafka.common.serialization.ByteArrayDeserializer"}
+    if explicit:
+        settings["share.acknowledgement.mode"] = "explicit"
+    for key, value in settings.items():
+        props.setProperty(key, value)
+    consumer = call(jvm.org.apache.kafka.clients.consumer.KafkaShareConsumer, props)
+    call(consumer.subscribe, java_list(jvm, topic))
+    return consumer

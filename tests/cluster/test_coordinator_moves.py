@@ -101,6 +101,7 @@ def java_kafka():
     yield from running_jvm("4.3.0")
 
 
+@pytest.mark.trafka_config({"group.share.heartbeat.interval.ms": 500})
 def test_a_share_group_carries_on_after_its_coordinator_moves(trafka_cluster):
     _create(trafka_cluster, "jobs", 1)
     consumer = ShareConsumer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "group.id": "workers"})
@@ -139,3 +140,50 @@ def test_a_share_group_carries_on_after_its_coordinator_moves(trafka_cluster):
     late = poll_values(20)
     consumer.close()
     assert sorted(set(late)) == sorted(b"late-%d" % i for i in range(20))  # acknowledged ones never came back
+
+
+@pytest.mark.trafka_config({"group.share.heartbeat.interval.ms": 500})
+def test_a_java_share_consumer_carries_on_after_its_coordinator_moves(trafka_cluster, java_kafka):
+    """KafkaShareConsumer (Java 4.3, explicit acknowledgement): every record once, across the
+    share group's coordinator stopping (its group and share-partition state move)."""
+    from testkit.java import share_consumer, share_reset_earliest
+
+    _create(trafka_cluster, "tasks", 1)
+    k = java_kafka
+    jvm, call = k.jvm, k.call
+    admin = k.make_admin({"bootstrap.servers": trafka_cluster.bootstrap_servers})
+    share_reset_earliest(k, admin, "java-workers")
+    admin.close()
+    producer = Producer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "acks": "all"})
+    for i in range(10):
+        producer.produce("tasks", b"t-%d" % i)
+    assert producer.flush(10) == 0
+    share = share_consumer(k, trafka_cluster.bootstrap_servers, "java-workers", "tasks", explicit=True)
+    accept = jvm.org.apache.kafka.clients.consumer.AcknowledgeType.ACCEPT
+    seen: list[bytes] = []
+
+    def poll_until(count: int) -> None:
+        deadline = time.monotonic() + 60
+        while len(seen) < count:
+            assert time.monotonic() < deadline, f"seen so far: {seen}"
+            records = call(share.poll, jvm.java.time.Duration.ofMillis(300))
+            iterator = call(records.iterator)
+            while call(iterator.hasNext):
+                record = call(iterator.next)
+                seen.append(bytes(call(record.value)))
+                call(share.acknowledge, record, accept)
+            call(share.commitSync)
+
+    try:
+        poll_until(10)
+        coordinator = _coordinator(trafka_cluster, "java-workers", GROUP_KEY)
+        trafka_cluster.stop_broker(coordinator)
+        for i in range(10, 20):
+            producer.produce("tasks", b"t-%d" % i)
+        assert producer.flush(20) == 0
+        poll_until(20)
+    finally:
+        # Its share session with the stopped broker (when that led the partition) cannot be
+        # closed: the client would wait out its default 30 s for it.
+        call(share.close, jvm.java.time.Duration.ofSeconds(2))
+    assert sorted(seen) == sorted(b"t-%d" % i for i in range(20))

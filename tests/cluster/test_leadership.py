@@ -5,6 +5,7 @@ the control endpoints, and a whole-process restart keeping every broker's replic
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import urllib.error
@@ -193,7 +194,13 @@ def test_the_control_endpoints_over_http(trafka_cluster):
 
     status, brokers = call("GET", "/brokers")
     assert status == 200 and [b["node_id"] for b in brokers] == [0, 1, 2] and all(b["alive"] for b in brokers)
+    connected = RawClient(trafka_cluster.broker_addresses[2])
     assert call("POST", "/brokers/2/stop")[1]["alive"] is False
+    assert connected.closed_by_broker()  # its connections close...
+    connected.close()
+    host, port = trafka_cluster.broker_addresses[2].rsplit(":", 1)
+    with pytest.raises(ConnectionRefusedError):  # ... and it refuses new ones
+        socket.create_connection((host, int(port)), timeout=2)
     status, error = call("POST", "/brokers/2/stop")
     assert status == 400 and "already stopped" in json.dumps(error)
     assert call("POST", "/brokers/7/stop")[0] == 404
@@ -226,3 +233,21 @@ def test_a_whole_process_restart_keeps_every_replica(trafka_cluster):
         copies = {node: b"".join(f.read_bytes() for f in sorted(
             (trafka_cluster.data_dir / f"broker-{node}" / f"durable-{p}").glob("*.log"))) for node in range(3)}
         assert len(set(copies.values())) == 1 and copies[0].count(b"d-") == 100  # byte-for-byte the same replicas
+
+
+def test_create_partitions_with_assignments_and_a_reassignment_from_python(trafka_cluster):
+    from confluent_kafka.admin import NewPartitions
+
+    _create(trafka_cluster, "growing", 1, 2)
+    admin = _admin(trafka_cluster)
+    admin.create_partitions([NewPartitions("growing", 3, replica_assignment=[[2, 0], [1, 2]])])["growing"].result(10)
+    assert [trafka_cluster.partition_state("growing", p)["replicas"] for p in (1, 2)] == [[2, 0], [1, 2]]
+    refused = admin.create_partitions([NewPartitions("growing", 4, replica_assignment=[[5, 0]])])["growing"]
+    with pytest.raises(Exception, match="do not exist"):
+        refused.result(10)
+    moved = trafka_cluster.reassign_partition("growing", 1, [1])  # RF 2 -> 1, the leader goes too
+    _wait(lambda: trafka_cluster.partition_state("growing", 1)["reassigning_to"] is None, what="the move")
+    state = trafka_cluster.partition_state("growing", 1)
+    assert moved["reassigning_to"] in ([1], None)
+    assert (state["replicas"], state["leader"], state["isr"]) == ([1], 1, [1])
+    assert state["leader_epoch"] == 1
