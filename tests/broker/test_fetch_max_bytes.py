@@ -79,3 +79,22 @@ def test_the_first_batch_comes_whole_and_a_consumer_reads_everything_in_order(tr
         consumer.close()
     for p, values in seen.items():
         assert values == list(range(p, PER_PARTITION * PARTITIONS, PARTITIONS))
+
+
+def test_a_later_partition_whose_first_batch_does_not_fit_gets_the_bytes_that_do(trafka_broker):
+    """Kafka's byte ranges: only the first partition's first batch comes whole past the limit; a
+    later partition whose first batch is larger than what is left gets that many bytes of it
+    (the client drops the cut batch and asks again), so the answer is filled to the limit."""
+    from testkit.groups import create_topic
+
+    create_topic(trafka_broker.bootstrap_servers, "big-batches", PARTITIONS)
+    batch = records.encode_batch([records.Record(None, b"%06d" % i + b"x" * 994, timestamp=1) for i in range(400)])
+    assert 400_000 < len(batch) < 500_000  # one batch per partition, two fill 800+ KB of the 1 MiB
+    with RawClient(trafka_broker.bootstrap_servers, "big") as client:
+        for p in range(PARTITIONS):
+            body = client.request(0, 7, {"transactional_id": None, "acks": -1, "timeout_ms": 10000, "topic_data": [
+                {"name": "big-batches", "partition_data": [{"index": p, "records": batch}]}]})
+            assert body.responses[0].partition_responses[0].error_code == 0
+    sizes = [len(data) for data in _fetch_all(trafka_broker.bootstrap_servers, "big-batches")]
+    assert sizes[:2] == [len(batch), len(batch)]
+    assert sizes[2] == (1 << 20) - 2 * len(batch) and sizes[3] == 0
