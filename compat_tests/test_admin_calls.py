@@ -10,7 +10,8 @@ import uuid
 import pytest
 
 from compat_tests.conftest import make_topic
-from testkit.java import KafkaJavaError, _jiter, java_list, share_consumer, share_reset_earliest
+from testkit.java import KafkaJavaError, _jiter, java_list, share_reset_earliest
+from testkit.java import share_consumer as java_share_consumer
 
 
 def _unique(prefix: str) -> str:
@@ -532,7 +533,7 @@ def test_java_share_consumer_beside_a_consumer_group_on_the_same_topic(java_clie
         producer.produce("java-shared", b"v%d" % i, partition=0)
     assert producer.flush(10) == 0
 
-    share = share_consumer(k, bootstrap, "java-share", "java-shared", explicit=True)
+    share = java_share_consumer(k, bootstrap, "java-share", "java-shared", explicit=True)
     ack = jvm.org.apache.kafka.clients.consumer.AcknowledgeType
     try:
         seen: list[tuple[int, int]] = []
@@ -599,7 +600,7 @@ def test_java_share_consumer_renews_a_lock_with_acknowledge_type_renew(java_clie
         assert producer.flush(10) == 0
 
         def share_consumer():
-            return share_consumer(k, bootstrap, "renewers", "renewed", explicit=True)
+            return java_share_consumer(k, bootstrap, "renewers", "renewed", explicit=True)
 
         def poll(consumer, seconds: float) -> list:
             found, end = [], time.monotonic() + seconds
@@ -678,7 +679,7 @@ def test_java_admin_alters_and_deletes_share_group_offsets(java_client_43, boots
 
     def read_all(expected: int):
         """A share consumer of the group that accepts what it gets until `expected` records."""
-        consumer = share_consumer(k, bootstrap, group, "reset-shared")
+        consumer = java_share_consumer(k, bootstrap, group, "reset-shared")
         seen, end = [], time.monotonic() + 30
         while len(seen) < expected and time.monotonic() < end:
             iterator = call(call(consumer.poll, jvm.java.time.Duration.ofMillis(300)).iterator)
