@@ -259,3 +259,8 @@ def test_each_broker_describes_only_the_replicas_it_holds(trafka_cluster):
         assert log_dir.log_dir.endswith(f"broker-{broker_id}")
         listed = sorted(p.partition_index for t in log_dir.topics if t.name == "dirs" for p in t.partitions)
         assert listed == held[broker_id] and len(listed) == 2
+
+
+def test_assignments_of_different_replication_factors_are_refused(trafka_cluster):
+    with pytest.raises(KafkaException, match="inconsistent replication factor"):
+        _create(trafka_cluster, "uneven", 2, replica_assignment=[[0, 1], [2]])

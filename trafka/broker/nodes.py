@@ -30,6 +30,7 @@ import trio
 
 from trafka.broker.config import BrokerConfig, ConfigError
 from trafka.broker.controller import NO_LEADER, Controller, LeaderChange
+from trafka.broker.log_tasks import every
 from trafka.broker.replication import Replication
 from trafka.broker.server import Broker, serve_node
 from trafka.storage.errors import StorageError
@@ -265,10 +266,8 @@ class Cluster:
             await serve_node(node, self._host, self._port, port_offset=node.node_id, task_status=task_status)
 
     def node_tasks(self, node) -> list:
-        """Background tasks each node runs while it serves: its replica fetcher; node 0 also
-        checks the ISRs (replica.lag.time.max.ms)."""
-        from trafka.broker.log_tasks import every
-
+        """Background tasks each node runs while it serves: its replica fetcher, and the
+        cluster's ISR and leader-balance checks (which act on the first running node only)."""
         tasks = [partial(self.replication.run, node)]
         lag = self.config["replica.lag.time.max.ms"]
         tasks.append(partial(every, node, max(lag // 2, 1), partial(self._check_isr, node)))
@@ -319,9 +318,8 @@ class Cluster:
         node = self._node(node_id)
         if node_id in self.stopped:
             raise ValueError(f"broker {node_id} is already stopped")
-        serving = getattr(node, "serving", None)
-        if serving is not None:
-            serving.cancel()
+        if node.serving is not None:
+            node.serving.cancel()
         for runtime in node.coordinator_runtimes().values():
             for partition in list(runtime.shards):
                 runtime.unload(partition)

@@ -38,6 +38,10 @@ def _partition_count(broker, t) -> int | dict:
                 return topic_error(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
         if sorted(a.partition_index for a in t.assignments) != list(range(len(t.assignments))):
             return topic_error(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions must be numbered from 0")
+        factors = {len(a.broker_ids) for a in t.assignments}
+        if len(factors) > 1:  # as Kafka's controller refuses
+            return topic_error(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                               f"inconsistent replication factor between partitions: {sorted(factors)}")
         return len(t.assignments)
     problem = replication_factor_problem(broker, t.replication_factor)
     if problem is not None:
