@@ -16,6 +16,7 @@ import tempfile
 import time
 
 from bench.brokers import _spawn, free_port
+from bench.workloads import produce_all
 
 ROUNDS = 3
 
@@ -43,15 +44,7 @@ def produce_rate(broker, replication: int, count: int, size: int = 100, partitio
     producer.produce(topic, payload)  # connections and metadata before the clock starts
     producer.flush(30)
     started = time.perf_counter()
-    for i in range(count):
-        while True:
-            try:
-                producer.produce(topic, payload, partition=i % partitions)
-                break
-            except BufferError:
-                producer.poll(0.005)
-    if producer.flush(120) != 0:
-        raise TimeoutError("produce did not finish")
+    produce_all(producer, topic, payload, count, partitions)
     return count / (time.perf_counter() - started)
 
 

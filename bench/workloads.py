@@ -32,14 +32,10 @@ def _create_topic(bootstrap: str, partitions: int) -> str:
     raise RuntimeError(f"topic {name} did not appear")
 
 
-def confluent_throughput(broker, count: int, size: int, partitions: int) -> dict:
-    """Produce `count` messages of `size` bytes, then consume them all by assignment."""
-    from confluent_kafka import Consumer, Producer, TopicPartition
-
-    topic = _create_topic(broker.bootstrap, partitions)
-    payload = b"x" * size
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5, "message.max.bytes": max(1_000_000, size * 2)})
-    cpu0, started = broker.cpu_seconds(), time.perf_counter()
+def produce_all(producer, topic: str, payload: bytes, count: int, partitions: int) -> None:
+    """`count` records round-robin over the partitions through a confluent-kafka Producer,
+    waiting out a full queue, until every one is acknowledged (TimeoutError past DEADLINE_SECONDS)."""
+    started = time.perf_counter()
     for i in range(count):
         while True:
             try:
@@ -51,6 +47,17 @@ def confluent_throughput(broker, count: int, size: int, partitions: int) -> dict
             raise TimeoutError("produce took too long")
     if producer.flush(DEADLINE_SECONDS) != 0:
         raise TimeoutError("produce did not finish")
+
+
+def confluent_throughput(broker, count: int, size: int, partitions: int) -> dict:
+    """Produce `count` messages of `size` bytes, then consume them all by assignment."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    topic = _create_topic(broker.bootstrap, partitions)
+    payload = b"x" * size
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5, "message.max.bytes": max(1_000_000, size * 2)})
+    cpu0, started = broker.cpu_seconds(), time.perf_counter()
+    produce_all(producer, topic, payload, count, partitions)
     produce_s, produce_cpu = time.perf_counter() - started, broker.cpu_seconds() - cpu0
 
     consumer = Consumer({

@@ -7,9 +7,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Consumer, Producer, ShareConsumer, TopicPartition
+from confluent_kafka import Producer, ShareConsumer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from testkit.cluster import read_from_start
 from trafka.testing.rawwire import RawClient
 
 GROUP_KEY, TRANSACTION_KEY = 0, 1
@@ -34,18 +35,8 @@ def _coordinator(cluster, key: str, key_type: int) -> int:
 
 
 def _read_committed(cluster, topic: str, partitions: int, want: int) -> list[bytes]:
-    reader = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "audit",
-                       "isolation.level": "read_committed", "enable.auto.commit": False})
-    reader.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    got, deadline = [], time.monotonic() + 20
-    while time.monotonic() < deadline:
-        message = reader.poll(0.3)
-        if message is not None and message.error() is None:
-            got.append(message.value())
-        elif message is None and len(got) >= want:
-            break
-    reader.close()
-    return got
+    return read_from_start(cluster.bootstrap_servers, topic, partitions, want, settle=1.0,
+                           **{"isolation.level": "read_committed"})
 
 
 @pytest.mark.parametrize("kill", [False, True], ids=["stop", "kill"])

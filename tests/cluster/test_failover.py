@@ -9,10 +9,11 @@ import time
 from collections import defaultdict
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer, KafkaProducer
 
+from testkit.cluster import read_from_start
 from trafka.testing.rawwire import RawClient
 
 TOPIC = "events"
@@ -67,21 +68,8 @@ def _value(i: int) -> bytes:
 
 def _check_log(cluster, expected: int) -> None:
     """Read the whole topic from the beginning: each value once, each key's in order."""
-    reader = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "check",
-                       "enable.auto.commit": False})
-    reader.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
-    values: list[bytes] = []
-    deadline = time.monotonic() + 30
-    try:
-        while len(values) < expected and time.monotonic() < deadline:
-            message = reader.poll(0.5)
-            if message is not None and message.error() is None:
-                values.append(message.value())
-        extra = reader.poll(1.0)
-    finally:
-        reader.close()
-    assert extra is None or extra.error() is not None, "more records than were acknowledged"
-    assert len(values) == expected and len(set(values)) == expected  # none lost, none twice
+    values = read_from_start(cluster.bootstrap_servers, TOPIC, PARTITIONS, expected, timeout=30, settle=1.0)
+    assert len(values) == expected and len(set(values)) == expected  # none lost, none twice, no more
     by_key = defaultdict(list)
     for value in values:
         key, seq = value.split(b":")
@@ -321,15 +309,7 @@ def test_a_follower_that_was_behind_is_truncated_to_the_new_leaders_log(trafka_c
     # Read it from the returning broker itself once it leads again.
     trafka_cluster.move_leader("diverge", 0, old_leader)
     assert _partition_states(trafka_cluster, "diverge")[0][0] == old_leader
-    reader = Consumer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "group.id": "r"})
-    reader.assign([TopicPartition("diverge", 0, 0)])
-    got, deadline = [], time.monotonic() + 20
-    while len(got) < len(expected) and time.monotonic() < deadline:
-        message = reader.poll(0.5)
-        if message is not None and message.error() is None:
-            got.append(message.value())
-    reader.close()
-    assert got == expected
+    assert read_from_start(trafka_cluster.bootstrap_servers, "diverge", 1, len(expected)) == expected
     segment_bytes = b"".join(p.read_bytes() for p in
                              (trafka_cluster.data_dir / f"broker-{old_leader}" / "diverge-0").glob("*.log"))
     assert b"lost-" not in segment_bytes and b"after-2" in segment_bytes
@@ -348,15 +328,7 @@ def test_with_only_the_leader_in_sync_acks_all_writes_and_reads_go_on(trafka_clu
     for i in range(20):
         producer.produce("alone", b"a-%d" % i)
     assert producer.flush(15) == 0
-    reader = Consumer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "group.id": "alone-reader"})
-    reader.assign([TopicPartition("alone", 0, 0)])
-    got, deadline = [], time.monotonic() + 10
-    while len(got) < 20 and time.monotonic() < deadline:
-        message = reader.poll(0.3)
-        if message is not None and message.error() is None:
-            got.append(message.value())
-    reader.close()
-    assert got == [b"a-%d" % i for i in range(20)]
+    assert read_from_start(trafka_cluster.bootstrap_servers, "alone", 1, 20, timeout=10) == [b"a-%d" % i for i in range(20)]
 
 
 def test_a_follower_truncates_when_a_new_leader_has_not_its_records(trafka_cluster):

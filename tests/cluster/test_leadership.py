@@ -15,6 +15,7 @@ import pytest
 from confluent_kafka import Consumer, ElectionType, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from testkit.cluster import read_from_start, wait_for
 from trafka.testing.rawwire import RawClient
 
 
@@ -34,10 +35,7 @@ def _leaders(cluster, topic: str) -> dict[int, int]:
 
 
 def _wait(condition, timeout=20, what="the condition"):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+    wait_for(condition, timeout=timeout, what=what)
 
 
 def _in_sync(cluster, topic: str, partitions: int):
@@ -131,14 +129,7 @@ def test_reassignment_under_load_moves_replicas_and_leaders(trafka_cluster):
         assert state["replicas"] == targets[p] and state["leader"] in targets[p]
         old = before[p][0]  # its copy on the broker that no longer holds it is gone
         assert not (trafka_cluster.data_dir / f"broker-{old}" / f"moving-{p}").exists()
-    reader = Consumer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "group.id": "r"})
-    reader.assign([TopicPartition("moving", p, 0) for p in range(2)])
-    got, deadline = set(), time.monotonic() + 20
-    while len(got) < len(acked) and time.monotonic() < deadline:
-        message = reader.poll(0.3)
-        if message is not None and message.error() is None:
-            got.add(message.value())
-    reader.close()
+    got = set(read_from_start(trafka_cluster.bootstrap_servers, "moving", 2, len(acked)))
     assert len(acked) > 100 and set(acked) <= got  # every acknowledged record survived the move
 
 

@@ -174,7 +174,7 @@ class Replication:
         follower_log._replicated_to = min(leader_log.high_watermark, follower_log.log_end_offset)
         if follower_log.log_end_offset == leader_log.log_end_offset:
             self.caught_up_ms[(name, p, node.node_id)] = node.clock.time_ms()
-            if node.node_id not in self.controller.partition(topic_id, p).isr:
+            if not self.controller.in_sync(topic_id, p, node.node_id):
                 self.controller.expand_isr(topic_id, p, node.node_id)
                 self._rejoined.append(f"{name}-{p}")
                 if self.controller.reassignment(topic_id, p) is not None:
@@ -205,8 +205,8 @@ class Replication:
         for replica in state.isr:
             self.caught_up_ms[(name, p, replica)] = now
         self.track(leader, name, p, topic_id)
-        if len(state.replicas) > 1:
-            self.advance_high_watermark(leader, name, p, topic_id)
+        if len(state.replicas) > 1 and leader.logs.log(name, p)._replicated_to is not None:
+            self.advance_high_watermark(leader, name, p, topic_id)  # track() did not just do it
 
     def advance_high_watermark(self, leader, name: str, p: int, topic_id) -> None:
         """The leader's high watermark moves up to what every live in-sync replica has; it
@@ -244,10 +244,10 @@ class Replication:
 
     def check_isr(self, now: int, lag_max_ms: int) -> None:
         """Followers not caught up for `lag_max_ms` leave the ISR (Kafka's maybeShrinkIsr)."""
-        reference = self.cluster.live_nodes()[0] if self.cluster.live_nodes() else None
-        if reference is None:
+        live = self.cluster.live_nodes()
+        if not live:
             return
-        for name, p, topic_id in self.replicated_partitions(reference):
+        for name, p, topic_id in self.replicated_partitions(live[0]):
             state = self.controller.partition(topic_id, p)
             if state.leader < 0:
                 continue

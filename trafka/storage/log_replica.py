@@ -83,7 +83,7 @@ def truncate_to(partition_log, offset: int) -> int:
     keep = [s for s in segments if s.base_offset < offset] or segments[:1]
     doomed = segments[len(keep):]
     segment = keep[-1]
-    position = segment.position_of_batch_with(offset)
+    position = segment.position_of(offset, holding=True)
     for gone in doomed:
         gone.delete()
     partition_log.segments[:] = keep

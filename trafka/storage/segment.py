@@ -433,19 +433,12 @@ class LogSegment:
         total = min(end - start, max(max_size, first_size if min_one_batch else 0))
         return FileSlice(self, start, total)
 
-    def position_of(self, offset: int) -> int:
-        """Position of the first batch whose base offset is >= offset (the segment size if none)."""
+    def position_of(self, offset: int, *, holding: bool = False) -> int:
+        """Position of the first batch whose base offset is >= offset, or with `holding` the
+        first ending at or after it (the batch holding it); the segment size if none."""
         _, position = self.offset_index.lookup(offset)
         for pos, header in self._scan(position, verify=False):
-            if header.base_offset >= offset:
-                return pos
-        return self.size
-
-    def position_of_batch_with(self, offset: int) -> int:
-        """Position of the first batch ending at or after `offset` (the segment size if none)."""
-        _, position = self.offset_index.lookup(offset)
-        for pos, header in self._scan(position, verify=False):
-            if header.last_offset >= offset:
+            if (header.last_offset if holding else header.base_offset) >= offset:
                 return pos
         return self.size
 
