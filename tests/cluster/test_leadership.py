@@ -43,12 +43,19 @@ def _in_sync(cluster, topic: str, partitions: int):
                        for p in range(partitions))
 
 
+def _bounced(cluster, topic: str, broker: int) -> dict[int, int]:
+    """A 3-partition RF 3 topic whose broker `broker` was stopped and started again (its
+    leaderships moved away) and is back in every ISR; each partition's preferred leader."""
+    _create(cluster, topic, 3)
+    preferred = {p: cluster.partition_state(topic, p)["replicas"][0] for p in range(3)}
+    cluster.stop_broker(broker)
+    cluster.start_broker(broker)
+    _wait(_in_sync(cluster, topic, 3), what=f"broker {broker} back in sync")
+    return preferred
+
+
 def test_preferred_leaders_return_with_elect_leaders(trafka_cluster):
-    _create(trafka_cluster, "prefs", 3)
-    preferred = {p: trafka_cluster.partition_state("prefs", p)["replicas"][0] for p in range(3)}
-    trafka_cluster.stop_broker(0)
-    trafka_cluster.start_broker(0)
-    _wait(_in_sync(trafka_cluster, "prefs", 3), what="broker 0 back in sync")
+    preferred = _bounced(trafka_cluster, "prefs", 0)
     moved = [p for p in range(3) if _leaders(trafka_cluster, "prefs")[p] != preferred[p]]
     assert moved  # broker 0 lost the partition it preferred
     admin = _admin(trafka_cluster)
@@ -63,11 +70,7 @@ def test_preferred_leaders_return_with_elect_leaders(trafka_cluster):
 
 @pytest.mark.trafka_config({"leader.imbalance.check.interval.seconds": 60})
 def test_auto_leader_rebalance_moves_leaders_back_on_broker_time(trafka_cluster):
-    _create(trafka_cluster, "auto", 3)
-    preferred = {p: trafka_cluster.partition_state("auto", p)["replicas"][0] for p in range(3)}
-    trafka_cluster.stop_broker(1)
-    trafka_cluster.start_broker(1)
-    _wait(_in_sync(trafka_cluster, "auto", 3), what="broker 1 back in sync")
+    preferred = _bounced(trafka_cluster, "auto", 1)
     assert _leaders(trafka_cluster, "auto") != preferred
     trafka_cluster.advance_clock(61_000)
     assert _leaders(trafka_cluster, "auto") == preferred

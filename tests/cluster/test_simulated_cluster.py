@@ -62,6 +62,16 @@ def _consume(cluster, topic: str, count: int, group: str, **config) -> list[byte
     return values
 
 
+def _committed_total(cluster, group: str, topic: str, partitions: int) -> int:
+    """The sum of the group's committed offsets over the topic's partitions."""
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group})
+    try:
+        committed = consumer.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=10)
+    finally:
+        consumer.close()
+    return sum(tp.offset for tp in committed)
+
+
 def test_every_broker_is_in_metadata_with_its_rack_and_partitions_spread_over_them(trafka_cluster):
     admin = KafkaAdminClient(bootstrap_servers=trafka_cluster.bootstrap_servers)
     try:
@@ -90,12 +100,7 @@ def test_an_idempotent_producer_and_a_consumer_group_work_across_the_brokers(tra
     values = _consume(trafka_cluster, "orders", 600, "billing")
     assert sorted(values) == sorted(b"value-%d" % i for i in range(600))
     # The group's offsets were committed to its coordinator, wherever it is, and are read back.
-    consumer = Consumer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "group.id": "billing"})
-    try:
-        committed = consumer.committed([TopicPartition("orders", p) for p in range(6)], timeout=10)
-    finally:
-        consumer.close()
-    assert sum(tp.offset for tp in committed) == 600
+    assert _committed_total(trafka_cluster, "billing", "orders", 6) == 600
 
 
 def test_a_groups_coordinator_is_the_leader_of_its_offsets_partition(trafka_cluster):
@@ -203,12 +208,7 @@ def test_transactions_write_their_markers_to_each_partitions_leader(trafka_clust
     assert moved == 30
     committed = _consume(trafka_cluster, "txn-out", 30, "reader", **{"isolation.level": "read_committed"})
     assert sorted(committed) == sorted(b"value-%d" % i for i in range(30))
-    check = Consumer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "group.id": "mover-group"})
-    try:
-        offsets = check.committed([TopicPartition("txn-in", p) for p in range(3)], timeout=10)
-    finally:
-        check.close()
-    assert sum(tp.offset for tp in offsets) == 30
+    assert _committed_total(trafka_cluster, "mover-group", "txn-in", 3) == 30
 
 
 def test_explicit_assignments_and_replication_factors(trafka_cluster):
