@@ -397,9 +397,10 @@ class LogSegment:
         max_offset: int | None = None,
     ) -> FileSlice | None:
         """Batches from the one holding start_offset, up to max_size bytes (at least the first
-        whole batch when min_one_batch). None when no batch here reaches start_offset, or
-        (min_one_batch false) max_size is 0, or the first batch does not fit and whole batches
-        were asked for.
+        whole batch when min_one_batch). None when no batch here reaches start_offset, or the
+        first batch does not fit and min_one_batch is false: Kafka's ReplicaManager answers such
+        an incomplete first entry with no records (Fetch v3+), so the partition comes first in a
+        later answer instead of as a cut batch that no client can read.
 
         With partial_tail the slice is a byte range, as Kafka's: from the start batch to
         max_size bytes further (or the end of the segment), and it may end inside a batch,
@@ -418,8 +419,8 @@ class LogSegment:
                 break
         if start is None:
             return None
-        if not min_one_batch and (max_size <= 0 or (first_size > max_size and not partial_tail)):
-            return None  # a byte range (partial_tail) may end inside the first batch, as Kafka's
+        if first_size > max_size and not min_one_batch:
+            return None
         if not partial_tail:
             total = first_size
             for _, header in self._scan(start + first_size, verify=False):
