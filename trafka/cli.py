@@ -203,7 +203,8 @@ def _share_groups(args) -> int:
     from trafka.broker.share.formats import parse_key, parse_value
     from trafka.broker.share.partition import RecordState
     from trafka.storage.inspect import describe_data_dir
-    from trafka.storage.manager import TOPICS_DIR, read_topic_metadata
+    from trafka.storage.errors import StorageError
+    from trafka.storage.topic_store import read_topics
 
     data_dir = Path(args.data_dir)
     if not (data_dir / "topics").is_dir():
@@ -216,13 +217,10 @@ def _share_groups(args) -> int:
             latest.pop(key, None)
         else:
             latest[key] = snapshot
-    names = {}
-    for path in (data_dir / TOPICS_DIR).glob("*.json"):
-        try:
-            metadata = read_topic_metadata(path)
-        except Exception:  # noqa: BLE001 - a damaged metadata file: its topic shows by id
-            continue
-        names[metadata.topic_id] = metadata.name
+    try:
+        names = {metadata.topic_id: metadata.name for metadata in read_topics(data_dir).topics}
+    except StorageError:  # damaged topic metadata: topics show by id
+        names = {}
     log_end = {(s.topic, s.partition): s.log_end_offset for s in describe_data_dir(data_dir)}
     rows = [("GROUP", "TOPIC", "PARTITION", "START-OFFSET", "LOG-END-OFFSET", "LAG", "ACKNOWLEDGED", "ARCHIVED", "AVAILABLE")]
     chosen = [k for k in latest if not args.group or k.group_id in args.group]

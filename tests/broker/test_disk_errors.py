@@ -271,3 +271,41 @@ def test_space_freed_by_delete_records_lets_appends_succeed_again(broker, small_
     with RawClient(broker.bootstrap_servers, "disk-full-dr-after") as client:
         assert _all_records(client, "data", low) == [(o, b"k%d" % i) for o, i in acked if o >= low]
     assert "Traceback" not in broker.log_text()
+
+
+def _create_many(client, names: list[str]) -> list:
+    from tests.broker.test_produce_fetch_wire import CREATE_V
+
+    return client.request(19, CREATE_V, {"topics": [
+        {"name": n, "num_partitions": 2, "replication_factor": 1, "assignments": [], "configs": []} for n in names],
+        "timeout_ms": 5000, "validate_only": False}).topics
+
+
+def test_a_full_disk_refuses_a_create_topics_request_whole_and_creates_nothing(broker, small_disk):
+    """The request's topics are one line of topics/created.log: a disk too full for it refuses
+    every topic of the request with KAFKA_STORAGE_ERROR, the part of the line written is cut
+    back, and none of them exists, then or after a restart."""
+    created_log = small_disk / "topics" / "created.log"
+    names = [f"refused-{i:03d}-{'x' * 60}" for i in range(300)]  # a line of ~40 KB: new pages
+    with RawClient(broker.bootstrap_servers, "disk-full-create") as client:
+        assert create(client, "ballast").error_code == 0
+        for i in range(10):
+            assert _produce(client, "ballast", i).error_code == 0
+        _fill(client, "ballast", 10)
+        before = created_log.stat().st_size if created_log.exists() else 0
+        answers = _create_many(client, names)
+        assert {t.error_code for t in answers} == {ErrorCode.KAFKA_STORAGE_ERROR}
+        assert "cannot write topic metadata" in answers[0].error_message
+        assert (created_log.stat().st_size if created_log.exists() else 0) == before
+        listed = client.request(3, 12, {"topics": None, "allow_auto_topic_creation": False,
+                                        "include_topic_authorized_operations": False})
+        assert not {t.name for t in listed.topics} & set(names)
+        deleted = client.request(20, 4, {"topic_names": ["ballast"], "timeout_ms": 5000})
+        assert deleted.responses[0].error_code == 0
+        assert {t.error_code for t in _create_many(client, names[:5])} == {ErrorCode.NONE}
+    broker.restart(kill=True)
+    with RawClient(broker.bootstrap_servers, "disk-full-create-after") as client:
+        listed = client.request(3, 12, {"topics": None, "allow_auto_topic_creation": False,
+                                        "include_topic_authorized_operations": False})
+        assert {t.name for t in listed.topics} & set(names) == set(names[:5])
+    assert "Traceback" not in broker.log_text()

@@ -32,7 +32,7 @@ import trio
 
 from trafka.storage.cleaner import LogCleaner
 from trafka.storage.errors import StorageError
-from trafka.storage.manager import TOPICS_DIR, write_metadata_files
+from trafka.storage.topic_store import append_to_created_log, created_record
 from trafka.storage.retention import apply_retention
 
 log = logging.getLogger("trafka.broker")
@@ -148,13 +148,14 @@ async def flush_off_loop(partition_log) -> None:
 
 
 async def sync_topic_metadata(logs) -> None:
-    """Make the topics CreateTopics just made durable (their metadata files), with the fsyncs in
-    worker threads; raises StorageWriteFailed, the topics dropped, when the disk refuses."""
+    """Make the topics CreateTopics just made durable: one line of topics/created.log for all
+    of them, appended and fsynced in a worker thread; raises StorageWriteFailed, the topics
+    dropped, when the disk refuses."""
     pending = logs.take_unsynced()
     if not pending:
         return
     try:
-        await trio.to_thread.run_sync(write_metadata_files, logs.data_dir / TOPICS_DIR, pending)
+        await trio.to_thread.run_sync(append_to_created_log, logs.data_dir, created_record(pending))
     except OSError as exc:
         logs.drop_unsynced(pending, exc)
     logs.synced(pending)

@@ -36,7 +36,7 @@ def fsync_file(path: Path) -> None:
 
 def write_temporary(path: Path, data: bytes | str, *, fsync: bool = True) -> Path:
     """Write `data` to a temporary file beside `path` (fsynced unless told not to; see
-    LogManager.sync_metadata, which fsyncs many together) and return its path."""
+    topic_store.write_metadata_files, which fsyncs many together) and return its path."""
     path = Path(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
     payload = data.encode() if isinstance(data, str) else data

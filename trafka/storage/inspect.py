@@ -14,7 +14,8 @@ from typing import Callable, Generator, Iterator, TypeVar
 
 from trafka.storage.index import OFFSET_ENTRY, TIME_ENTRY
 from trafka.storage.log_loader import LOG_START_OFFSET_FILE, read_checkpoint
-from trafka.storage.manager import parse_partition_dir, partition_dir, read_topic_metadata, topic_metadata_paths
+from trafka.storage.manager import parse_partition_dir, partition_dir
+from trafka.storage.topic_store import read_topics
 from trafka.storage.producer_state import SNAPSHOT_SUFFIX, read_snapshot
 from trafka.storage.segment import (
     INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, offset_filename, parse_offset_filename, scan_batches, segment_bases,
@@ -235,8 +236,7 @@ def last_stable_offset(directory: Path, log_end_offset: int) -> int:
 def describe_data_dir(data_dir: Path) -> list[PartitionSummary]:
     """Every partition of every topic in the data dir's topic metadata, by topic and partition."""
     summaries = []
-    for path in topic_metadata_paths(data_dir):
-        metadata = read_topic_metadata(path)
+    for metadata in read_topics(data_dir).topics:
         for partition in range(metadata.partitions):
             directory = partition_dir(data_dir, metadata.name, partition)
             summaries.append(summarize_partition(directory, metadata.name, partition))

@@ -1,14 +1,13 @@
 """LogManager: owns the data directory, the topics, and one PartitionLog per partition.
 
-Kafka keeps topic ids, partition counts and config overrides in its metadata log; here each
-topic has a small JSON file, `<data>/topics/<topic id>.json`, written atomically, so topics, ids
-and configs survive a restart. Partition data lives in `<data>/<topic>-<partition>/`.
+Topic ids, partition counts and config overrides live under `<data>/topics/` (topic_store.py:
+a file per topic, and one line of `created.log` per CreateTopics request), so topics, ids and
+configs survive a restart. Partition data lives in `<data>/<topic>-<partition>/`.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import logging
 import os
 from functools import partial
@@ -16,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 import re
 import shutil
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
@@ -33,10 +31,19 @@ from trafka.storage.errors import (
 )
 from trafka.storage.files import DELETE_DIR_SUFFIX, atomic_write, fsync_dir, remove_dir, replace_with, write_temporary
 from trafka.storage.log import CLEAN_SHUTDOWN_FILE, CleanState, PartitionLog
+from trafka.storage.topic_store import (
+    CREATED_LOG,
+    TOPICS_DIR,
+    TopicMetadata,
+    append_to_created_log,
+    created_record,
+    metadata_path,
+    read_topics,
+    write_metadata_files,
+)
 
 log = logging.getLogger("trafka.storage")
 
-TOPICS_DIR = "topics"
 LOCK_FILE = ".lock"
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
@@ -88,44 +95,6 @@ def _collision_key(name: str) -> str:
     return name.replace(".", "_")
 
 
-@dataclass
-class TopicMetadata:
-    name: str
-    topic_id: uuid.UUID
-    partitions: int
-    configs: dict[str, str] = field(default_factory=dict)  # per-topic overrides only
-
-    def to_json(self) -> str:
-        # One line, so the C encoder writes it (indent= falls back to the pure-Python one, a
-        # tenth of a 500-topic CreateTopics); readers only ever parse it.
-        return json.dumps(
-            {"name": self.name, "topic_id": str(self.topic_id), "partitions": self.partitions, "configs": self.configs},
-            sort_keys=True,
-        ) + "\n"
-
-    @classmethod
-    def from_json(cls, text: str) -> "TopicMetadata":
-        body = json.loads(text)
-        return cls(body["name"], uuid.UUID(body["topic_id"]), int(body["partitions"]), dict(body["configs"]))
-
-
-def read_topic_metadata(path: Path) -> TopicMetadata:
-    """A topic's metadata file, or a StorageError naming it. The broker refuses to start rather
-    than guess: a topic loaded without its configs could be given a shorter retention."""
-    try:
-        return TopicMetadata.from_json(path.read_text())
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise StorageError(
-            f"{path}: unreadable topic metadata ({type(exc).__name__}: {exc}); fix or restore the file "
-            "(the topic's partition directories are untouched)"
-        ) from None
-
-
-def topic_metadata_paths(data_dir: Path) -> list[Path]:
-    """The topic metadata files of a data directory (topics/<topic id>.json), in name order."""
-    return sorted((data_dir / TOPICS_DIR).glob("*.json"))
-
-
 def partition_dir(data_dir: Path, topic: str, partition: int) -> Path:
     return data_dir / f"{topic}-{partition}"
 
@@ -158,7 +127,8 @@ class LogManager:
         self.generation = 0
         self._collisions: dict[str, str] = {}
         self._collisions_at: tuple[int, int] | None = None
-        self._unsynced: list[tuple[str, str, Path]] = []  # (topic, file text, path): see sync_metadata
+        self._unsynced: list[TopicMetadata] = []  # created with sync=False: see sync_metadata
+        self._in_created_log: set[uuid.UUID] = set()  # topics created by a line of created.log
         # Told of each segment roll, to run PartitionLog.flush_rolled in a worker thread (the
         # broker sets it); None: rolls flush at once.
         self.on_roll: Callable[[PartitionLog], None] | None = None
@@ -188,8 +158,7 @@ class LogManager:
         return fd
 
     def _metadata_path(self, metadata: TopicMetadata) -> Path:
-        # Named by topic id: a 249-character topic name plus a suffix would not fit 255 bytes.
-        return self.data_dir / TOPICS_DIR / f"{metadata.topic_id}.json"
+        return metadata_path(self.data_dir, metadata.topic_id)
 
     def _partition_dir(self, topic: str, partition: int) -> Path:
         return partition_dir(self.data_dir, topic, partition)
@@ -203,13 +172,19 @@ class LogManager:
                 log.info("removing %s, left by an interrupted topic deletion", self.data_dir / name)
                 shutil.rmtree(self.data_dir / name, ignore_errors=True)
         clean = self._read_clean_shutdown()
-        for path in topic_metadata_paths(self.data_dir):
-            metadata = read_topic_metadata(path)
+        stored = read_topics(self.data_dir)
+        if stored.good_lines is not None:  # a line cut by a crash: later lines must not follow it
+            atomic_write(self.data_dir / TOPICS_DIR / CREATED_LOG, "".join(line + "\n" for line in stored.good_lines))
+        self._in_created_log = stored.in_log
+        for metadata in stored.topics:
             self.topics[metadata.name] = metadata
             try:
                 config = self._build_config(metadata.name)
             except InvalidConfig as exc:
-                raise StorageError(f"{path}: {exc}; fix the file (its topic's data is untouched)") from None
+                path = self._metadata_path(metadata)
+                where = path if path.exists() else path.with_name(CREATED_LOG)
+                raise StorageError(f"{where}: topic {metadata.name}: {exc}; fix the file "
+                                   "(its topic's data is untouched)") from None
             self._configs[metadata.name] = config
             for partition in range(metadata.partitions):
                 state = clean.get((metadata.name, partition))
@@ -245,52 +220,69 @@ class LogManager:
         return {key: CleanState(point, starts[key]) for key, point in recovery.items() if key in starts}
 
     def _write_metadata(self, metadata: TopicMetadata, *, sync: bool = True) -> None:
-        path = self._metadata_path(metadata)
         if not sync:
-            self._unsynced.append((metadata.name, metadata.to_json(), path))
+            self._unsynced.append(TopicMetadata(metadata.name, metadata.topic_id, metadata.partitions, dict(metadata.configs)))
             return
-        replace_with(write_temporary(path, metadata.to_json()), path)
+        path = self._metadata_path(metadata)
+        replace_with(write_temporary(path, metadata.to_json()), path)  # newer than a line of the log
 
     def sync_metadata(self) -> None:
-        """Write the metadata files of the topics created with sync=False, all together, here and
-        now (the broker does the same off its loop: take_unsynced, write_metadata_files in a
-        worker thread, drop_unsynced on failure; broker/log_tasks.sync_topic_metadata)."""
+        """Make the topics created with sync=False durable, all together, here and now: one
+        line of topics/created.log (the broker does the same off its loop: take_unsynced,
+        append_to_created_log in a worker thread, then synced, or drop_unsynced on failure;
+        broker/log_tasks.sync_topic_metadata)."""
         pending = self.take_unsynced()
         if not pending:
             return
         try:
-            write_metadata_files(self.data_dir / TOPICS_DIR, pending)
+            append_to_created_log(self.data_dir, created_record(pending))
         except OSError as exc:
             self.drop_unsynced(pending, exc)
+        self.synced(pending)
 
-    def synced(self, pending: list[tuple[str, str, Path]]) -> None:
-        """After write_metadata_files ran in a worker thread: a topic deleted meanwhile loses the
-        metadata file the thread put in place, so it does not come back at the next start."""
-        for name, _, path in pending:
-            if name not in self.topics:
-                path.unlink(missing_ok=True)
+    def synced(self, pending: list[TopicMetadata]) -> None:
+        """After their line was appended (in a worker thread): each topic is now held by the log,
+        and one deleted meanwhile gets a `deleted` line, so it does not come back at the next
+        start."""
+        gone = []
+        for metadata in pending:
+            current = self.topics.get(metadata.name)
+            if current is not None and current.topic_id == metadata.topic_id:
+                self._in_created_log.add(metadata.topic_id)
+            else:
+                gone.append(str(metadata.topic_id))
+        if gone:
+            self._log_deleted(gone)
 
-    def take_unsynced(self) -> list[tuple[str, str, Path]]:
+    def _log_deleted(self, topic_ids: list[str]) -> None:
+        # Not fsynced, as the unlink of a topic's file is not: DeleteTopics is durable once the
+        # partition directories' removal is (the next fsync of the topics directory or log).
+        try:
+            append_to_created_log(self.data_dir, {"deleted": topic_ids}, fsync=False)
+        except OSError as exc:
+            log.error("%s: cannot record the deletion of topics %s (%s); they return at the next start",
+                      self.data_dir / TOPICS_DIR / CREATED_LOG, ", ".join(topic_ids), exc.strerror or exc)
+
+    def take_unsynced(self) -> list[TopicMetadata]:
         pending, self._unsynced = self._unsynced, []
         return pending
 
-    def drop_unsynced(self, pending: list[tuple[str, str, Path]], exc: OSError) -> None:
-        """Topics whose metadata could not be written are dropped again (nothing of them reached
-        the disk under its real name); raises StorageWriteFailed naming them."""
-        names = [name for name, _, _ in pending]
-        for name, _, path in pending:
-            metadata = self.topics.pop(name, None)
-            if metadata is not None:
-                self._changed("deleted", metadata)
+    def drop_unsynced(self, pending: list[TopicMetadata], exc: OSError) -> None:
+        """Topics whose line could not be written are dropped again (append_to_created_log cut
+        back whatever part of it reached the disk); raises StorageWriteFailed naming them."""
+        names = [metadata.name for metadata in pending]
+        for pending_metadata in pending:
+            name = pending_metadata.name
+            metadata = self.topics.get(name)
+            if metadata is None or metadata.topic_id != pending_metadata.topic_id:
+                continue
+            del self.topics[name]
+            self._changed("deleted", metadata)
             self._configs.pop(name, None)
-            for partition in range(metadata.partitions if metadata else 0):
+            for partition in range(metadata.partitions):
                 partition_log = self._logs.pop((name, partition), None)
                 if partition_log is not None:
                     partition_log.delete()
-            try:
-                path.unlink(missing_ok=True)
-            except OSError:
-                pass
         self.generation += 1
         raise StorageWriteFailed(f"cannot write topic metadata ({exc.strerror or exc}): {', '.join(names)}") from None
 
@@ -434,7 +426,11 @@ class LogManager:
         are only renamed aside (the topic is gone at once) and returned, for `remove_dirs` in a
         worker thread."""
         metadata = self.topic(name)
-        self._metadata_path(metadata).unlink()
+        if metadata.topic_id in self._in_created_log:
+            self._in_created_log.discard(metadata.topic_id)
+            self._log_deleted([str(metadata.topic_id)])
+        # A topic whose line is still being written has no file: synced() logs its deletion.
+        self._metadata_path(metadata).unlink(missing_ok=True)
         del self.topics[name]
         self._configs.pop(name, None)
         self.generation += 1
@@ -558,6 +554,7 @@ class LogManager:
                     states.update(zip((key for key, _ in written),
                                       pool.map(lambda item: item[1].close_for_checkpoint(), written)))
             self._write_clean_shutdown({key: state for key, state in states.items() if state is not None})
+            self._fold_created_log()
         else:
             for _, partition_log in logs:
                 partition_log.abandon()
@@ -565,6 +562,25 @@ class LogManager:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+    def _fold_created_log(self) -> None:
+        """A clean close gives each topic that created.log holds its own file, then removes the
+        log (the next start reads files only). On failure the log stays, and stays right: a
+        file wins over a line for the same topic."""
+        path = self.data_dir / TOPICS_DIR / CREATED_LOG
+        if not self._in_created_log and not path.exists():
+            return
+        held = [metadata for metadata in self.topics.values() if metadata.topic_id in self._in_created_log]
+        try:
+            if held:
+                write_metadata_files(self.data_dir, held)
+            path.unlink(missing_ok=True)
+            fsync_dir(path.parent)
+        except OSError as exc:
+            log.error("%s: cannot give its topics their own files (%s); it is read again at the next start",
+                      path, exc.strerror or exc)
+            return
+        self._in_created_log.clear()
 
     def _write_clean_shutdown(self, states: Mapping[tuple[str, int], CleanState]) -> None:
         try:
@@ -577,30 +593,3 @@ class LogManager:
         except OSError as exc:
             log.error("%s: cannot mark a clean shutdown (%s); the next start recovers every partition",
                       self.data_dir, exc.strerror or exc)
-
-
-def write_metadata_files(topics_dir: Path, pending: list[tuple[str, str, Path]]) -> None:
-    """Each pending topic's metadata file written to a temporary file and fsynced by a pool of
-    threads (the file system folds concurrent creations and fsyncs into few journal commits; one
-    after another, 500 topics cost 500 commits), then renamed into place, then the directory
-    fsynced. Touches no shared state: safe in a worker thread. On an OSError the temporary files
-    are removed and it is raised."""
-    written: list[tuple[Path, Path]] = []  # (temporary, final)
-
-    def write(item) -> None:
-        _, text, path = item
-        written.append((write_temporary(path, text), path))
-
-    try:
-        with ThreadPoolExecutor(max_workers=min(16, len(pending)), thread_name_prefix="trafka-fsync") as pool:
-            list(pool.map(write, pending))
-        for tmp, path in written:
-            os.replace(tmp, path)
-        fsync_dir(topics_dir)
-    except OSError:
-        for leftover, _ in written:
-            try:
-                leftover.unlink(missing_ok=True)
-            except OSError:
-                pass
-        raise

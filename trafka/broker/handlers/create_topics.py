@@ -76,7 +76,7 @@ def _create(broker, t, validate_only: bool, seen: set[str], config_entries) -> d
             broker.logs.validate_new_topic(t.name, count, configs)
             topic_id = ZERO_UUID
         else:
-            # Made durable by sync_metadata() once the whole request is done (see handle).
+            # Made durable once the whole request is done: one line of topics/created.log (see handle).
             topic_id = broker.logs.create_topic(t.name, count, configs, sync=False).topic_id
             place(broker, topic_id, range(count), t.replication_factor)
             assign(broker, topic_id, {a.partition_index: list(a.broker_ids) for a in t.assignments})
