@@ -188,6 +188,21 @@ def decoder(fields, version: int, flexible: bool):
 # section written from the fields whose value differs from their default (as
 # `types.TaggedFields` does). The function appends bytes to a list; record data given as a list
 # of buffers (storage FileSlices for sendfile) is appended part by part, by reference.
+#
+# An array of structs given as a `Shared` list is encoded once per (encoder, field) and its
+# bytes kept on the list: an answer that carries the same array many times (5,000 partitions of
+# 500 topics alike in a Metadata answer) or answers that carry it again encode it once.
+
+
+class Shared(list):
+    """A struct array's value whose encoding is kept on it, per encoder and field. Its holder
+    must not change it (or its items) once it has been encoded; build a new one instead."""
+
+    __slots__ = ("encoded",)
+
+    def __init__(self, items=()):
+        super().__init__(items)
+        self.encoded: dict = {}
 
 _PACK = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "float64": "d", "bool": "?", "uuid": "16s"}
 _UV1 = [bytes([i]) for i in range(128)]
@@ -206,7 +221,9 @@ class _EncGen:
     def __init__(self):
         self.lines: list[str] = []
         self.names = 0
-        self.env: dict = {"uv": _uvarint, "UV1": _UV1, "pack": struct.pack, "undeclared": _undeclared}
+        self.env: dict = {"uv": _uvarint, "UV1": _UV1, "pack": struct.pack, "undeclared": _undeclared,
+                          "Shared": Shared}
+        self.shared: dict[int, tuple[str, str]] = {}  # id(field) -> its shared_encoder
 
     def fresh(self, prefix: str) -> str:
         self.names += 1
@@ -328,20 +345,47 @@ class _EncGen:
                 else:
                     out.append(f"{body}a(pack('>i%d{fmt}' % len({v}), len({v}), *{v}))")
                 return
+            if isinstance(item, list):
+                fn, key = self.shared_encoder(f, item, version, flexible)
+                e = self.fresh("e")
+                out.append(f"{body}if type({v}) is Shared:")
+                out.append(f"{body}    {e} = {v}.encoded.get({key})")
+                out.append(f"{body}    if {e} is None: {e} = {v}.encoded[{key}] = {fn}({v})")
+                out.append(f"{body}    a({e})")
+                out.append(f"{body}else:")
+                self.struct_array(out, body + "    ", v, item, version, flexible, f.name)
+                return
             self.length(out, body, sub, f"len({v})", flexible, True)
             self.flush(out, body, sub)
             x = self.fresh("x")
             out.append(f"{body}for {x} in {v}:")
-            if isinstance(item, list):
-                sub = []
-                self.struct_body(out, body + "    ", sub, x, item, version, flexible, f.name)
-                self.flush(out, body + "    ", sub)
-            else:
-                sub = []
-                self.primitive(out, body + "    ", sub, x, item, False, flexible, f.name)
-                self.flush(out, body + "    ", sub)
+            self.primitive(out, body + "    ", sub, x, item, False, flexible, f.name)
+            self.flush(out, body + "    ", sub)
             return
         self.primitive(out, ind, run, expr, f.type, nullable, flexible, f.name)
+
+    def shared_encoder(self, f, item, version: int, flexible: bool) -> tuple[str, str]:
+        """The function (array -> bytes) writing field `f`'s struct array, and the key its bytes
+        are kept under on a Shared value; one per field, even where the field is written from
+        several places (inline, and inside an enclosing array's own function)."""
+        if id(f) not in self.shared:
+            fn, key = self.fresh("enc_shared_"), self.const(object(), "T")
+            self.shared[id(f)] = (fn, key)
+            lines = [f"def {fn}(v):", "    parts = []", "    a = parts.append"]
+            self.struct_array(lines, "    ", "v", item, version, flexible, f.name)
+            lines.append("    return b''.join(parts)")
+            self.lines.append("\n".join(lines))
+        return self.shared[id(f)]
+
+    def struct_array(self, out, ind, v: str, item, version: int, flexible: bool, path: str):
+        """Lines writing the array of structs `v` (not null): its length, then each struct."""
+        sub: list = []
+        self.length(out, ind, sub, f"len({v})", flexible, True)
+        self.flush(out, ind, sub)
+        x = self.fresh("x")
+        out.append(f"{ind}for {x} in {v}:")
+        self.struct_body(out, ind + "    ", sub, x, item, version, flexible, path)
+        self.flush(out, ind + "    ", sub)
 
     def struct_body(self, out, ind, run, obj: str, fields, version: int, flexible: bool, path: str):
         declared = self.const(frozenset(f.name for f in fields), "D")

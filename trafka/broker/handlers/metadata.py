@@ -29,30 +29,33 @@ from trafka.broker.sending import EncodedBody
 from trafka.broker.topics import get_or_create_topic
 from trafka.storage.errors import InvalidTopic, UnknownTopic
 from trafka.storage.manager import validate_topic_name
+from trafka.wire.codegen import Shared
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
 
-def topic_metadata(broker, topic) -> dict:
+def topic_metadata(broker, topic, led: dict | None = None) -> dict:
+    """A topic's Metadata entry. One broker leads every partition, so the partitions of all
+    topics with the same count are alike: one Shared list from `led` (count -> list) serves
+    them, and is encoded once per version for all of them (codegen.Shared)."""
     if broker.cluster is not None:
         return _cluster_topic_metadata(broker.cluster.controller, topic)
-    node = broker.node_id
+    partitions = None if led is None else led.get(topic.partitions)
+    if partitions is None:
+        node = broker.node_id
+        replicas, none = [node], []
+        partitions = Shared(
+            {"error_code": 0, "partition_index": index, "leader_id": node, "leader_epoch": 0,
+             "replica_nodes": replicas, "isr_nodes": replicas, "offline_replicas": none}
+            for index in range(topic.partitions)
+        )
+        if led is not None:
+            led[topic.partitions] = partitions
     return {
         "error_code": ErrorCode.NONE,
         "name": topic.name,
         "topic_id": topic.topic_id,
         "is_internal": topic.name.startswith("__"),
-        "partitions": [
-            {
-                "error_code": ErrorCode.NONE,
-                "partition_index": index,
-                "leader_id": node,
-                "leader_epoch": 0,
-                "replica_nodes": [node],
-                "isr_nodes": [node],
-                "offline_replicas": [],
-            }
-            for index in range(topic.partitions)
-        ],
+        "partitions": partitions,
     }
 
 
@@ -72,7 +75,7 @@ def _cluster_topic_metadata(controller, topic) -> dict:
             "offline_replicas": [r for r in state.replicas if r not in controller.alive],
         })
     return {"error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id,
-            "is_internal": topic.name.startswith("__"), "partitions": partitions}
+            "is_internal": topic.name.startswith("__"), "partitions": Shared(partitions)}
 
 
 def topic_error(name: str | None, error: ErrorCode, topic_id=ZERO_UUID) -> dict:
@@ -119,6 +122,7 @@ class MetadataCache:
         self.generation = -1
         self.answers: dict[tuple, EncodedBody] = {}
         self.entries: dict[str, tuple[tuple, dict]] = {}  # name -> ((id, partitions, node), entry)
+        self.led: dict[int, Shared] = {}  # partition count -> one broker's partitions (topic_metadata)
 
     def topic_entry(self, broker, topic) -> dict:
         """The topic's Metadata entry, shared between answers: callers must not change it."""
@@ -126,7 +130,9 @@ class MetadataCache:
                None if broker.cluster is None else broker.cluster.controller.generation)
         found = self.entries.get(topic.name)
         if found is None or found[0] != key:
-            found = self.entries[topic.name] = (key, topic_metadata(broker, topic))
+            if len(self.led) > _CACHE_LIMIT:
+                self.led.clear()
+            found = self.entries[topic.name] = (key, topic_metadata(broker, topic, self.led))
         return found[1]
 
     def _drop_deleted(self, broker) -> None:
