@@ -118,10 +118,12 @@ class LogManager:
         # Topic-config defaults from the broker's log.* settings, over Kafka's own defaults.
         self.topic_defaults = topic_defaults_from_broker(broker_config or {})
         self.topics: dict[str, TopicMetadata] = {}
-        # None: a partition with no directory yet (created, or never written before a restart),
-        # opened by log() at its first use: thousands of them cost a dict entry each.
-        self._logs: dict[tuple[str, int], PartitionLog | None] = {}
+        # The partitions opened so far. A partition of a known topic that is not here has no
+        # directory yet (created, or never written before a restart): log() opens it at its
+        # first use, so thousands of them cost nothing until then.
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._configs: dict[str, LogConfig] = {}  # each topic's config, for partitions opened later
+        self._shared_configs: dict[tuple, LogConfig] = {}  # by overrides: see _build_config
         # Bumped whenever a topic appears, grows or goes: answers cached on the topic set
         # (the broker's Metadata responses) are valid while it stays the same.
         self.generation = 0
@@ -189,8 +191,7 @@ class LogManager:
             for partition in range(metadata.partitions):
                 state = clean.get((metadata.name, partition))
                 if state is None and f"{metadata.name}-{partition}" not in present:
-                    self._logs[(metadata.name, partition)] = None  # never written: opened at first use
-                    continue
+                    continue  # never written: opened at first use
                 self._logs[(metadata.name, partition)] = PartitionLog(
                     self._partition_dir(metadata.name, partition), config, clock=self.clock, lazy=True,
                     on_roll=self._rolled, clean_state=state,
@@ -203,7 +204,8 @@ class LogManager:
             named = parse_partition_dir(name)
             if named and named not in self._logs and not name.endswith(DELETE_DIR_SUFFIX):
                 log.warning("ignoring %s: no topic %s with that partition", self.data_dir / name, named[0])
-        log.info("loaded %d topics, %d partitions from %s", len(self.topics), len(self._logs), self.data_dir)
+        log.info("loaded %d topics, %d partitions from %s", len(self.topics),
+                 sum(t.partitions for t in self.topics.values()), self.data_dir)
 
     def _read_clean_shutdown(self) -> dict[tuple[str, int], CleanState]:
         """The partitions the last close left cleanly (empty without the clean-shutdown marker:
@@ -362,11 +364,10 @@ class LogManager:
                 remove_dir(directory)
             # No directory yet: it appears with the partition's first write, and the partition
             # log with its first use (log()), so creating thousands of partitions costs one stat
-            # and one dict entry each.
-            self._logs[(metadata.name, partition)] = None
+            # each.
 
     def _open_new(self, topic: str, partition: int) -> PartitionLog:
-        """The PartitionLog of a partition that has no directory yet (a None in _logs)."""
+        """The PartitionLog of a partition that has no directory yet (not in _logs)."""
         partition_log = self._logs[(topic, partition)] = PartitionLog(
             self._partition_dir(topic, partition), self._configs[topic], clock=self.clock, lazy=True,
             on_roll=self._rolled, fresh=True,
@@ -379,8 +380,7 @@ class LogManager:
         """Tell `callback(topic, partition)` of every append, to partitions open now and later."""
         self._on_append = callback
         for (topic, partition), partition_log in self._logs.items():
-            if partition_log is not None:
-                partition_log.on_append = partial(callback, topic, partition)
+            partition_log.on_append = partial(callback, topic, partition)
 
     def ensure_topic(self, name: str, partitions: int, configs: Mapping[str, str]) -> TopicMetadata:
         """The topic, created first with `partitions` and `configs` if it does not exist (an
@@ -411,15 +411,12 @@ class LogManager:
 
     def drop_replica(self, name: str, partition: int) -> None:
         """This broker no longer holds a replica of the partition (a simulated cluster moved it):
-        its directory goes, and the partition is a placeholder again."""
-        key = (name, partition)
-        partition_log = self._logs.get(key)
+        its directory goes, and the partition is unopened again."""
+        partition_log = self._logs.pop((name, partition), None)
         if partition_log is not None:
             partition_log.delete()
-        elif key in self._logs and os.path.lexists(self._partition_dir(name, partition)):
+        elif os.path.lexists(self._partition_dir(name, partition)):
             remove_dir(self._partition_dir(name, partition))
-        if key in self._logs:
-            self._logs[key] = None
 
     def delete_topic(self, name: str, *, remove: bool = True) -> list[Path]:
         """Drop the topic's metadata, then its partition directories. With remove=False they
@@ -454,7 +451,16 @@ class LogManager:
         return self._configs[name]
 
     def _build_config(self, name: str) -> LogConfig:
-        return LogConfig.of(self.topic_defaults, self.topic(name).configs)
+        """The topic's LogConfig, shared by every topic with the same overrides (a LogConfig is
+        immutable, and holds every setting: 500 topics alike would hold 500 copies)."""
+        overrides = self.topic(name).configs
+        key = tuple(sorted(overrides.items()))
+        config = self._shared_configs.get(key)
+        if config is None:
+            if len(self._shared_configs) >= 256:
+                self._shared_configs.clear()
+            config = self._shared_configs[key] = LogConfig.of(self.topic_defaults, overrides)
+        return config
 
     def set_topic_defaults(self, broker_config: Mapping[str, str]) -> None:
         """New topic-config defaults from the broker's `log.*` settings in force (a dynamic
@@ -463,6 +469,7 @@ class LogManager:
         if defaults == self.topic_defaults:
             return
         self.topic_defaults = defaults
+        self._shared_configs.clear()
         for name, metadata in self.topics.items():
             self._update_config(name, metadata)
 
@@ -480,34 +487,34 @@ class LogManager:
     def _update_config(self, name: str, metadata: TopicMetadata) -> None:
         config = self._configs[name] = self._build_config(name)
         for partition in range(metadata.partitions):
-            partition_log = self._logs[(name, partition)]
+            partition_log = self._logs.get((name, partition))
             if partition_log is not None:
                 partition_log.update_config(config)
 
     # --- logs -----------------------------------------------------------------------------
 
     def log(self, topic: str, partition: int) -> PartitionLog:
-        try:
-            partition_log = self._logs[(topic, partition)]
-        except KeyError:
-            raise UnknownTopic(f"unknown topic-partition {topic}-{partition}") from None
-        return partition_log if partition_log is not None else self._open_new(topic, partition)
+        partition_log = self._logs.get((topic, partition))
+        if partition_log is not None:
+            return partition_log
+        metadata = self.topics.get(topic)
+        if metadata is None or not 0 <= partition < metadata.partitions:
+            raise UnknownTopic(f"unknown topic-partition {topic}-{partition}")
+        return self._open_new(topic, partition)
 
     def logs(self) -> Iterator[tuple[str, int, PartitionLog]]:
         """Every partition, each opened if it was not yet (what reports of all partitions need)."""
-        for (topic, partition), partition_log in list(self._logs.items()):
-            if partition_log is None:
-                if (topic, partition) not in self._logs:
-                    continue  # deleted meanwhile
-                partition_log = self.log(topic, partition)
-            yield topic, partition, partition_log
+        for topic, metadata in list(self.topics.items()):
+            for partition in range(metadata.partitions):
+                if self.topics.get(topic) is not metadata or partition >= metadata.partitions:
+                    break  # deleted (or replaced) meanwhile
+                yield topic, partition, self.log(topic, partition)
 
     def opened_logs(self) -> Iterator[tuple[str, int, PartitionLog]]:
         """The partitions opened so far: retention, cleaning and flushing have nothing to do for
         one that was never written, and do not open it."""
         for (topic, partition), partition_log in list(self._logs.items()):
-            if partition_log is not None:
-                yield topic, partition, partition_log
+            yield topic, partition, partition_log
 
     def logs_with_flush_policy(self) -> Iterator[tuple[str, int, PartitionLog]]:
         """The partition logs of topics that ask for fsyncs by count or time (flush.messages or
@@ -537,7 +544,7 @@ class LogManager:
         so the next start recovers it; without the marker it recovers every partition."""
         if self._lock_fd is None:
             return  # closed already
-        logs = [(key, log_) for key, log_ in self._logs.items() if log_ is not None]
+        logs = list(self._logs.items())
         if clean:
             states: dict[tuple[str, int], CleanState | None] = {}
             written = []
