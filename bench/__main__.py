@@ -35,7 +35,8 @@ def _workloads(quick: bool):
         "5,000 partitions": lambda b: protocol.many_partitions(b),
         # Issue #26: one consumer of each client reading many partitions.
         **{f"wide read: {client}, {n} partitions": (lambda b, c=client, n=n: workloads.wide_read(b, c, n, 400_000 // scale))
-           for client in ("confluent-kafka", "kafka-python", "aiokafka") for n in (8, 32, 100)},
+           for client in ("confluent-kafka", "kafka-python", "aiokafka", "confluent-kafka, fetch.queue.backoff.ms=0")
+           for n in (8, 32, 100)},
     }
 
 

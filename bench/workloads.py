@@ -6,6 +6,7 @@ import statistics
 import threading
 import time
 import uuid
+from functools import partial
 
 DEADLINE_SECONDS = 120
 STALL_SECONDS = 15
@@ -210,7 +211,8 @@ def wide_read(broker, client: str, partitions: int, count: int = 400_000, size: 
                 producer.poll(0.005)
     if producer.flush(DEADLINE_SECONDS) != 0:
         raise TimeoutError("produce did not finish")
-    read = {"confluent-kafka": _read_confluent, "kafka-python": _read_kafka_python, "aiokafka": _read_aiokafka}[client]
+    read = {"confluent-kafka": _read_confluent, "kafka-python": _read_kafka_python, "aiokafka": _read_aiokafka,
+            "confluent-kafka, fetch.queue.backoff.ms=0": partial(_read_confluent, **{"fetch.queue.backoff.ms": 0})}[client]
     cpu0, started = broker.cpu_seconds(), time.perf_counter()
     received = read(broker.bootstrap, topic, partitions, count)
     consume_s, consume_cpu = time.perf_counter() - started, broker.cpu_seconds() - cpu0
@@ -219,11 +221,13 @@ def wide_read(broker, client: str, partitions: int, count: int = 400_000, size: 
     return {"consume_msgs_per_s": count / consume_s, "consume_broker_cpu_s": consume_cpu}
 
 
-def _read_confluent(bootstrap: str, topic: str, partitions: int, count: int) -> int:
+def _read_confluent(bootstrap: str, topic: str, partitions: int, count: int, **config) -> int:
+    """With fetch.queue.backoff.ms=0 (a variant) librdkafka does not stop fetching for a second
+    once its queue holds queued.min.messages: the rate the broker can feed (docs/performance.md)."""
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "wide", "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest"})
+                         "auto.offset.reset": "earliest", **config})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     received, started = 0, time.perf_counter()
     try:
