@@ -7,7 +7,9 @@ Behavior:
   (one index lookup, no per-batch work), so the last batch may be cut short; every client drops
   a trailing partial batch. Large ranges go from the segment file to the socket by os.sendfile.
 - At least one whole batch comes back for the first partition that has data, even when it is
-  larger than max_bytes or partition_max_bytes (KIP-74); later partitions respect the limits.
+  larger than max_bytes or partition_max_bytes (KIP-74); later partitions respect the limits,
+  and one whose first batch does not fit what is left gets no records (Kafka's ReplicaManager
+  answers an incomplete first entry so): it comes first in a later answer.
   The answer's limit is the smaller of the request's max_bytes and the broker's
   `fetch.max.bytes` (1 MiB by default here, 55 MiB in Kafka: docs/compatibility.md).
 - Long polling: with fewer than min_bytes ready the handler waits up to max_wait_ms on the
@@ -15,9 +17,11 @@ Behavior:
 - No fetch sessions (KIP-227): session id 0 tells the client to send full requests.
 - v13+ name topics by id: an id no topic has is UNKNOWN_TOPIC_ID for each of its partitions,
   as in Kafka (READ is checked on the topic the id names). The follower-only fields (replica
-  state, directory id, high watermark) are read and ignored: one broker has no followers.
-  Leader hints (v12+ current_leader, v16+ node_endpoints) are left empty: this broker leads
-  every partition, so no answer is ever NOT_LEADER_OR_FOLLOWER.
+  state, directory id, high watermark) are read and ignored: followers of a simulated cluster
+  copy in process (broker/replication.py), not by Fetch. There a partition this broker does not
+  lead is NOT_LEADER_OR_FOLLOWER (cluster.fetch_refusal), and KIP-392 names a follower in the
+  consumer's rack; the leader hints (v12+ current_leader, v16+ node_endpoints) are left empty
+  (docs/cluster.md).
 - isolation_level read_committed (1): never a batch at or past the last stable offset (the
   first offset of the oldest open transaction), and `aborted_transactions` lists the aborted
   transactions overlapping what is returned (from the segments' .txnindex files) so the
