@@ -34,6 +34,13 @@ def fsync_file(path: Path) -> None:
         os.close(fd)
 
 
+def write_all(fd: int, data) -> None:
+    """os.write until done: the bytes go straight to the OS, no user-space buffer to lose."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def write_temporary(path: Path, data: bytes | str, *, fsync: bool = True) -> Path:
     """Write `data` to a temporary file beside `path` (fsynced unless told not to; see
     topic_store.write_metadata_files, which fsyncs many together) and return its path."""
@@ -43,9 +50,7 @@ def write_temporary(path: Path, data: bytes | str, *, fsync: bool = True) -> Pat
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, payload)
             if fsync:
                 os.fsync(fd)
         finally:

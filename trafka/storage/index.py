@@ -17,7 +17,7 @@ import struct
 from array import array
 from pathlib import Path
 
-from trafka.storage.files import atomic_write
+from trafka.storage.files import atomic_write, write_all
 
 OFFSET_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")
@@ -25,13 +25,6 @@ TIME_ENTRY = struct.Struct(">qi")
 
 class CorruptIndex(Exception):
     """The index file does not agree with itself or its segment; the segment rebuilds it."""
-
-
-def write_all(fd: int, data) -> None:
-    """os.write until done: the bytes go straight to the OS, no user-space buffer to lose."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 class _Index:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from trafka.storage.errors import LogClosed, StorageWriteFailed
-from trafka.storage.index import CorruptIndex, OffsetIndex, TimeIndex, write_all
+from trafka.storage.files import write_all
+from trafka.storage.index import CorruptIndex, OffsetIndex, TimeIndex
 from trafka.storage.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 from trafka.wire import records as rec
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trafka.storage.errors import StorageError
-from trafka.storage.files import fsync_dir, write_temporary
+from trafka.storage.files import fsync_dir, write_all, write_temporary
 
 log = logging.getLogger("trafka.storage")
 
@@ -136,9 +136,7 @@ def append_to_created_log(data_dir: Path, record: dict, *, fsync: bool = True) -
     try:
         size = os.fstat(fd).st_size
         try:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, payload)
             if fsync:
                 os.fsync(fd)
         except OSError:

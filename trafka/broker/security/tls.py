@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from trafka.broker.config import ConfigError
+from trafka.storage.files import write_all
 
 _VERSIONS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
 
@@ -55,17 +56,11 @@ def _pem(obj) -> bytes:
     return obj.public_bytes(serialization.Encoding.PEM)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
 def _private_file(pem: bytes, scratch_dir: Path | None) -> tuple[str, object]:
     """A path OpenSSL can open holding `pem`, and how to get rid of it."""
     if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
         fd = os.memfd_create("trafka-tls")  # never on a disk
-        _write_all(fd, pem)
+        write_all(fd, pem)
         return f"/proc/self/fd/{fd}", lambda: os.close(fd)
     for directory in (None, scratch_dir):
         try:
@@ -73,7 +68,7 @@ def _private_file(pem: bytes, scratch_dir: Path | None) -> tuple[str, object]:
         except OSError:  # no writable TMPDIR (a read-only container), or no such directory
             continue
         try:
-            _write_all(fd, pem)
+            write_all(fd, pem)
         finally:
             os.close(fd)
         return path, lambda: os.unlink(path)
