@@ -223,7 +223,7 @@ class _EncGen:
         self.names = 0
         self.env: dict = {"uv": _uvarint, "UV1": _UV1, "pack": struct.pack, "undeclared": _undeclared,
                           "Shared": Shared}
-        self.shared: dict[int, tuple[str, str]] = {}  # id(field) -> its shared_encoder
+        self.shared: dict[int, str] = {}  # id(field) -> the name of its _SharedEncoder
 
     def fresh(self, prefix: str) -> str:
         self.names += 1
@@ -346,11 +346,11 @@ class _EncGen:
                     out.append(f"{body}a(pack('>i%d{fmt}' % len({v}), len({v}), *{v}))")
                 return
             if isinstance(item, list):
-                fn, key = self.shared_encoder(f, item, version, flexible)
+                fn = self.shared_encoder(f, item, version, flexible)
                 e = self.fresh("e")
                 out.append(f"{body}if type({v}) is Shared:")
-                out.append(f"{body}    {e} = {v}.encoded.get({key})")
-                out.append(f"{body}    if {e} is None: {e} = {v}.encoded[{key}] = {fn}({v})")
+                out.append(f"{body}    {e} = {v}.encoded.get({fn}.key)")
+                out.append(f"{body}    if {e} is None: {e} = {v}.encoded[{fn}.key] = {fn}({v})")
                 out.append(f"{body}    a({e})")
                 out.append(f"{body}else:")
                 self.struct_array(out, body + "    ", v, item, version, flexible, f.name)
@@ -364,17 +364,10 @@ class _EncGen:
             return
         self.primitive(out, ind, run, expr, f.type, nullable, flexible, f.name)
 
-    def shared_encoder(self, f, item, version: int, flexible: bool) -> tuple[str, str]:
-        """The function (array -> bytes) writing field `f`'s struct array, and the key its bytes
-        are kept under on a Shared value; one per field, even where the field is written from
-        several places (inline, and inside an enclosing array's own function)."""
+    def shared_encoder(self, f, item, version: int, flexible: bool) -> str:
+        """The name of field `f`'s _SharedEncoder in the generated code (one per field)."""
         if id(f) not in self.shared:
-            fn, key = self.fresh("enc_shared_"), self.const(object(), "T")
-            self.shared[id(f)] = (fn, key)
-            lines = [f"def {fn}(v):", "    parts = []", "    a = parts.append"]
-            self.struct_array(lines, "    ", "v", item, version, flexible, f.name)
-            lines.append("    return b''.join(parts)")
-            self.lines.append("\n".join(lines))
+            self.shared[id(f)] = self.const(_SharedEncoder(f, item, version, flexible), "SH")
         return self.shared[id(f)]
 
     def struct_array(self, out, ind, v: str, item, version: int, flexible: bool, path: str):
@@ -446,19 +439,47 @@ def _undeclared(obj, declared, path):
     raise UndeclaredField(f"undeclared field(s) {sorted(set(obj) - declared)} at {path}")
 
 
+class _SharedEncoder:
+    """Field `f`'s struct array as bytes (array -> bytes), for a Shared value; its source is
+    generated and compiled at the first Shared value it meets, so the encoders of messages that
+    never carry one pay nothing for it. `key`: what the bytes are kept under on the value, the
+    same for every encoder of this field and version (their bytes are the same)."""
+
+    def __init__(self, f, item, version: int, flexible: bool):
+        self.key = (id(f), version, flexible)
+        self._args = (f, item, version, flexible)
+        self._fn = None
+
+    def __call__(self, value) -> bytes:
+        if self._fn is None:
+            f, item, version, flexible = self._args
+            gen = _EncGen()
+            out = ["def encode_array(v, a):"]
+            gen.struct_array(out, "    ", "v", item, version, flexible, f.name)
+            self._fn = _compiled(gen, out, "encode_array", f"<trafka shared encoder {f.name} v{version}>")
+        parts: list = []
+        self._fn(value, parts.append)
+        return b"".join(parts)
+
+
+def _compiled(gen: _EncGen, out: list[str], fn: str, label: str):
+    gen.lines.append("\n".join(out))
+    source = "\n\n".join(gen.lines) + "\n"
+    namespace = dict(gen.env, ExplicitError=c.ExplicitError)
+    exec(compile(source, label, "exec"), namespace)
+    namespace[fn].source = source
+    return namespace[fn]
+
+
 def encoder(fields, version: int, flexible: bool, name: str = "body"):
     """A function (obj, append) appending the encoding of one (message, version) to a list."""
     gen = _EncGen()
-    gen.env["ExplicitError"] = c.ExplicitError
     out = ["def encode_body(o, a):"]
     run: list = []
     gen.struct_body(out, "    ", run, "o", fields, version, flexible, name)
     gen.flush(out, "    ", run)
-    gen.lines.append("\n".join(out))
-    source = "\n\n".join(gen.lines) + "\n"
-    namespace = dict(gen.env)
-    exec(compile(source, f"<trafka encoder {name} v{version}>", "exec"), namespace)
-    body = namespace["encode_body"]
+    body = _compiled(gen, out, "encode_body", f"<trafka encoder {name} v{version}>")
+    source = body.source
 
     def encode(obj, append):
         try:
