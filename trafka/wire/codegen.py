@@ -189,13 +189,14 @@ def decoder(fields, version: int, flexible: bool):
 # `types.TaggedFields` does). The function appends bytes to a list; record data given as a list
 # of buffers (storage FileSlices for sendfile) is appended part by part, by reference.
 #
-# An array of structs given as a `Shared` list is encoded once per (encoder, field) and its
+# An array of structs given as a `Shared` list is encoded once per field and version and its
 # bytes kept on the list: an answer that carries the same array many times (5,000 partitions of
-# 500 topics alike in a Metadata answer) or answers that carry it again encode it once.
+# 500 topics alike in a Metadata answer) or answers that carry it again encode it once. The
+# function that encodes it is generated at the first Shared value of that field (_SharedEncoder).
 
 
 class Shared(list):
-    """A struct array's value whose encoding is kept on it, per encoder and field. Its holder
+    """A struct array's value whose encoding is kept on it, per field and version. Its holder
     must not change it (or its items) once it has been encoded; build a new one instead."""
 
     __slots__ = ("encoded",)
