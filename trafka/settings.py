@@ -276,7 +276,7 @@ _SERVER: list[Setting] = [
     Setting("replica.lag.time.max.ms", _T.LONG, "30000", "in a simulated cluster: a follower not caught up with its leader for this long (broker time) leaves the ISR", validator=at_least(1)),
     Setting("delete.topic.enable", _T.BOOLEAN, "true", "allow DeleteTopics"),
     Setting("socket.request.max.bytes", _T.INT, "104857600", "largest request frame accepted", validator=at_least(1)),
-    Setting("fetch.max.bytes", _T.INT, "1048576", "most bytes one Fetch answer carries in all (the smaller of this and the request's max_bytes); the first batch of the first partition with data comes back even when larger. trafka's default is 1 MiB, Kafka's 55 MiB (57671680): see docs/compatibility.md", validator=at_least(1024)),
+    Setting("fetch.max.bytes", _T.INT, "57671680", "most bytes one Fetch answer carries in all (the smaller of this and the request's max_bytes); the first batch of the first partition with data comes back even when larger", validator=at_least(1024)),
     Setting("queued.max.request.bytes", _T.LONG, "268435456", "request bytes (frames of 64 KiB or more) buffered across all connections before the broker stops reading more; one frame always proceeds; -1 = no limit (Kafka's default)", validator=at_least(-1)),
 ]
 

@@ -65,7 +65,7 @@ def _produce(client, topic: str, i: int):
 
 def _all_records(client, topic: str, offset: int = 0) -> list[tuple[int, bytes]]:
     """(offset, key) of every record from `offset` to the high watermark, one Fetch after
-    another (each answer is cut at fetch.max.bytes, its last batch short)."""
+    another (each answer is cut at its limit, its last batch short)."""
     found: list[tuple[int, bytes]] = []
     while True:
         part = partition_of(client.request(1, FETCH_V, fetch_body(topic, offset)))

@@ -1,6 +1,6 @@
 """The broker's `fetch.max.bytes` bounds a whole Fetch answer, as Kafka's does (KIP-74): the
 smaller of it and the request's max_bytes, the first batch of the first partition with data
-whole even when larger. trafka's default is 1 MiB, not Kafka's 55 MiB (docs/compatibility.md)."""
+whole even when larger. The default is Kafka's, 55 MiB; the tests of the cut set 1 MiB."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from trafka.wire import records
 
 PARTITIONS = 4
 PER_PARTITION = 3000  # x ~120 B: about 360 KB a partition, 1.4 MB in all
+ONE_MIB = {"fetch.max.bytes": 1 << 20}
 
 
 def _fill(bootstrap: str, topic: str) -> None:
@@ -38,14 +39,14 @@ def _fetch_all(bootstrap: str, topic: str, max_bytes: int = 50 << 20) -> list[by
     return [p.records or b"" for p in partitions]
 
 
-def test_by_default_one_answer_carries_at_most_one_mebibyte(trafka_broker):
+@pytest.mark.trafka_config(ONE_MIB)
+def test_the_broker_setting_caps_the_whole_answer(trafka_broker):
     _fill(trafka_broker.bootstrap_servers, "capped")
     sizes = [len(data) for data in _fetch_all(trafka_broker.bootstrap_servers, "capped")]
     assert 1_000_000 < sum(sizes) <= 1 << 20  # (how full depends on the client's batch sizes)
     assert sizes[0] > 300_000 and sizes[-1] == 0  # partitions in the request's order
 
 
-@pytest.mark.trafka_config({"fetch.max.bytes": 57671680})
 def test_with_kafkas_default_one_answer_carries_every_partition(trafka_broker):
     _fill(trafka_broker.bootstrap_servers, "kafka-sized")
     sizes = [len(data) for data in _fetch_all(trafka_broker.bootstrap_servers, "kafka-sized")]
@@ -101,6 +102,7 @@ def _big_batch() -> bytes:
     return batch
 
 
+@pytest.mark.trafka_config(ONE_MIB)
 def test_an_answer_is_a_byte_range_cut_at_the_limit(trafka_broker):
     """Partitions whose first batch fits come as byte ranges: the last one filled to the limit
     and ending inside a batch (the client drops that part and asks again from there)."""
@@ -111,6 +113,7 @@ def test_an_answer_is_a_byte_range_cut_at_the_limit(trafka_broker):
     assert sizes[2] == (1 << 20) - 6 * len(batch) and sizes[2] % len(batch) and sizes[3] == 0
 
 
+@pytest.mark.trafka_config(ONE_MIB)
 def test_a_later_partition_whose_first_batch_does_not_fit_gets_no_records(trafka_broker):
     """Kafka's ReplicaManager (Fetch v3+) answers a later partition whose first batch is larger
     than what is left of the answer with no records, not with a cut batch: a client cannot read
@@ -122,6 +125,7 @@ def test_a_later_partition_whose_first_batch_does_not_fit_gets_no_records(trafka
     assert sizes == [len(batch), len(batch), 0, 0]
 
 
+@pytest.mark.trafka_config(ONE_MIB)
 @pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python", "aiokafka"])
 def test_every_client_reads_partitions_of_batches_larger_than_what_is_left(trafka_broker, client):
     batch = _big_batch()
@@ -134,7 +138,7 @@ def test_every_client_reads_partitions_of_batches_larger_than_what_is_left(trafk
 
 def _read_assigned(client: str, bootstrap: str, topic: str, want: int) -> list[bytes]:
     """The values of every partition read from offset 0 by assignment, with each client's
-    default fetch sizes (1 MiB a partition, 50 MiB an answer, capped by the broker's 1 MiB)."""
+    default fetch sizes (1 MiB a partition, 50 MiB an answer, capped by the broker's 1 MiB here)."""
     import time
 
     deadline = time.monotonic() + 30

@@ -38,7 +38,6 @@ def loaded(trafka_broker):
     return trafka_broker
 
 
-@pytest.mark.trafka_config({"fetch.max.bytes": 57671680})  # Kafka's: whole 8 MB answers
 def test_a_consumer_that_never_reads_costs_no_memory_and_blocks_nobody(loaded):
     before = rss_mb(loaded)
     stalled = []

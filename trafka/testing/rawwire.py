@@ -94,8 +94,8 @@ class RawClient:
 
     def fetch_batches(self, topic: str, partition: int = 0, offset: int = 0) -> list[records.BatchHeader]:
         """Headers of the stored batches from `offset` to the high watermark, as Fetch v4 returns
-        them, one request after another (each answer ends where the broker's fetch.max.bytes
-        cuts it, its last batch short)."""
+        them, one request after another (each answer ends where its limit cuts it, its last
+        batch short)."""
         headers: list[records.BatchHeader] = []
         while True:
             body = self.request(1, 4, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 50 << 20,

@@ -11,7 +11,7 @@ Behavior:
   and one whose first batch does not fit what is left gets no records (Kafka's ReplicaManager
   answers an incomplete first entry so): it comes first in a later answer.
   The answer's limit is the smaller of the request's max_bytes and the broker's
-  `fetch.max.bytes` (1 MiB by default here, 55 MiB in Kafka: docs/compatibility.md).
+  `fetch.max.bytes` (55 MiB by default, as in Kafka).
 - Long polling: with fewer than min_bytes ready the handler waits up to max_wait_ms on the
   broker's data-arrived event, set by every append; no sleep loops.
 - No fetch sessions (KIP-227): session id 0 tells the client to send full requests.
