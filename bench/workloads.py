@@ -198,7 +198,7 @@ def wide_read(broker, client: str, partitions: int, count: int = 400_000, size: 
     spread over `partitions` partitions, assigned, from the start (issue #26's wide reads). The
     records are written first with confluent-kafka, so only the read differs between clients.
     The same records are read `reads` times, each by a new consumer, and the median read counts:
-    one read varies by 20% from run to run on a 2-core machine, and librdkafka's reads are
+    one read varies by up to 40% from run to run on a 2-core machine, and librdkafka's reads are
     bimodal (a read that meets its fetch.queue.backoff.ms takes a second longer)."""
     from confluent_kafka import Producer
 
