@@ -7,7 +7,7 @@ tests/broker/test_configuration_doc.py fails when the committed page differs fro
 
 from __future__ import annotations
 
-from trafka.settings import BROKER_SETTINGS, TOPIC_CONFIGS, Setting
+from trafka.settings import BROKER_SETTINGS, TOPIC_CONFIGS, Setting, Update
 
 
 def _cell(text: str) -> str:
@@ -23,6 +23,11 @@ def _valid(setting: Setting) -> str:
     return _cell(f"`{text}`") if text else ""
 
 
+def _update(setting: Setting) -> str:
+    mode = setting.update.value
+    return f"{mode}; per listener" if setting.listener and setting.update is not Update.PER_LISTENER else mode
+
+
 def _meaning(setting: Setting) -> str:
     return _cell(setting.doc if setting.effect else f"no effect: {setting.doc}")
 
@@ -34,11 +39,12 @@ Every setting lives in one table, `trafka/settings.py`; the broker's parser, sto
 configs, DescribeConfigs and this page all read it.
 
 1. Add a row in the section of `trafka/settings.py` your area owns: `Setting(name, type, default,
-   doc, validator=..., synonyms=..., effect=...)`. Use Kafka's name, type (`ConfigType`) and
+   doc, validator=..., synonyms=..., effect=..., update=..., listener=...)`. Use Kafka's name, type (`ConfigType`) and
    default (as text); pick a validator (`at_least`, `between`, `one_of`) so a bad value stops the
    broker at start with a clear message. `effect=False` marks a Kafka setting trafka accepts but
    ignores; the doc then says what trafka does instead, and the broker names it in one warning at
-   start.
+   start. `update` is Kafka 4.3's dynamic update mode (`Update.READ_ONLY` unless Kafka's
+   DynamicBrokerConfig lists it); `listener=True` when Kafka reads it per listener.
 2. A topic config is declared with `_topic(...)`, which also declares the broker setting that gives
    its default (`log.*`) with the same type, default and validator; settings in coarser units
    (`*.hours`, `*.minutes`) are broker rows listed as its `coarser` synonyms.
@@ -65,12 +71,21 @@ def render() -> str:
         "warning at start. Settings named `log.*` are the broker-wide defaults of the topic configs",
         "listed below.",
         "",
-        "| Setting | Type | Default | Valid values | Meaning |",
-        "|---|---|---|---|---|",
+        "The update mode is Kafka 4.3's (its broker-config docs, \"Updating Broker Configs\"): what",
+        "AlterConfigs and IncrementalAlterConfigs may change on a running broker, on a BROKER resource",
+        "named by the node id (per-broker, cluster-wide) or named \"\" for every broker (cluster-wide",
+        "only); read-only settings are given at start and DescribeConfigs reports them read_only.",
+        "\"per listener\" settings may also be given for one listener as",
+        "`listener.name.<listener>.[<mechanism>.]<setting>`, statically or dynamically (per-broker);",
+        "those marked \"listener prefix only\" change dynamically only that way, as in Kafka. What trafka",
+        "does with a dynamic change (applied at once, or stored and reported) is in docs/compatibility.md.",
+        "",
+        "| Setting | Type | Default | Valid values | Update mode | Meaning |",
+        "|---|---|---|---|---|---|",
     ]
     for name in sorted(BROKER_SETTINGS):
         s = BROKER_SETTINGS[name]
-        lines.append(f"| `{name}` | {s.type.name.lower()} | {_default(s)} | {_valid(s)} | {_meaning(s)} |")
+        lines.append(f"| `{name}` | {s.type.name.lower()} | {_default(s)} | {_valid(s)} | {_update(s)} | {_meaning(s)} |")
     lines += [
         "",
         "## Topic configs",

@@ -21,7 +21,7 @@ Adding a setting: see docs/configuration.md ("Adding a setting").
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
+from enum import Enum, IntEnum
 from typing import Callable, Iterable
 
 BROKER = "broker"
@@ -48,6 +48,19 @@ class ConfigType(IntEnum):
     LIST = 7
     CLASS = 8
     PASSWORD = 9
+
+
+class Update(Enum):
+    """How Kafka 4.3 lets a broker setting change on a running broker (its DynamicBrokerConfig;
+    the "Update Mode" of Kafka's broker-config docs): AlterConfigs and IncrementalAlterConfigs on a
+    BROKER resource accept only what is not READ_ONLY."""
+
+    READ_ONLY = "read-only"  # given at start only
+    PER_BROKER = "per-broker"  # on the resource named by the node id, not the cluster default ""
+    CLUSTER_WIDE = "cluster-wide"  # per broker, or for every broker at once on the resource ""
+    # Kafka documents these (its SSL key and trust store settings) as per-broker too, but accepts
+    # a dynamic change only with a listener prefix: listener.name.<listener>.<setting>
+    PER_LISTENER = "per-broker, listener prefix only"
 
 
 _INT_BITS = {ConfigType.SHORT: 15, ConfigType.INT: 31, ConfigType.LONG: 63}
@@ -121,6 +134,12 @@ class Setting:
     validator: Callable[[object], None] | None = None
     synonyms: tuple[str, ...] = ()
     effect: bool = True
+    update: Update = Update.READ_ONLY  # broker settings: Kafka's dynamic update mode
+    listener: bool = False  # may be given for one listener: listener.name.<listener>.[<mechanism>.]<name>
+
+    @property
+    def dynamic(self) -> bool:
+        return self.update is not Update.READ_ONLY
 
     @property
     def sensitive(self) -> bool:
@@ -191,11 +210,15 @@ def _topic(name, type, default, doc, validator=None, broker=None, coarser=(), ef
     validator; `coarser` are broker settings in hours or minutes that stand in for it)."""
     rows = [Setting(name, type, default, doc, TOPIC, validator, tuple(s for s in (broker, *coarser) if s), effect)]
     if broker is not None:
-        rows.append(Setting(broker, type, default, f"default of topic config `{name}`: {doc}", BROKER, validator, tuple(coarser), effect))
+        # the finest-unit broker setting of each topic config is cluster-wide dynamic in Kafka
+        # (DynamicLogConfig); the coarser ones (`*.hours`) are read-only
+        rows.append(Setting(broker, type, default, f"default of topic config `{name}`: {doc}", BROKER, validator,
+                            tuple(coarser), effect, update=Update.CLUSTER_WIDE))
     return rows
 
 
 _T = ConfigType
+_CW, _PB, _PL = Update.CLUSTER_WIDE, Update.PER_BROKER, Update.PER_LISTENER
 _COMPRESSION = one_of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
 _TIMESTAMP_TYPE = one_of("CreateTime", "LogAppendTime")
 _CLEANUP_POLICY = one_of("delete", "compact")
@@ -295,10 +318,10 @@ def connection_overrides(text: str) -> dict[str, int]:
 
 
 _CONNECTIONS: list[Setting] = [
-    Setting("max.connections", _T.INT, str(INT_MAX), "connections the broker keeps open at once; past it a new connection waits, unread, until one closes (Kafka's acceptor stops accepting)", validator=at_least(0)),
-    Setting("max.connections.per.ip", _T.INT, str(INT_MAX), "connections one address may have open; past it a new one is closed at once", validator=at_least(0)),
-    Setting("max.connections.per.ip.overrides", _T.STRING, "", "host:count,... per-address exceptions to max.connections.per.ip", validator=connection_overrides),
-    Setting("max.connection.creation.rate", _T.INT, str(INT_MAX), "new connections accepted per second, all addresses together; past it new connections are delayed", validator=at_least(0)),
+    Setting("max.connections", _T.INT, str(INT_MAX), "connections the broker keeps open at once; past it a new connection waits, unread, until one closes (Kafka's acceptor stops accepting)", validator=at_least(0), update=_CW),
+    Setting("max.connections.per.ip", _T.INT, str(INT_MAX), "connections one address may have open; past it a new one is closed at once", validator=at_least(0), update=_CW),
+    Setting("max.connections.per.ip.overrides", _T.STRING, "", "host:count,... per-address exceptions to max.connections.per.ip", validator=connection_overrides, update=_CW),
+    Setting("max.connection.creation.rate", _T.INT, str(INT_MAX), "new connections accepted per second, all addresses together; past it new connections are delayed", validator=at_least(0), update=_CW),
     Setting("connections.max.idle.ms", _T.LONG, "600000", "a connection with no request for this long is closed, authenticated or not", validator=at_least(-1)),
     Setting("sasl.server.max.receive.size", _T.INT, "524288", "largest frame accepted on a SASL listener before authentication completes (ApiVersions, SaslHandshake, SaslAuthenticate); a larger one closes the connection", validator=at_least(1)),
     Setting("sasl.handshake.timeout.ms", _T.LONG, "30000", "trafka's own: a connection on a SASL listener that has not authenticated within this long is closed (0: never)", validator=at_least(0)),
@@ -315,28 +338,46 @@ def _known_authorizer(value) -> None:
 
 
 _SECURITY: list[Setting] = [
-    Setting("listeners", _T.STRING, "", "NAME://HOST:PORT,... to listen on (default: one PLAINTEXT listener on --host/--port); see docs/security.md"),
+    Setting("listeners", _T.STRING, "", "NAME://HOST:PORT,... to listen on (default: one PLAINTEXT listener on --host/--port); see docs/security.md", update=_PB),
     Setting("advertised.listeners", _T.STRING, "", "NAME://HOST:PORT,... clients are told to connect to, per listener (default: the bound address)"),
-    Setting("listener.security.protocol.map", _T.STRING, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", "NAME:PROTOCOL,... the security protocol of each listener"),
+    Setting("listener.security.protocol.map", _T.STRING, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", "NAME:PROTOCOL,... the security protocol of each listener", update=_PB),
     Setting("controller.listener.names", _T.STRING, "", "listeners accepted but not opened (a single broker is its own controller)"),
-    Setting("sasl.enabled.mechanisms", _T.STRING, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER", "SASL mechanisms offered on SASL listeners (Kafka: GSSAPI, which trafka does not have)"),
-    Setting("sasl.jaas.config", _T.PASSWORD, None, "JAAS line for every SASL listener: PLAIN users as user_NAME=\"PASSWORD\", OAUTHBEARER validator options"),
-    Setting("connections.max.reauth.ms", _T.LONG, "0", "a SASL session must re-authenticate after this long (0: never); KIP-368", validator=at_least(0)),
-    Setting("ssl.keystore.type", _T.STRING, "PKCS12", "format of ssl.keystore.location", validator=one_of("PKCS12", "PEM")),
-    Setting("ssl.keystore.location", _T.STRING, None, "the broker's key and certificate chain (PKCS12 file, or PEM file with key and certificates)"),
-    Setting("ssl.keystore.password", _T.PASSWORD, None, "password of the PKCS12 keystore"),
-    Setting("ssl.key.password", _T.PASSWORD, None, "password of the private key (PEM keystores, ssl.keystore.key)"),
-    Setting("ssl.keystore.certificate.chain", _T.PASSWORD, None, "the broker's certificate chain, inline PEM"),
-    Setting("ssl.keystore.key", _T.PASSWORD, None, "the broker's private key, inline PEM"),
-    Setting("ssl.truststore.type", _T.STRING, "PKCS12", "format of ssl.truststore.location", validator=one_of("PKCS12", "PEM")),
-    Setting("ssl.truststore.location", _T.STRING, None, "CA certificates that sign client certificates (PKCS12 or PEM file)"),
-    Setting("ssl.truststore.password", _T.PASSWORD, None, "password of the PKCS12 truststore"),
-    Setting("ssl.truststore.certificates", _T.PASSWORD, None, "CA certificates, inline PEM"),
-    Setting("ssl.client.auth", _T.STRING, "none", "ask TLS clients for a certificate (mTLS); the principal is its subject", validator=one_of("none", "requested", "required")),
-    Setting("ssl.enabled.protocols", _T.STRING, "TLSv1.2,TLSv1.3", "TLS versions accepted"),
-    Setting("ssl.cipher.suites", _T.STRING, "", "cipher names for TLS 1.2 (default: OpenSSL's)"),
-    Setting("ssl.protocol", _T.STRING, "TLSv1.3", "ssl.enabled.protocols decides", effect=False),
-    Setting("ssl.endpoint.identification.algorithm", _T.STRING, "https", "a broker does not verify client host names", effect=False),
+    Setting("sasl.enabled.mechanisms", _T.STRING, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER", "SASL mechanisms offered on SASL listeners (Kafka: GSSAPI, which trafka does not have)", update=_PB, listener=True),
+    Setting("sasl.jaas.config", _T.PASSWORD, None, "JAAS line for every SASL listener: PLAIN users as user_NAME=\"PASSWORD\", OAUTHBEARER validator options", update=_PB, listener=True),
+    Setting("connections.max.reauth.ms", _T.LONG, "0", "a SASL session must re-authenticate after this long (0: never); KIP-368", validator=at_least(0), listener=True),
+    Setting("ssl.keystore.type", _T.STRING, "PKCS12", "format of ssl.keystore.location", validator=one_of("PKCS12", "PEM"), update=_PL, listener=True),
+    Setting("ssl.keystore.location", _T.STRING, None, "the broker's key and certificate chain (PKCS12 file, or PEM file with key and certificates)", update=_PL, listener=True),
+    Setting("ssl.keystore.password", _T.PASSWORD, None, "password of the PKCS12 keystore", update=_PL, listener=True),
+    Setting("ssl.key.password", _T.PASSWORD, None, "password of the private key (PEM keystores, ssl.keystore.key)", update=_PL, listener=True),
+    Setting("ssl.keystore.certificate.chain", _T.PASSWORD, None, "the broker's certificate chain, inline PEM", update=_PL, listener=True),
+    Setting("ssl.keystore.key", _T.PASSWORD, None, "the broker's private key, inline PEM", update=_PL, listener=True),
+    Setting("ssl.truststore.type", _T.STRING, "PKCS12", "format of ssl.truststore.location", validator=one_of("PKCS12", "PEM"), update=_PL, listener=True),
+    Setting("ssl.truststore.location", _T.STRING, None, "CA certificates that sign client certificates (PKCS12 or PEM file)", update=_PL, listener=True),
+    Setting("ssl.truststore.password", _T.PASSWORD, None, "password of the PKCS12 truststore", update=_PL, listener=True),
+    Setting("ssl.truststore.certificates", _T.PASSWORD, None, "CA certificates, inline PEM", update=_PL, listener=True),
+    Setting("ssl.client.auth", _T.STRING, "none", "ask TLS clients for a certificate (mTLS); the principal is its subject", validator=one_of("none", "requested", "required"), update=_PB, listener=True),
+    Setting("ssl.enabled.protocols", _T.STRING, "TLSv1.2,TLSv1.3", "TLS versions accepted", update=_PB, listener=True),
+    Setting("ssl.cipher.suites", _T.STRING, "", "cipher names for TLS 1.2 (default: OpenSSL's)", update=_PB, listener=True),
+    Setting("ssl.protocol", _T.STRING, "TLSv1.3", "ssl.enabled.protocols decides", effect=False, update=_PB, listener=True),
+    Setting("ssl.endpoint.identification.algorithm", _T.STRING, "https", "a broker does not verify client host names", effect=False, update=_PB, listener=True),
+    # what else Kafka's DynamicListenerConfig reconfigures per broker (and per listener): JSSE and
+    # Kerberos tuning trafka has no use for (OpenSSL does its TLS; SASL has no GSSAPI)
+    Setting("principal.builder.class", _T.CLASS, "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder", "the principal is User:<SASL user>, or User:<TLS subject> with ssl.client.auth", effect=False, update=_PB, listener=True),
+    Setting("ssl.provider", _T.STRING, None, "OpenSSL (Python's ssl module) is the TLS provider", effect=False, update=_PB, listener=True),
+    Setting("ssl.keymanager.algorithm", _T.STRING, "SunX509", "OpenSSL picks the key from ssl.keystore.*", effect=False, update=_PB, listener=True),
+    Setting("ssl.trustmanager.algorithm", _T.STRING, "PKIX", "OpenSSL checks client certificates against ssl.truststore.*", effect=False, update=_PB, listener=True),
+    Setting("ssl.secure.random.implementation", _T.STRING, None, "OpenSSL's random generator is used", effect=False, update=_PB, listener=True),
+    Setting("ssl.engine.factory.class", _T.CLASS, None, "TLS is Python's ssl module on the stream", effect=False, update=_PB, listener=True),
+    Setting("sasl.kerberos.service.name", _T.STRING, None, "there is no GSSAPI (Kerberos) mechanism", effect=False, update=_PB, listener=True),
+    Setting("sasl.kerberos.kinit.cmd", _T.STRING, "/usr/bin/kinit", "there is no GSSAPI (Kerberos) mechanism", effect=False, update=_PB, listener=True),
+    Setting("sasl.kerberos.ticket.renew.window.factor", _T.DOUBLE, "0.8", "there is no GSSAPI (Kerberos) mechanism", effect=False, update=_PB, listener=True),
+    Setting("sasl.kerberos.ticket.renew.jitter", _T.DOUBLE, "0.05", "there is no GSSAPI (Kerberos) mechanism", effect=False, update=_PB, listener=True),
+    Setting("sasl.kerberos.min.time.before.relogin", _T.LONG, "60000", "there is no GSSAPI (Kerberos) mechanism", effect=False, update=_PB, listener=True),
+    Setting("sasl.kerberos.principal.to.local.rules", _T.LIST, "DEFAULT", "there is no GSSAPI (Kerberos) mechanism", effect=False, update=_PB, listener=True),
+    Setting("sasl.login.refresh.window.factor", _T.DOUBLE, "0.8", "the broker logs in to no SASL server", validator=between(0.5, 1.0), effect=False, update=_PB, listener=True),
+    Setting("sasl.login.refresh.window.jitter", _T.DOUBLE, "0.05", "the broker logs in to no SASL server", validator=between(0.0, 0.25), effect=False, update=_PB, listener=True),
+    Setting("sasl.login.refresh.min.period.seconds", _T.SHORT, "60", "the broker logs in to no SASL server", validator=between(0, 900), effect=False, update=_PB, listener=True),
+    Setting("sasl.login.refresh.buffer.seconds", _T.SHORT, "300", "the broker logs in to no SASL server", validator=between(0, 3600), effect=False, update=_PB, listener=True),
     Setting("log.dirs", _T.STRING, None, "the data directory (one only) when --data-dir is not given"),
     Setting("authorizer.class.name", _T.STRING, "", "org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer) turns ACLs on; empty: no ACLs, and the ACL requests answer SECURITY_DISABLED", validator=_known_authorizer),
     Setting("super.users", _T.STRING, "", "principals allowed everything when ACLs are on, separated by ';' (User:alice;User:bob)"),
@@ -359,7 +400,7 @@ _LOG: list[Setting] = [
     Setting("log.retention.hours", _T.INT, "168", "retention in hours (minutes and ms win)", validator=at_least(-1)),
     Setting("log.retention.check.interval.ms", _T.LONG, "300000", "how often retention runs", validator=at_least(1)),
     Setting("log.cleaner.enable", _T.BOOLEAN, "true", "run compaction for compacted topics"),
-    Setting("log.cleaner.backoff.ms", _T.LONG, "15000", "pause between cleaner passes", validator=at_least(0)),
+    Setting("log.cleaner.backoff.ms", _T.LONG, "15000", "pause between cleaner passes", validator=at_least(0), update=_CW),
     Setting("log.flush.scheduler.interval.ms", _T.LONG, "1000", "how often the flusher applies flush.ms without appends (Kafka: Long.MAX)", validator=at_least(1)),
 ]
 
@@ -418,11 +459,11 @@ _WITHOUT_EFFECT: list[Setting] = [
     Setting("controller.quorum.voters", _T.STRING, "", "there is no controller quorum", effect=False),
     Setting("inter.broker.listener.name", _T.STRING, "", "there are no other brokers", effect=False),
     Setting("security.inter.broker.protocol", _T.STRING, "PLAINTEXT", "there are no other brokers", effect=False),
-    Setting("sasl.mechanism.inter.broker.protocol", _T.STRING, "GSSAPI", "there are no other brokers", effect=False),
+    Setting("sasl.mechanism.inter.broker.protocol", _T.STRING, "GSSAPI", "there are no other brokers", effect=False, update=_PB),
     Setting("sasl.mechanism.controller.protocol", _T.STRING, "GSSAPI", "there is no controller quorum", effect=False),
-    Setting("num.network.threads", _T.INT, "3", "one trio event loop serves every connection", validator=at_least(1), effect=False),
-    Setting("num.io.threads", _T.INT, "8", "one trio event loop serves every request", validator=at_least(1), effect=False),
-    Setting("num.recovery.threads.per.data.dir", _T.INT, "2", "logs are recovered in one pass", validator=at_least(1), effect=False),
+    Setting("num.network.threads", _T.INT, "3", "one trio event loop serves every connection", validator=at_least(1), effect=False, update=_CW),
+    Setting("num.io.threads", _T.INT, "8", "one trio event loop serves every request", validator=at_least(1), effect=False, update=_CW),
+    Setting("num.recovery.threads.per.data.dir", _T.INT, "2", "logs are recovered in one pass", validator=at_least(1), effect=False, update=_CW),
     Setting("socket.send.buffer.bytes", _T.INT, "102400", "the operating system's socket buffers are used", effect=False),
     Setting("socket.receive.buffer.bytes", _T.INT, "102400", "the operating system's socket buffers are used", effect=False),
     Setting("offsets.topic.replication.factor", _T.SHORT, "3", "replicas of __consumer_offsets (and _schemas) in a simulated cluster, at most cluster.brokers (one broker: 1)", validator=at_least(1)),
@@ -457,6 +498,10 @@ def _check() -> None:
         for synonym in row.synonyms:
             if synonym not in BROKER_SETTINGS:
                 raise AssertionError(f"{row.name}: synonym {synonym} is not a broker setting")
+        if row.level == TOPIC and (row.dynamic or row.listener):
+            raise AssertionError(f"topic config {row.name}: update modes and listener prefixes are broker settings")
+        if row.update is Update.PER_LISTENER and not row.listener:
+            raise AssertionError(f"{row.name} changes per listener, so it must take the listener prefix")
 
 
 _check()

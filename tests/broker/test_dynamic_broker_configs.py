@@ -122,3 +122,59 @@ def test_max_connections_per_ip_applies_to_new_connections(tmp_path):
         finally:
             for raw in opened:
                 raw.close()
+
+
+def test_kafka_python_describes_advertised_listeners_read_only_as_kafka_4(tmp_path):
+    """Kafka 4.x (KAFKA-18405) took advertised.listeners out of the dynamic configs: kafka-python's
+    describe_configs on a BROKER resource reports it read-only, while listeners and the listener
+    settings Kafka reconfigures (sasl.kerberos.*) are dynamic."""
+    from kafka.admin import ConfigResource as PyConfigResource, ConfigResourceType, KafkaAdminClient
+
+    with TrafkaBroker(tmp_path / "data") as broker:
+        client = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+        try:
+            resource = PyConfigResource(ConfigResourceType.BROKER, "0")
+            every = client.describe_configs([resource], config_filter="all")["broker"]["0"]
+            dynamic = client.describe_configs([resource], config_filter="dynamic")["broker"]["0"]
+        finally:
+            client.close()
+        assert every["advertised.listeners"]["read_only"] is True
+        assert every["advertised.listeners"]["value"] == f"PLAINTEXT://{broker.bootstrap_servers}"
+        assert every["listeners"]["read_only"] is False
+        assert every["log.dirs"]["read_only"] is True
+        assert "advertised.listeners" not in dynamic and "node.id" not in dynamic
+        assert {"listeners", "sasl.kerberos.min.time.before.relogin", "ssl.keystore.location", "message.max.bytes",
+                "max.connections", "num.io.threads", "sasl.login.refresh.buffer.seconds"} <= set(dynamic)
+
+
+def test_listener_settings_are_accepted_and_read_only_ones_refused(tmp_path):
+    """librdkafka's 0081 sets sasl.kerberos.min.time.before.relogin=58000 on a BROKER resource with
+    AlterConfigs and IncrementalAlterConfigs and Kafka accepts it (a per-broker setting of
+    DynamicListenerConfig); advertised.listeners is refused as Kafka 4.x refuses it, and the key
+    store settings only with a listener prefix (listener.name.<listener>.ssl.*)."""
+    with TrafkaBroker(tmp_path / "data") as broker:
+        legacy = ConfigResource(ResourceType.BROKER, "0", set_config={"sasl.kerberos.min.time.before.relogin": "58000"})
+        for future in admin(broker).alter_configs([legacy]).values():
+            future.result(30)
+        entry = describe(broker, ResourceType.BROKER, "0")["sasl.kerberos.min.time.before.relogin"]
+        assert (entry.value, entry.source, entry.is_read_only) == ("58000", ConfigSource.DYNAMIC_BROKER_CONFIG.value, False)
+        set_configs(broker, "0", {"sasl.kerberos.min.time.before.relogin": "59000",
+                                  "listener.name.plaintext.ssl.keystore.type": "PEM"})
+        configs = describe(broker, ResourceType.BROKER, "0")
+        assert configs["sasl.kerberos.min.time.before.relogin"].value == "59000"
+        prefixed = configs["listener.name.plaintext.ssl.keystore.type"]
+        assert (prefixed.value, prefixed.source) == ("PEM", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
+
+        read_only = refused(broker, "0", {"advertised.listeners": "PLAINTEXT://elsewhere:9092"})
+        assert read_only.code() == KafkaError.INVALID_REQUEST
+        assert "Cannot update these configs dynamically" in read_only.str() and "advertised.listeners" in read_only.str()
+        legacy_read_only = ConfigResource(ResourceType.BROKER, "0", set_config={"advertised.listeners": "PLAINTEXT://x:1"})
+        (future,) = admin(broker).alter_configs([legacy_read_only]).values()
+        with pytest.raises(KafkaException) as caught:
+            future.result(30)
+        assert caught.value.args[0].code() == KafkaError.INVALID_REQUEST
+        unprefixed = refused(broker, "0", {"ssl.keystore.location": "/tmp/broker.p12"})
+        assert unprefixed.code() == KafkaError.INVALID_REQUEST and "listener prefix" in unprefixed.str()
+        bad = refused(broker, "0", {"sasl.kerberos.min.time.before.relogin": "soon"})
+        assert bad.code() == KafkaError.INVALID_REQUEST
+        assert describe(broker, ResourceType.BROKER, "0")["advertised.listeners"].source == ConfigSource.STATIC_BROKER_CONFIG.value

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from trafka.settings import BROKER_SETTINGS, ConfigError, Setting, scale_to_ms, unit_scale
 
-__all__ = ["SETTINGS", "BrokerConfig", "ConfigError", "Setting", "read_properties"]
+__all__ = ["SETTINGS", "BrokerConfig", "ConfigError", "Setting", "listener_setting", "read_properties"]
 
 # The broker-level rows of the one table of settings (trafka/settings.py).
 SETTINGS: dict[str, Setting] = BROKER_SETTINGS
@@ -34,7 +34,7 @@ class BrokerConfig:
             self.set(name, text)
 
     def set(self, name: str, text: str) -> None:
-        setting = SETTINGS.get(name) or _listener_setting(name)
+        setting = SETTINGS.get(name) or listener_setting(name)
         if setting is None:
             close = difflib.get_close_matches(name, SETTINGS, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -76,7 +76,7 @@ class BrokerConfig:
         those only a simulated cluster acts on count when there is one broker."""
         one_broker = self["cluster.brokers"] == 1
         return sorted(name for name in self.values
-                      if not (SETTINGS.get(name) or _listener_setting(name)).effect
+                      if not (SETTINGS.get(name) or listener_setting(name)).effect
                       or (one_broker and name in CLUSTER_ONLY))
 
     def __getitem__(self, name: str):
@@ -106,14 +106,14 @@ CLUSTER_ONLY = frozenset({
 
 # listener.name.<listener>.[<mechanism>.]<setting> overrides <setting> for one listener.
 _LISTENER_PREFIXED = re.compile(r"^listener\.name\.[a-z0-9_]+\.(?:(?:plain|scram-sha-256|scram-sha-512|oauthbearer)\.)?(.+)$")
-_PER_LISTENER = ("ssl.", "sasl.", "connections.max.reauth.ms")
 
 
-def _listener_setting(name: str) -> Setting | None:
+def listener_setting(name: str) -> Setting | None:
+    """The setting a listener-prefixed name overrides for one listener (a row the table marks
+    `listener`), or None when `name` is not one."""
     match = _LISTENER_PREFIXED.match(name)
-    if match is None or not match.group(1).startswith(_PER_LISTENER):
-        return None
-    return SETTINGS.get(match.group(1))
+    setting = SETTINGS.get(match.group(1)) if match else None
+    return setting if setting is not None and setting.listener else None
 
 
 def read_properties(path: Path) -> dict[str, str]:

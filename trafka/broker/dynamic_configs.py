@@ -4,9 +4,11 @@ DYNAMIC_BROKER_CONFIG) or named "" (the cluster-wide default, `kafka-configs --e
 DYNAMIC_DEFAULT_BROKER_CONFIG). A per-broker value wins over the cluster default, which wins
 over the static setting (`--config`) and Kafka's default, as in Kafka's DynamicBrokerConfig.
 
-What is dynamic follows Kafka's table (its "cluster-wide" and "per-broker" update modes); a
-per-broker-only setting (listeners, SSL and SASL material) cannot be a cluster default. Of those,
-what trafka acts on applies at once (`APPLIED`: the topic-config defaults `log.*`,
+What is dynamic is Kafka 4.3's table, kept as each row's update mode in trafka/settings.py
+(read-only, per-broker, cluster-wide): a per-broker setting (listeners, the SSL and SASL listener
+settings) cannot be a cluster default; Kafka's key and trust store settings change only per listener
+(`listener.name.<listener>.ssl.keystore.location`), and any listener setting may be given so for one
+listener. Of those, what trafka acts on applies at once (`APPLIED`: the topic-config defaults `log.*`,
 `message.max.bytes`, `min.insync.replicas`..., and the connection limits); the rest is stored
 and reported only, as docs/compatibility.md says.
 
@@ -22,7 +24,8 @@ import json
 import logging
 from pathlib import Path
 
-from trafka.settings import TOPIC_CONFIGS, ConfigError
+from trafka.broker.config import listener_setting
+from trafka.settings import BROKER_SETTINGS, TOPIC_CONFIGS, ConfigError, Update
 from trafka.storage.errors import InvalidConfig, StorageError
 from trafka.storage.files import atomic_write
 from trafka.wire.errors import ErrorCode
@@ -38,24 +41,21 @@ class InvalidBrokerConfig(StorageError):
 
     error_code = ErrorCode.INVALID_REQUEST
 
-# Kafka's dynamic settings among trafka's (Kafka's documentation, "Updating Broker Configs").
-_TOPIC_DEFAULTS = {name for s in TOPIC_CONFIGS.values() for name in s.synonyms[:1]}  # the finest unit only
-CLUSTER_WIDE = frozenset(_TOPIC_DEFAULTS | {
-    "log.cleaner.backoff.ms", "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
-    "max.connection.creation.rate", "num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir",
-    "unclean.leader.election.enable",
-})
-PER_BROKER_ONLY = frozenset({
-    "listeners", "advertised.listeners", "listener.security.protocol.map", "sasl.enabled.mechanisms", "sasl.jaas.config",
-    "ssl.cipher.suites", "ssl.client.auth", "ssl.enabled.protocols", "ssl.endpoint.identification.algorithm",
-    "ssl.key.password", "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.keystore.location",
-    "ssl.keystore.password", "ssl.keystore.type", "ssl.protocol", "ssl.truststore.certificates",
-    "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type",
-})
+# Kafka's update modes, from the one table (trafka/settings.py, Setting.update).
+_BY_MODE = {mode: frozenset(n for n, s in BROKER_SETTINGS.items() if s.update is mode) for mode in Update}
+CLUSTER_WIDE = _BY_MODE[Update.CLUSTER_WIDE]
+PER_BROKER_ONLY = _BY_MODE[Update.PER_BROKER] | _BY_MODE[Update.PER_LISTENER]
+LISTENER_PREFIX_ONLY = _BY_MODE[Update.PER_LISTENER]
 DYNAMIC = CLUSTER_WIDE | PER_BROKER_ONLY
 # What a change acts on at once; every other dynamic setting is stored and reported only.
+_TOPIC_DEFAULTS = {name for s in TOPIC_CONFIGS.values() for name in s.synonyms[:1]}  # the finest unit only
 APPLIED = frozenset(_TOPIC_DEFAULTS | {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
                                        "max.connection.creation.rate"})
+
+
+def is_listener_override(name: str) -> bool:
+    """listener.name.<listener>.[<mechanism>.]<setting>: one listener's value of a setting."""
+    return name not in BROKER_SETTINGS and listener_setting(name) is not None
 
 
 class DynamicBrokerConfigs:
@@ -106,28 +106,28 @@ class DynamicBrokerConfigs:
     # --- changing -----------------------------------------------------------------------------
 
     def validate(self, entity: str, values: dict[str, str]) -> None:
-        """InvalidBrokerConfig (Kafka's INVALID_REQUEST for broker resources) naming what is wrong."""
-        from trafka.broker.config import SETTINGS
-
+        """InvalidBrokerConfig (Kafka's INVALID_REQUEST for broker resources) naming what is wrong,
+        in the order of Kafka's DynamicBrokerConfig.validateConfigs."""
         resource = f"ConfigResource(type=BROKER, name='{entity}')"
-        unknown = sorted(n for n in values if n not in SETTINGS)
-        if unknown:
-            raise InvalidBrokerConfig(f"Invalid config value for resource {resource}: unknown broker configs: {unknown}")
-        static = sorted(n for n in values if n not in DYNAMIC)
-        if static:
-            raise InvalidBrokerConfig(f"Invalid config value for resource {resource}: "
-                                 f"Cannot update these configs dynamically: {static}")
-        if entity == CLUSTER_DEFAULT:
-            per_broker = sorted(n for n in values if n in PER_BROKER_ONLY)
-            if per_broker:
-                raise InvalidBrokerConfig(f"Invalid config value for resource {resource}: Cannot update these configs "
-                                     f"at default cluster level, broker id must be specified: {per_broker}")
+
+        def refuse(reason: str, names) -> None:
+            if names:
+                raise InvalidBrokerConfig(f"Invalid config value for resource {resource}: {reason}: {sorted(names)}")
+
+        prefixed = {n for n in values if is_listener_override(n)}
+        refuse("unknown broker configs", [n for n in values if n not in BROKER_SETTINGS and n not in prefixed])
+        refuse("Cannot update these configs dynamically", [n for n in values if n in BROKER_SETTINGS and n not in DYNAMIC])
+        refuse("These security configs can be dynamically updated only per-listener using the listener prefix",
+               [n for n in values if n in LISTENER_PREFIX_ONLY])
         for name, text in values.items():
             try:
-                SETTINGS[name].parse(text)
+                (BROKER_SETTINGS.get(name) or listener_setting(name)).parse(text)
             except ConfigError as exc:
                 raise InvalidBrokerConfig(f"Invalid config value for resource {resource}: "
-                                     f"Invalid value {text} for configuration {name}: {exc}") from None
+                                          f"Invalid value {text} for configuration {name}: {exc}") from None
+        if entity == CLUSTER_DEFAULT:
+            refuse("Cannot update these configs at default cluster level, broker id must be specified",
+                   [n for n in values if n in PER_BROKER_ONLY or n in prefixed])
         from trafka.storage.config import topic_defaults_from_broker
 
         levels = {**self.levels, entity: values}

@@ -6,7 +6,10 @@ Behavior:
 - Broker (this node's id): the settings trafka accepts, with the value in force and its source:
   this broker's dynamic config (DYNAMIC_BROKER_CONFIG), the cluster-wide dynamic default
   (DYNAMIC_DEFAULT_BROKER_CONFIG), the settings given at start (STATIC_BROKER_CONFIG), else
-  DEFAULT_CONFIG; read_only unless Kafka lets it change dynamically. Resource name "" (the
+  DEFAULT_CONFIG; read_only unless Kafka 4.3 lets it change dynamically (the update mode of
+  trafka/settings.py: `advertised.listeners` is read-only since KAFKA-18405). One listener's value
+  of a setting (`listener.name.<listener>.<setting>`), static or dynamic, is listed under its own
+  name with the setting as its synonym, read_only as Kafka reports it. Resource name "" (the
   cluster default entity) lists only the dynamic defaults, as Kafka does. The settings
   a KRaft node cannot start without (process.roles, listeners, advertised.listeners, log.dirs)
   read as a one-node Kafka 4 reports them: STATIC_BROKER_CONFIG with the values in force.
@@ -21,8 +24,8 @@ from __future__ import annotations
 from trafka.broker import registry
 from trafka.broker.alter_configs import config_authorization_error
 from trafka.broker.security.authorizer import Op
-from trafka.broker.config import SETTINGS
-from trafka.broker.dynamic_configs import DYNAMIC
+from trafka.broker.config import SETTINGS, listener_setting
+from trafka.broker.dynamic_configs import is_listener_override
 from trafka.broker.group_configs import GROUP_CONFIGS
 from trafka.settings import ConfigType
 from trafka.broker.topic_configs import ConfigSource, ResourceType, cluster_dynamic_defaults, topic_config_entries
@@ -81,28 +84,38 @@ def _broker_configs(broker, resource, include_synonyms: bool) -> list[dict]:
     dynamic_defaults = cluster_dynamic_defaults(broker)
     per_broker = broker.dynamic_configs.per_broker()
     default_entity = resource.resource_name == ""
-    for name, setting in sorted(SETTINGS.items()):
+    overrides = {n for n in (*broker.config.raw, *per_broker, *dynamic_defaults) if is_listener_override(n)}
+    for name in sorted({*SETTINGS, *overrides}):
+        setting = SETTINGS.get(name) or listener_setting(name)
         if not _wanted(resource, name) or (default_entity and name not in dynamic_defaults):
             continue
         if name in in_force and broker.listeners:
             source, text = ConfigSource.STATIC_BROKER_CONFIG, in_force[name]
+        elif name in overrides:
+            source, text = ConfigSource.STATIC_BROKER_CONFIG, broker.config.raw.get(name)
         else:
             source = ConfigSource.STATIC_BROKER_CONFIG if name in broker.config.raw else ConfigSource.DEFAULT_CONFIG
-            text = None if setting.sensitive else setting.format(broker.config.static(name))
-        synonyms = [(text, source)]
+            text = setting.format(broker.config.static(name))
         hidden = lambda value: None if setting.sensitive else value  # noqa: E731
+        synonyms = [(name, hidden(text), source)] if text is not None or name not in overrides else []
         if name in dynamic_defaults:  # the cluster-level dynamic default wins over static settings
-            synonyms.insert(0, (hidden(dynamic_defaults[name]), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+            synonyms.insert(0, (name, hidden(dynamic_defaults[name]), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
         if name in per_broker and not default_entity:  # and this broker's own over both
-            synonyms.insert(0, (hidden(per_broker[name]), ConfigSource.DYNAMIC_BROKER_CONFIG))
-        text, source = synonyms[0]
+            synonyms.insert(0, (name, hidden(per_broker[name]), ConfigSource.DYNAMIC_BROKER_CONFIG))
+        if name in overrides:  # then what every listener without its own value takes, as Kafka lists it
+            base = setting.name
+            base_source = ConfigSource.STATIC_BROKER_CONFIG if base in broker.config.raw else ConfigSource.DEFAULT_CONFIG
+            synonyms.append((base, hidden(setting.format(broker.config.static(base))), base_source))
+        _, text, source = synonyms[0]
         configs.append({
             "name": name,
             "value": text,
-            "read_only": name not in DYNAMIC,
+            # Kafka's rule (ConfigHelper): read-only unless the name itself is a dynamic setting,
+            # so one listener's override reads read-only even when it was set dynamically
+            "read_only": not (name in SETTINGS and setting.dynamic),
             "config_source": source,
             "is_sensitive": setting.sensitive,
-            "synonyms": [{"name": name, "value": v, "source": s} for v, s in synonyms] if include_synonyms else [],
+            "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in synonyms] if include_synonyms else [],
             "config_type": setting.type,
             "documentation": setting.doc,
         })
