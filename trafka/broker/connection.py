@@ -236,6 +236,7 @@ async def serve_connection(broker, stream: trio.SocketStream, listener) -> None:
             await _serve(broker, stream, peer, listener, connection)
     finally:
         quotas.release(connection)
+        broker.share_coordinator.disconnected(peer)  # its share sessions end, their records released
         broker.stats.closed(peer)
         await trio.aclose_forcefully(stream)  # already closed unless cancelled before _serve closed it
 

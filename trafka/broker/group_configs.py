@@ -30,6 +30,7 @@ class GroupConfig:
     default: str | None = None  # else this default
     bounds: tuple[str, str] | None = None  # broker settings holding its min and max
     doc: str = ""
+    limits: tuple[int, int] | None = None  # else a fixed range (the broker setting's own)
 
 
 GROUP_CONFIGS: dict[str, GroupConfig] = {c.name: c for c in (
@@ -48,6 +49,11 @@ GROUP_CONFIGS: dict[str, GroupConfig] = {c.name: c for c in (
     GroupConfig("share.record.lock.duration.ms", "int", "group.share.record.lock.duration.ms",
                 bounds=("group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"),
                 doc="how long a member of this share group holds the records it acquired"),
+    # KIP-1240: per-group forms of two broker settings, within the broker setting's own range.
+    GroupConfig("share.delivery.count.limit", "int", "group.share.delivery.count.limit", limits=(2, 10),
+                doc="deliveries of one record to this share group before it is archived"),
+    GroupConfig("share.partition.max.record.locks", "int", "group.share.partition.max.record.locks",
+                limits=(100, 10000), doc="most records of one partition this share group holds in flight at once"),
     GroupConfig("share.auto.offset.reset", "string", None, "latest",
                 doc="where this share group starts reading a partition: latest, earliest or by_duration:<ISO-8601 duration>"),
     GroupConfig("share.isolation.level", "string", None, "read_uncommitted",
@@ -125,6 +131,9 @@ class GroupConfigs:
                         raise InvalidConfig(f"{name} must be greater than or equal to {low_name}")
                     if number > high:
                         raise InvalidConfig(f"{name} must be less than or equal to {high_name}")
+                if config.limits and not config.limits[0] <= number <= config.limits[1]:
+                    raise InvalidConfig(f"Invalid value {text} for configuration {name}: "
+                                        f"Value must be in [{config.limits[0]}, {config.limits[1]}]")
             elif name == "share.auto.offset.reset":
                 policy = text.strip().lower()
                 if policy not in ("latest", "earliest") and not (

@@ -82,6 +82,7 @@ class Broker:
         if hasattr(self.clock, "on_advance"):  # a unit test's ManualClock has no listeners
             self.clock.on_advance(self._wake_timers)
             self.clock.on_advance(lambda: self.group_coordinator.reschedule())
+            self.clock.on_advance(lambda: self.share_coordinator.reschedule())
         self.stats = BrokerStats()  # requests, bytes and connections, for the console
         if first is None:
             self.client_metrics = ClientMetricsManager(self.data_dir / "client_metrics", config)  # KIP-714 subscriptions
@@ -117,7 +118,7 @@ class Broker:
         )
         # Creates __share_group_state if missing and replays it: share-partitions are back.
         self.share_coordinator = ShareCoordinator(self.logs, config, self.clock, self.group_configs, leads=leads)
-        self.group_coordinator.on_share_member_left = self.share_coordinator.release_member
+        self.group_coordinator.on_share_member_expired = self.share_coordinator.release_member
         self.group_coordinator.on_share_group_deleted = self.share_coordinator.delete_group
         if cluster is not None:
             self.share_coordinator.route = partial(cluster.coordinator_runtime, self.share_coordinator.state_topic.name)
@@ -209,6 +210,7 @@ class Broker:
                 except Exception:
                     log.exception("background check %r failed after the clock moved", timer.action)
             node.group_coordinator.expire(now)
+            node.share_coordinator.expire_due(now)
         return offset
 
     def _wake_timers(self) -> None:
@@ -230,6 +232,7 @@ class Broker:
 
         return [
             self.group_coordinator.run,
+            self.share_coordinator.run,
             self.connection_quotas.run,
             partial(every, self, self.config["offsets.retention.check.interval.ms"], expire_offsets),
             partial(every, self, self.config["transaction.abort.timed.out.transaction.cleanup.interval.ms"],

@@ -68,8 +68,8 @@ class GroupCoordinator:
         self.groups = GroupMap(self.runtime, "groups")  # classic groups (and offsets-only groups)
         self.consumer_groups = GroupMap(self.runtime, "consumer_groups")  # KIP-848 groups; an id is in one map only
         self.share_groups = GroupMap(self.runtime, "share_groups")  # KIP-932 share groups
-        # Told of a share member that left or timed out (the share coordinator releases its records).
-        self.on_share_member_left = lambda group_id, member_id: None
+        # Told of a share member whose heartbeats stopped (the share coordinator releases its records).
+        self.on_share_member_expired = lambda group_id, member_id: None
         self.on_share_group_deleted = lambda group_id: ErrorCode.NONE
         self.classic = ClassicGroupManager(self)
         self.share = ShareGroupManager(self)
@@ -102,7 +102,7 @@ class GroupCoordinator:
         """Act on every group deadline that has passed, classic and consumer groups alike."""
         self.classic.expire(now)
         self._on_copies(lambda manager: manager.expire_consumer_groups(now), None)
-        self.share.expire(now, self.on_share_member_left)
+        self.share.expire(now, self.on_share_member_expired)
 
     def next_deadline(self) -> int | None:
         due = [d for d in (self.classic.next_deadline(), self.consumer.next_consumer_deadline(), self.share.next_deadline())
@@ -165,7 +165,7 @@ class GroupCoordinator:
         return self.group_configs.value(group_id, name)
 
     def share_group_heartbeat(self, request: ShareHeartbeat) -> ShareHeartbeatResult:
-        return self.share.heartbeat(request, self.on_share_member_left)
+        return self.share.heartbeat(request)
 
     def consumer_assignors(self) -> list[str]:
         return self.consumer.consumer_assignors()

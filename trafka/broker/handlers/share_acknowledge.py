@@ -1,7 +1,8 @@
 """ShareAcknowledge (key 79), versions 1-2: a share group member acknowledges records without
 fetching (KIP-932). The session rules are ShareFetch's, except that epoch 0 is
-INVALID_SHARE_SESSION_EPOCH (a new session has nothing to acknowledge); -1 acknowledges and
-closes the session. Per partition all or nothing: INVALID_RECORD_STATE for a record this member
+INVALID_SHARE_SESSION_EPOCH (a new session has nothing to acknowledge); -1 acknowledges, then
+closes the session (releasing what the member still holds; a group leave before it, as
+confluent-kafka's close() sends, does not end the session). Per partition all or nothing: INVALID_RECORD_STATE for a record this member
 does not hold; the acknowledgement is written to `__share_group_state` before it counts.
 v2 (KIP-1222): with is_renew_ack, RENEW (type 4) locks records for another lock duration,
 which the answer's acquisition_lock_timeout_ms gives."""
@@ -9,7 +10,7 @@ which the answer's acquisition_lock_timeout_ms gives."""
 from __future__ import annotations
 
 from trafka.broker import registry
-from trafka.broker.share.fetching import Refused, acknowledge_all, responses, session_step
+from trafka.broker.share.fetching import FINAL_EPOCH, Refused, acknowledge_all, responses, session_step
 from trafka.wire.errors import ErrorCode
 
 
@@ -23,4 +24,7 @@ async def handle(ctx, request):
         session_step(ctx, request, fetching=False)
     except Refused as refused:
         return answer(refused.error, refused.message)
-    return answer(ErrorCode.NONE, topics=responses(ctx, {}, acknowledge_all(ctx, request), fetching=False))
+    acks = acknowledge_all(ctx, request)
+    if request.share_session_epoch == FINAL_EPOCH:  # acknowledged first, then the session ends
+        ctx.broker.share_coordinator.close_session(request.group_id, request.member_id)
+    return answer(ErrorCode.NONE, topics=responses(ctx, {}, acks, fetching=False))

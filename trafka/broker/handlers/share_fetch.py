@@ -4,16 +4,20 @@
 Behavior:
 - The share session: epoch 0 opens one on the partitions named (acknowledgements then are
   INVALID_REQUEST), later requests carry the next epoch (INVALID_SHARE_SESSION_EPOCH, or
-  SHARE_SESSION_NOT_FOUND without a session) and may add partitions or forget them; -1 closes
-  it, acknowledging only.
+  SHARE_SESSION_NOT_FOUND without a session) and may add partitions or forget them; -1
+  acknowledges, then closes it (releasing what the member still holds). Leaving the group does
+  not end the session; a closed connection does.
 - Acknowledgements first, per partition all or nothing (INVALID_RECORD_STATE for a record this
   member does not hold), written to `__share_group_state` before they count.
-- Then records are acquired for the member from each session partition, at most max_records in
-  all, for group.share.record.lock.duration.ms; the answer has whole batches and the acquired
-  offset runs with their delivery counts. With nothing to acquire it waits up to max_wait_ms
+- Then records are acquired for the member from each session partition for the group's
+  share.record.lock.duration.ms: whole batches up to the one reaching max_records
+  (batch_optimized), or never more than max_records (record_limit), and no new records while
+  share.partition.max.record.locks are in flight; the answer has whole batches and the acquired
+  offset runs with their delivery counts. A partition with nothing but an acknowledgement
+  result or an error has empty records, never null; one led by another broker of a simulated
+  cluster is NOT_LEADER_OR_FOLLOWER with its current leader and epoch. With nothing to acquire it waits up to max_wait_ms
   for new records or an expiring lock.
-- v2 (KIP-1206, KIP-1222): share_acquire_mode 0 (batch_optimized) or 1 (record_limit; trafka
-  never acquires more than max_records in either mode, see docs/share-groups.md); with
+- v2 (KIP-1206, KIP-1222): share_acquire_mode 0 (batch_optimized) or 1 (record_limit); with
   is_renew_ack, RENEW (type 4) acknowledgements lock their records for another lock duration
   and the request acquires nothing new, answering at once; RENEW without it is INVALID_REQUEST.
 - READ on the group (GROUP_AUTHORIZATION_FAILED for the request) and on each topic.
@@ -42,6 +46,8 @@ async def handle(ctx, request):
     except Refused as refused:
         return _answer(ctx, request, refused.error, refused.message)
     acks = acknowledge_all(ctx, request)
+    if request.share_session_epoch == FINAL_EPOCH:  # acknowledged first, then the session ends
+        ctx.broker.share_coordinator.close_session(request.group_id, request.member_id)
     if request.share_session_epoch == FINAL_EPOCH or getattr(request, "is_renew_ack", False):
         return _answer(ctx, request, ErrorCode.NONE, topics=responses(ctx, {}, acks, fetching=True))
     broker = ctx.broker

@@ -13,6 +13,8 @@ from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize
 from trafka.broker.share.coordinator import FINAL_EPOCH, ShareSessionError
 from trafka.broker.group_configs import duration_ms
 from trafka.broker.share.formats import SharePartitionKey
+from trafka.broker.share.partition import AcquireLimits, AcquireMode
+from trafka.broker.topics import led_elsewhere
 from trafka.storage.errors import OffsetOutOfRange, StorageError
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode
@@ -44,7 +46,7 @@ def session_step(ctx, request, *, fetching: bool):
     named = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions] if fetching else []
     forgotten = [(t.topic_id, p) for t in getattr(request, "forgotten_topics_data", ()) for p in t.partitions]
     try:
-        return share.open_session(request.group_id, request.member_id, epoch, named, forgotten)
+        return share.open_session(request.group_id, request.member_id, epoch, named, forgotten, ctx.peer)
     except ShareSessionError as exc:
         raise Refused(exc.error, str(exc)) from None
 
@@ -100,6 +102,9 @@ def acquire_all(ctx, request, session, max_records: int) -> tuple[dict[tuple, di
         except StorageError:
             answers[(topic_id, index)] = {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
             continue
+        if led_elsewhere(broker, name, index):
+            answers[(topic_id, index)] = {"error_code": ErrorCode.NOT_LEADER_OR_FOLLOWER}
+            continue
         if acquired_total >= max_records or budget <= 0:
             continue
         key = SharePartitionKey(request.group_id, topic_id, index)
@@ -109,9 +114,10 @@ def acquire_all(ctx, request, session, max_records: int) -> tuple[dict[tuple, di
             continue
         share.expire_locks(key)
         sp = share.existing(key)
+        max_in_flight = share.max_in_flight(request.group_id)
         committed = broker.group_configs.value(request.group_id, "share.isolation.level") == "read_committed"
         end = log_.last_stable_offset if committed else log_.high_watermark
-        start = sp.acquirable(log_.log_start_offset, end)
+        start = sp.acquirable(log_.log_start_offset, end, max_in_flight)
         if start is None:
             continue
         try:
@@ -120,16 +126,22 @@ def acquire_all(ctx, request, session, max_records: int) -> tuple[dict[tuple, di
             continue
         data = read.to_bytes()
         aborted = _aborted_ranges(log_, start, end) if committed else {}
-        offsets, gaps = [], []
+        batches, gaps = [], []
         for pos, header in rec.iter_batches(data, validate=False):
             span = range(header.base_offset, header.next_offset)
             skipped = header.is_control or any(first <= header.base_offset <= last
                                                  for first, last in aborted.get(header.producer_id, ()))
-            (gaps if skipped else offsets).extend(span)
-        acquired = sp.acquire(offsets, request.member_id, now, share.lock_ms(request.group_id), share.delivery_limit,
-                              max_records - acquired_total, gaps=gaps)
+            if skipped:
+                gaps.extend(span)
+            else:
+                batches.append(span)
+        limits = AcquireLimits(max_records - acquired_total, max(getattr(request, "batch_size", 0), 0),
+                               AcquireMode(getattr(request, "share_acquire_mode", 0)), max_in_flight)
+        acquired = sp.acquire(batches, request.member_id, now, share.lock_ms(request.group_id),
+                              share.delivery_limit(request.group_id), limits, gaps=gaps)
         if not acquired:
             continue
+        share.reschedule()  # a new lock deadline for the timer
         acquired_total += sum(last - first + 1 for first, last, _ in acquired)
         budget -= len(data)
         answers[(topic_id, index)] = {
@@ -169,15 +181,25 @@ def next_lock_deadline(ctx, request, session) -> int | None:
     return min((d for d in found if d is not None), default=None)
 
 
+def _current_leader(broker, topic_id, index: int) -> dict:
+    """The partition's leader and leader epoch, as Metadata gives them (this broker, epoch 0,
+    outside a simulated cluster)."""
+    if broker.cluster is None:
+        return {"leader_id": broker.node_id, "leader_epoch": 0}
+    state = broker.cluster.controller.partition(topic_id, index)
+    return {"leader_id": state.leader, "leader_epoch": state.leader_epoch}
+
+
 def responses(ctx, answers: dict[tuple, dict], acks: dict[tuple, ErrorCode], *, fetching: bool) -> list[dict]:
     """The response's topics: every partition with records, an error or an acknowledgement."""
-    leader = {"leader_id": ctx.broker.node_id, "leader_epoch": 0}
     by_topic: dict = {}
     for tp in sorted({*answers, *acks}, key=lambda tp: (str(tp[0]), tp[1])):
         answer = answers.get(tp, {})
-        entry = {"partition_index": tp[1], "error_code": answer.get("error_code", ErrorCode.NONE), "current_leader": leader}
+        entry = {"partition_index": tp[1], "error_code": answer.get("error_code", ErrorCode.NONE),
+                 "current_leader": _current_leader(ctx.broker, *tp)}
         if fetching:
-            entry.update(acknowledge_error_code=acks.get(tp, ErrorCode.NONE), records=answer.get("records"),
+            # Empty records, never null: librdkafka drops a whole answer holding a null record set.
+            entry.update(acknowledge_error_code=acks.get(tp, ErrorCode.NONE), records=answer.get("records") or b"",
                          acquired_records=answer.get("acquired_records", []))
         elif tp in acks:
             entry["error_code"] = acks[tp]

@@ -101,9 +101,10 @@ class ShareGroupManager(CoordinatorPart):
     def share_groups(self):
         return self.coordinator.share_groups
 
-    def heartbeat(self, request: ShareHeartbeat, on_left) -> ShareHeartbeatResult:
-        """`on_left(group_id, member_id)` is told of a member that left, so its acquired records
-        are released."""
+    def heartbeat(self, request: ShareHeartbeat) -> ShareHeartbeatResult:
+        """A member joins, heartbeats or leaves. Leaving releases nothing: the member's share
+        session (and the records it holds) ends with its final ShareAcknowledge or its
+        connection, which a client's close() sends after the leave."""
         now = self._now()
         if not request.group_id.strip():
             return ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
@@ -119,7 +120,7 @@ class ShareGroupManager(CoordinatorPart):
         group = self.share_groups.get(request.group_id)
         if request.member_epoch == LEAVE_EPOCH:
             if group is not None and request.member_id in group.members:
-                self._remove(group, request.member_id, "left the group", now, on_left)
+                self._remove(group, request.member_id, "left the group", now)
             return ShareHeartbeatResult(ErrorCode.NONE, member_id=request.member_id, member_epoch=LEAVE_EPOCH)
         if group is None:
             if request.member_epoch != JOIN_EPOCH:
@@ -172,19 +173,22 @@ class ShareGroupManager(CoordinatorPart):
     def _target(member: ShareMember, topics: dict[str, tuple[uuid.UUID, int]]) -> dict[uuid.UUID, frozenset[int]]:
         return {topics[name][0]: frozenset(range(topics[name][1])) for name in member.subscribed_topic_names if name in topics}
 
-    def _remove(self, group: ShareGroup, member_id: str, reason: str, now: int, on_left) -> None:
+    def _remove(self, group: ShareGroup, member_id: str, reason: str, now: int, on_expired=None) -> None:
         del group.members[member_id]
         group.group_epoch += 1
         group.assignment_epoch = group.group_epoch
         group.state_timestamp = now
         log.info("share group %s: member %s %s", group.group_id, member_id, reason)
-        on_left(group.group_id, member_id)
+        if on_expired is not None:
+            on_expired(group.group_id, member_id)
 
-    def expire(self, now: int, on_left) -> None:
+    def expire(self, now: int, on_expired) -> None:
+        """Members whose heartbeats stopped are removed; `on_expired(group_id, member_id)`
+        releases the records they hold."""
         for group in list(self.share_groups.values()):
             for member in list(group.members.values()):
                 if member.session_deadline <= now:
-                    self._remove(group, member.member_id, "session timed out", now, on_left)
+                    self._remove(group, member.member_id, "session timed out", now, on_expired)
 
     def next_deadline(self) -> int | None:
         return min((m.session_deadline for g in self.share_groups.values() for m in g.members.values()), default=None)

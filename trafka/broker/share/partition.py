@@ -42,6 +42,25 @@ class AcknowledgeType(enum.IntEnum):
     RENEW = 4  # ShareFetch / ShareAcknowledge v2 (KIP-1222): keep the record, lock it afresh
 
 
+class AcquireMode(enum.IntEnum):
+    """ShareFetch v2's ShareAcquireMode (KIP-1206)."""
+
+    BATCH_OPTIMIZED = 0
+    RECORD_LIMIT = 1
+
+
+@dataclass(frozen=True)
+class AcquireLimits:
+    """What one acquisition may take: `max_records` (ShareFetch MaxRecords, what is left of it),
+    `batch_size` (BatchSize: batch_optimized runs end at a batch boundary once this long; 0 = no
+    cut), the mode, and `max_in_flight` (group.share.partition.max.record.locks)."""
+
+    max_records: int
+    batch_size: int = 0
+    mode: AcquireMode = AcquireMode.BATCH_OPTIMIZED
+    max_in_flight: int | None = None
+
+
 @dataclass
 class InFlight:
     state: RecordState
@@ -58,57 +77,82 @@ class SharePartition:
 
     # --- acquiring ----------------------------------------------------------------------------
 
-    def acquirable(self, log_start: int, log_end: int) -> int | None:
-        """The first offset that could be acquired now, or None."""
+    def acquirable(self, log_start: int, log_end: int, max_in_flight: int | None = None) -> int | None:
+        """The first offset that could be acquired now, or None. Past the share-partition end
+        offset only while fewer than `max_in_flight` records are in flight
+        (group.share.partition.max.record.locks)."""
         if self.start_offset < log_start:
             self._move_start(log_start)
         for offset in range(self.start_offset, self.end_offset):
             entry = self.records.get(offset)
             if entry is None or entry.state is RecordState.AVAILABLE:
                 return offset
-        return self.end_offset if self.end_offset < log_end else None
+        if self.end_offset >= log_end or not self._window_open(max_in_flight):
+            return None
+        return self.end_offset
 
-    def acquire(self, offsets: list[int], member_id: str, now: int, lock_ms: int, delivery_limit: int,
-                max_records: int, gaps: list[int] = ()) -> list[tuple[int, int, int]]:
-        """Acquire for `member_id` the AVAILABLE records among `offsets` (offsets of records that
-        exist in the log, in order), at most `max_records`; (first, last, delivery count) runs.
-        `gaps` are offsets read that hold no record to deliver (transaction markers): archived."""
-        acquired: list[tuple[int, int, int]] = []
+    def acquire(self, batches: list[range], member_id: str, now: int, lock_ms: int, delivery_limit: int,
+                limits: AcquireLimits, gaps: list[int] = ()) -> list[tuple[int, int, int]]:
+        """Acquire for `member_id` the AVAILABLE records of `batches` (the offset spans of the
+        record batches read from the log, in order) within `limits`; (first, last, delivery
+        count) runs. `gaps` are offsets read that hold no record to deliver (transaction
+        markers): archived.
+
+        BATCH_OPTIMIZED takes whole batches and stops after the batch that reached
+        `max_records`; RECORD_LIMIT never takes more than `max_records` (KIP-1206). Either way
+        no batch past the end offset is begun once `max_in_flight` records are in flight."""
+        runs: list[tuple[int, int, int]] = []
         count = 0
         stopped_at = None
-        for offset in offsets:
-            if count >= max_records:
-                stopped_at = offset
+        per_record = limits.mode is AcquireMode.RECORD_LIMIT
+        for span in batches:
+            if count >= limits.max_records or (span.stop > self.end_offset and not self._window_open(limits.max_in_flight)):
+                stopped_at = span.start
                 break
-            if offset < self.start_offset:
-                continue
-            entry = self.records.get(offset)
-            if offset >= self.end_offset:
-                for gap in range(self.end_offset, offset):  # no record there (compacted, control)
-                    self.records[gap] = InFlight(RecordState.ARCHIVED)
-                self.end_offset = offset + 1
-                entry = self.records[offset] = InFlight(RecordState.AVAILABLE)
-            if entry is None or entry.state is not RecordState.AVAILABLE:
-                continue
-            if entry.delivery_count >= delivery_limit:
-                entry.state = RecordState.ARCHIVED
-                continue
-            entry.state, entry.member_id = RecordState.ACQUIRED, member_id
-            entry.delivery_count += 1
-            entry.lock_deadline = now + lock_ms
-            count += 1
-            if acquired and acquired[-1][1] == offset - 1 and acquired[-1][2] == entry.delivery_count:
-                first, _, count = acquired[-1]
-                acquired[-1] = (first, offset, count)
-            else:
-                acquired.append((offset, offset, entry.delivery_count))
+            # In batch_optimized mode a run holding batch_size records ends at a batch boundary.
+            cut = not per_record and bool(runs) and 0 < limits.batch_size <= runs[-1][1] - runs[-1][0] + 1
+            for offset in span:
+                if per_record and count >= limits.max_records:
+                    stopped_at = offset
+                    break
+                if offset < self.start_offset:
+                    continue
+                if offset >= self.end_offset:
+                    for gap in range(self.end_offset, offset):  # no record there (compacted, control)
+                        self.records[gap] = InFlight(RecordState.ARCHIVED)
+                    self.end_offset = offset + 1
+                    self.records[offset] = InFlight(RecordState.AVAILABLE)
+                entry = self.records.get(offset)
+                if entry is None or entry.state is not RecordState.AVAILABLE:
+                    continue
+                if entry.delivery_count >= delivery_limit:
+                    entry.state = RecordState.ARCHIVED
+                    continue
+                entry.state, entry.member_id = RecordState.ACQUIRED, member_id
+                entry.delivery_count += 1
+                entry.lock_deadline = now + lock_ms
+                count += 1
+                if not cut and runs and runs[-1][1] == offset - 1 and runs[-1][2] == entry.delivery_count:
+                    runs[-1] = (runs[-1][0], offset, entry.delivery_count)
+                else:
+                    runs.append((offset, offset, entry.delivery_count))
+                    cut = False
+            if stopped_at is not None:
+                break
         for offset in sorted(gaps):  # markers read and not stopped before: nothing to deliver there
             if offset >= self.end_offset and (stopped_at is None or offset < stopped_at):
                 for gap in range(self.end_offset, offset + 1):
                     self.records[gap] = InFlight(RecordState.ARCHIVED)
                 self.end_offset = offset + 1
         self._advance()
-        return acquired
+        return runs
+
+    def in_flight(self) -> int:
+        """Records between the start and end offsets: what group.share.partition.max.record.locks bounds."""
+        return self.end_offset - self.start_offset
+
+    def _window_open(self, max_in_flight: int | None) -> bool:
+        return max_in_flight is None or self.in_flight() < max_in_flight
 
     # --- acknowledging --------------------------------------------------------------------------
 
