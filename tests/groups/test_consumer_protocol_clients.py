@@ -158,6 +158,36 @@ def test_regex_subscription_picks_up_a_topic_created_later(broker, members, clie
     settle([member], [partitions("orders-eu", 2) | partitions("orders-us", 3)], what="orders-us is picked up")
 
 
+def test_a_regex_is_resolved_after_the_heartbeat_that_subscribes(broker):
+    """librdkafka's 0045_resubscribe_with_regex under KIP-848: subscribed to a regex and a literal
+    topic, the first assignment holds only the literal topic's partitions, because the broker
+    resolves a new regular expression asynchronously (Kafka's GroupMetadataManager); the regex's
+    topics come in a later rebalance."""
+    for name, count in (("regex_topic_a", 3), ("regex_topic_b", 5), ("literal", 2)):
+        create_topic(broker.bootstrap_servers, name, count)
+    added = []  # what each rebalance adds (incremental, as KIP-848 assigns)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "rx-" + uuid.uuid4().hex[:6],
+                         "group.protocol": "consumer", "enable.auto.commit": False})
+
+    def on_assign(_consumer, partitions_added):
+        if partitions_added:
+            added.append({(tp.topic, tp.partition) for tp in partitions_added})
+
+    try:
+        consumer.subscribe(["^regex_topic_.*", "literal"], on_assign=on_assign)
+        everything = partitions("literal", 2) | partitions("regex_topic_a", 3) | partitions("regex_topic_b", 5)
+
+        def all_assigned():
+            consumer.poll(0.05)
+            return {(tp.topic, tp.partition) for tp in consumer.assignment()} == everything
+
+        wait_until(all_assigned, WAIT_S, "the regex's topics are assigned after the literal one")
+    finally:
+        consumer.close()
+    assert added[0] == partitions("literal", 2), added
+    assert set().union(*added[1:]) == everything - partitions("literal", 2), added
+
+
 CRASHING_MEMBER = textwrap.dedent("""
     import sys
     from confluent_kafka import Consumer

@@ -157,11 +157,35 @@ def test_regex_subscription_follows_created_topics(raw):
     a = create_topic(raw, "orders-a", 2)
     create_topic(raw, "payments", 2)
     first = join(raw, "m1", regex="orders-.*")
-    assert assigned(first) == {a: {0, 1}}
+    assert assigned(first) == {}  # a new regex is resolved after the heartbeat that brings it
+    resolved = heartbeat(raw, "m1", first.member_epoch, owned={})
+    assert resolved.member_epoch == first.member_epoch + 1
+    assert assigned(resolved) == {a: {0, 1}}
     b = create_topic(raw, "orders-b", 1)
-    later = heartbeat(raw, "m1", first.member_epoch, owned={a: {0, 1}})
-    assert later.member_epoch == first.member_epoch + 1
+    later = heartbeat(raw, "m1", resolved.member_epoch, owned={a: {0, 1}})
+    assert later.member_epoch == resolved.member_epoch + 1
     assert assigned(later) == {a: {0, 1}, b: {0}}
+
+
+def test_a_new_regex_is_resolved_asynchronously_and_a_known_one_at_once(raw):
+    """Kafka's GroupMetadataManager: the heartbeat that brings a regex no member has yet gets the
+    literal topics only; the group epoch moves once the regex is resolved (here: at the group's
+    next heartbeat). A member joining with a regex the group has resolved gets its topics at once."""
+    literal = create_topic(raw, "literal", 2)
+    a = create_topic(raw, "regex_topic_a", 3)
+    first = join(raw, "m1", topics=["literal"], regex="regex_topic_.*")
+    assert assigned(first) == {literal: {0, 1}}
+    grown = heartbeat(raw, "m1", first.member_epoch, owned={literal: {0, 1}})
+    assert grown.member_epoch == first.member_epoch + 1
+    assert assigned(grown) == {literal: {0, 1}, a: {0, 1, 2}}
+    second = join(raw, "m2", regex="regex_topic_.*")  # the group knows this regex already
+    assert second.member_epoch == grown.member_epoch + 1
+    changed = join(raw, "m3", topics=["literal"], regex="other_.*")
+    assert changed.error_code == 0
+    described = raw.request(69, 0, {"group_ids": ["g"], "include_authorized_operations": False}).groups[0]
+    targets = {m.member_id: {tp.topic_name for tp in m.target_assignment.topic_partitions} for m in described.members}
+    assert set().union(*targets.values()) == {"literal", "regex_topic_a"}
+    assert targets["m2"] <= {"regex_topic_a"} and targets["m2"]  # m2's regex counted at its join
 
 
 def test_range_assignor(raw):

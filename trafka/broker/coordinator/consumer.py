@@ -5,8 +5,11 @@ ConsumerGroup, scaled down. One heartbeat does three steps, as in Kafka:
 
 1. The member is created or updated; a new member, a changed subscription or a change of the
    subscribed topics' metadata (a topic created, deleted or grown, or a regex that now matches
-   more) bumps the group epoch. Subscriptions by regex are resolved here against the existing
-   topics on every heartbeat, so a topic created later is picked up at the next heartbeat.
+   more) bumps the group epoch. A regex no member had is resolved asynchronously, as Kafka's
+   GroupMetadataManager resolves it: the heartbeat that brings it counts its literal topics only,
+   and the group's next heartbeat resolves it (the group epoch moves, the assignment grows). A
+   resolved regex is matched against the existing topics on every heartbeat, so a topic created
+   later is picked up at the next heartbeat.
 2. If the group epoch is ahead of the target assignment epoch, the server-side assignor
    (`assignors.py`: the ServerAssignor most members ask for, else the first of
    group.consumer.assignors)
@@ -262,6 +265,8 @@ class ConsumerGroupManager(CoordinatorPart):
             (updated.subscribed_topic_names, updated.subscribed_topic_regex)
             != (member.subscribed_topic_names, member.subscribed_topic_regex)
         )
+        for regex in group.resolve_pending_regexes():  # before `updated`: a regex it brings waits
+            log.info("group %s: regular expression %r resolved", group.group_id, regex)
         group.put(updated)
         metadata = self._subscription_metadata(group)
         if metadata != group.subscription_metadata:
@@ -346,10 +351,10 @@ class ConsumerGroupManager(CoordinatorPart):
         return sorted(name for name in self.logs.topics if name not in INTERNAL_TOPICS)
 
     def _subscriptions(self, group: ConsumerGroup) -> dict[str, set[str]]:
-        """Every member's subscribed topics that exist, by name or by regex."""
+        """Every member's subscribed topics that exist, by name or by a resolved regex."""
         existing = self._topic_names()
         known = set(existing)
-        return {m.member_id: m.subscribed_topics(existing) & known for m in group.members.values()}
+        return {m.member_id: m.subscribed_topics(existing, group.resolved_regexes) & known for m in group.members.values()}
 
     def _subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[uuid.UUID, int]]:
         topics = set().union(*self._subscriptions(group).values()) if group.members else set()

@@ -21,7 +21,12 @@ The shape, in Kafka's words (ConsumerGroup, ConsumerGroupMember):
 - Topic ids are uuid.UUID; an `Assignment` is a dict topic id -> frozenset of partitions, with
   no empty sets.
 - `subscription_metadata` is topic name -> (topic id, partition count) of the existing topics
-  the members subscribe to (by name or by regex); a change bumps the group epoch.
+  the members subscribe to (by name or by a resolved regex); a change bumps the group epoch.
+- `resolved_regexes` are the members' regular expressions the group has resolved (Kafka's
+  resolvedRegularExpressions). A regex no member had before is resolved after the heartbeat that
+  brings it, as Kafka resolves it off the heartbeat's path: until then it matches nothing, so
+  that heartbeat's assignment holds the literal topics only. A resolved regex is matched against
+  the existing topics on every heartbeat; it is forgotten when no member uses it any more.
 - `offsets` holds the group's committed offsets, as `Group.offsets` does for classic groups.
 
 A group id lives either in `GroupCoordinator.groups` (classic) or in
@@ -124,10 +129,11 @@ class ConsumerMember:
     def uses_classic_protocol(self) -> bool:
         return self.classic is not None
 
-    def subscribed_topics(self, existing: list[str]) -> set[str]:
-        """Topic names this member subscribes to, among `existing` (and its regex filter) for its regex."""
+    def subscribed_topics(self, existing: list[str], resolved_regexes: set[str]) -> set[str]:
+        """Topic names this member subscribes to, among `existing` (and its regex filter) for its
+        regex once the group has resolved it."""
         topics = set(self.subscribed_topic_names)
-        if self.subscribed_topic_regex:
+        if self.subscribed_topic_regex in resolved_regexes:
             pattern = re.compile(self.subscribed_topic_regex)
             allowed = self.regex_filter or (lambda _: True)
             topics.update(name for name in existing if pattern.fullmatch(name) and allowed(name))
@@ -156,6 +162,7 @@ class ConsumerGroup:
     target: dict[str, Assignment] = field(default_factory=dict)
     owners: dict[tuple[uuid.UUID, int], int] = field(default_factory=dict)
     subscription_metadata: dict[str, tuple[uuid.UUID, int]] = field(default_factory=dict)
+    resolved_regexes: set[str] = field(default_factory=set)  # in memory; every member's regex at load
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
     dead: bool = False
     # The console's history, as a classic group's: each state change or new group epoch
@@ -184,6 +191,21 @@ class ConsumerGroup:
         member_id = self.static_members.get(instance_id)
         return None if member_id is None else self.members.get(member_id)
 
+    # --- regular expressions (Kafka's resolvedRegularExpressions) ----------------------------
+
+    def regexes_in_use(self) -> set[str]:
+        return {m.subscribed_topic_regex for m in self.members.values() if m.subscribed_topic_regex}
+
+    def resolve_pending_regexes(self) -> set[str]:
+        """Resolve the regexes earlier heartbeats brought (Kafka's asynchronous resolution has
+        finished by the group's next heartbeat); the ones newly resolved."""
+        pending = self.regexes_in_use() - self.resolved_regexes
+        self.resolved_regexes |= pending
+        return pending
+
+    def _forget_unused_regexes(self) -> None:
+        self.resolved_regexes &= self.regexes_in_use()
+
     # --- membership -----------------------------------------------------------------------
 
     def put(self, member: ConsumerMember) -> None:
@@ -196,10 +218,12 @@ class ConsumerGroup:
             self.static_members[member.instance_id] = member.member_id
         for tp in member.owned_partitions():
             self.owners[tp] = member.member_epoch
+        self._forget_unused_regexes()
 
     def remove(self, member_id: str) -> ConsumerMember:
         member = self.members.pop(member_id)
         self._release(member)
+        self._forget_unused_regexes()
         self.target.pop(member_id, None)
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             del self.static_members[member.instance_id]
@@ -208,10 +232,12 @@ class ConsumerGroup:
     def replace_static_member(self, old_id: str, new: ConsumerMember) -> None:
         """A static member rejoined under a new member id: it takes over the old one's target."""
         target = self.target.pop(old_id, None)
+        resolved = set(self.resolved_regexes)  # the instance keeps its regex's resolution
         self.remove(old_id)
         if target is not None:
             self.target[new.member_id] = target
         self.put(new)
+        self.resolved_regexes = resolved & self.regexes_in_use()
 
     def _release(self, member: ConsumerMember) -> None:
         for tp in member.owned_partitions():

@@ -170,4 +170,7 @@ def restore(group_id: str, loaded: LoadedRecords, now: int, session_timeout_ms: 
             if member.state is MemberState.UNREVOKED_PARTITIONS:
                 member.rebalance_deadline = now + max(member.rebalance_timeout_ms, 0)
         group.put(member)
+    # Kafka writes each regex's resolution as a record (type 16); trafka keeps them in memory, so
+    # a loaded group counts every member's regex as resolved and matches it from now on.
+    group.resolved_regexes = group.regexes_in_use()
     return group
