@@ -55,3 +55,31 @@ def test_the_overview_shows_brokers_leaders_and_under_replicated_partitions(clus
     cluster.start_broker(victim)
     cluster.start_broker(single_leader)
     expect(page.locator('#brokers tr.down')).to_have_count(0)
+
+
+def test_the_partition_page_names_its_leader_replicas_and_isr(cluster, page):
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for future in admin.create_topics([NewTopic("orders", 1, 3)]).values():
+        future.result(10)
+    state = cluster.partition_state("orders", 0)
+    page.goto(cluster.console_url + "topics/orders/partitions/0")
+    replication = page.locator("#replication")
+    expect(replication.locator("#leader")).to_have_text(f"broker {state['leader']}")
+    expect(replication.locator("#replicas")).to_have_text(", ".join(str(r) for r in state["replicas"]))
+    expect(replication.locator("#isr")).to_have_text(", ".join(str(r) for r in sorted(state["isr"])))
+    follower = next(r for r in state["replicas"] if r != state["leader"])
+    cluster.stop_broker(follower)
+    in_sync = ", ".join(str(r) for r in sorted(state["isr"]) if r != follower)
+    expect(replication.locator("#isr")).to_have_text(in_sync, timeout=30000)
+    expect(replication.locator("#offline")).to_have_text(str(follower))
+    cluster.start_broker(follower)
+
+
+def test_one_broker_has_no_replication_line(tmp_path, page):
+    with TrafkaBroker(data_dir=tmp_path / "one", in_process=True) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+        for future in admin.create_topics([NewTopic("solo", 1, 1)]).values():
+            future.result(10)
+        page.goto(broker.console_url + "topics/solo/partitions/0")
+        expect(page.locator("#high-watermark")).to_have_text("0")
+        expect(page.locator("#replication")).to_be_hidden()

@@ -3,7 +3,7 @@
     GET    /api/v1/cluster                                     topics, partitions, groups
     GET    /api/v1/topics[/{topic}]
     GET    /api/v1/topics/{topic}/partitions/{p}               segments, retention, group markers, newest records
-    GET    /api/v1/topics/{topic}/partitions/{p}/records       ?offset=N | ?timestamp=MS, &limit=, &format=text|json|hex|base64
+    GET    /api/v1/topics/{topic}/partitions/{p}/records       ?offset=N | ?timestamp=MS, &limit=, &format=decoded|text|json|hex|base64
     GET    /api/v1/groups[/{group}]                            members, assignments, offsets, lag, rebalances
     GET    /api/v1/broker                                      settings with sources, connections, request rates
     GET    /api/v1/stream/{cluster|broker|topics/T/partitions/P|groups/G}   the same as server-sent events
@@ -93,7 +93,7 @@ def _bytes(value, name: str) -> bytes | None:
 
 def records_query(broker, request, topic: str, index: int) -> dict:
     log = views.partition_log(broker, topic, index)
-    fmt = request.query_params.get("format", "text")
+    fmt = request.query_params.get("format", views.DEFAULT_FORMAT)
     if fmt not in views.FORMATS:
         raise ApiError(400, f"format must be one of {', '.join(views.FORMATS)}, got {fmt!r}")
     limit = int_param(request, "limit", 50, lo=1, hi=MAX_LIMIT)
@@ -107,6 +107,7 @@ def records_query(broker, request, topic: str, index: int) -> dict:
     else:
         start = log.log_start_offset if offset is None else offset
     found_records = views.read_records(log, start, limit) if start < log.high_watermark else []
+    registry = broker.schema_registry_if_used() if fmt in ("decoded", "schema") and found_records else None
     return {
         "topic": topic,
         "partition": index,
@@ -114,8 +115,7 @@ def records_query(broker, request, topic: str, index: int) -> dict:
         "log_start_offset": log.log_start_offset,
         "high_watermark": log.high_watermark,
         "format": fmt,
-        "records": [views.record(r, fmt, broker.schema_registry_if_used() if fmt == "schema" else None)
-                    for r in found_records],
+        "records": [views.record(r, fmt, registry) for r in found_records],
         "next_offset": (found_records[-1].offset + 1) if found_records else start,
     }
 

@@ -183,7 +183,7 @@ def partition(broker, topic: str, index: int, *, groups=None, tail: bool = False
         if broker.cluster is None or topic not in broker.logs.topics:
             raise
         # Offline with no running replica: nothing to read, only where it lives.
-        return {"partition": index, **replication_state(broker, topic, index), "log_start_offset": 0,
+        return {"partition": index, "clustered": True, **replication_state(broker, topic, index), "log_start_offset": 0,
                 "last_stable_offset": 0, "high_watermark": 0, "log_end_offset": 0, "size": 0, "segments": [],
                 "groups": []}
     segments = log.segments
@@ -192,6 +192,7 @@ def partition(broker, topic: str, index: int, *, groups=None, tail: bool = False
         groups = committed_offsets(broker)
     view = {
         "partition": index,
+        "clustered": broker.cluster is not None,
         **replication_state(broker, topic, index),
         "log_start_offset": log.log_start_offset,
         "last_stable_offset": log.last_stable_offset,
@@ -321,20 +322,17 @@ def cluster(broker) -> dict:
 
 # --- showing record bytes ----------------------------------------------------------------
 
-FORMATS = ("text", "json", "hex", "base64", "schema")
+# `decoded` (the default): a key or value framed with the id of a schema the registry holds is
+# decoded by that schema, anything else shown as text; the others show the bytes as they are
+# (`schema` is the older name of `decoded`).
+FORMATS = ("decoded", "text", "json", "hex", "base64", "schema")
+DEFAULT_FORMAT = "decoded"
 
 
-def show(data: bytes | None, fmt: str, registry=None):
-    """A key, value or header value as text, JSON (parsed; text when it is not JSON), hex, or
-    (`schema`) decoded by the registry schema whose id frames it (Confluent's magic byte 0 and
-    4-byte id), text when it is not framed."""
+def show(data: bytes | None, fmt: str):
+    """A key, value or header value as text, JSON (parsed; text when it is not JSON), hex or base64."""
     if data is None:
         return None
-    if fmt == "schema":
-        decoded = schema_decoded(data, registry)
-        if decoded is not None:
-            return decoded
-        fmt = "json"
     if fmt == "hex":
         return data.hex(" ")
     if fmt == "base64":
@@ -347,8 +345,20 @@ def show(data: bytes | None, fmt: str, registry=None):
     return data.decode("utf-8", "replace")
 
 
+def show_decoded(data: bytes | None, fmt: str, registry) -> tuple[object, dict | None]:
+    """(what to show, the schema that decoded it or None): with `decoded`, Confluent-framed bytes
+    whose id the registry holds are decoded, everything else is shown as `show` shows it."""
+    if fmt in ("decoded", "schema") and data is not None:
+        found = schema_decoded(data, registry)
+        if found is not None:
+            return found.pop("value"), found
+        fmt = "text"
+    return show(data, fmt), None
+
+
 def schema_decoded(data: bytes, registry) -> dict | None:
-    """{"schema_id", "type", "subject", "value"} of Confluent-framed bytes; None when the bytes are
+    """{"schema_id", "subject", "version", "type", "value"} (and "error" when the payload does not
+    fit its schema) of Confluent-framed bytes (magic byte 0, a 4-byte id); None when the bytes are
     not framed with an id the registry holds. Avro and JSON payloads are decoded; a Protobuf
     payload is shown as hex (its message indexes and fields need the message descriptor)."""
     if registry is None or len(data) < 5 or data[0] != 0:
@@ -357,7 +367,7 @@ def schema_decoded(data: bytes, registry) -> dict | None:
     found = registry.state.by_id.get(schema_id)
     if found is None:
         return None
-    out = {"schema_id": schema_id, "type": found.schema_type, "subject": found.subject}
+    out = {"schema_id": schema_id, "subject": found.subject, "version": found.version, "type": found.schema_type}
     payload = data[5:]
     try:
         if found.schema_type == "AVRO":
@@ -401,13 +411,19 @@ def schema_diff(old: str, new: str) -> list[tuple[str, str]]:
 
 
 def record(r: rec.Record, fmt: str, registry=None) -> dict:
+    """A record as the browser shows it; `key_schema` / `value_schema` name the registered schema
+    (id, subject, version, type) that decoded the key / value, else None."""
+    key, key_schema = show_decoded(r.key, fmt, registry)
+    value, value_schema = show_decoded(r.value, fmt, registry)
     return {
         "offset": r.offset,
         "timestamp": r.timestamp,
         "time": datetime.fromtimestamp(r.timestamp / 1000, timezone.utc).isoformat(timespec="milliseconds") if r.timestamp >= 0 else None,
-        "key": show(r.key, fmt, registry),
-        "value": show(r.value, fmt, registry),
-        "headers": [{"key": k, "value": show(v, fmt)} for k, v in r.headers],
+        "key": key,
+        "value": value,
+        "key_schema": key_schema,
+        "value_schema": value_schema,
+        "headers": [{"key": k, "value": show(v, "text" if fmt in ("decoded", "schema") else fmt)} for k, v in r.headers],
         "key_size": -1 if r.key is None else len(r.key),
         "value_size": -1 if r.value is None else len(r.value),
     }

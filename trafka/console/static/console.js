@@ -115,6 +115,13 @@ function partition() {
     $("#size").textContent = p.size;
     $("#segment-count").textContent = p.segments.length;
     $("#next-offset").textContent = p.log_end_offset;
+    // In a simulated cluster: where the partition lives (one broker: itself, not shown).
+    $("#replication").hidden = !p.clustered;
+    $("#leader").textContent = p.leader < 0 ? "offline" : "broker " + p.leader;
+    $("#leader-epoch").textContent = p.leader_epoch;
+    $("#replicas").textContent = p.replicas.join(", ");
+    $("#isr").textContent = p.isr.slice().sort((a, b) => a - b).join(", ") || "none";
+    $("#offline").textContent = p.offline_replicas.join(", ") || "none";
     // Segments: width grows with the records each holds; what retention or DeleteRecords removed is drawn on the left.
     const segs = [];
     if (p.log_start_offset > 0) segs.push(h("div", {class: "segment gone", style: "flex: 0 0 7em"}, h("span", {}, "deleted"), h("small", {}, `offsets < ${p.log_start_offset}`)));
@@ -172,14 +179,20 @@ function records() {
     if (value === null) return h("i", {}, "null");
     return typeof value === "string" ? value : JSON.stringify(value, null, 1);
   }
+  // A key or value the registry's schema decoded names that schema above it.
+  function cell(value, schema) {
+    const label = schema ? h("div", {class: "schema", title: `schema id ${schema.schema_id} (${schema.type})` +
+      (schema.error ? ": " + schema.error : "")}, `${schema.subject} v${schema.version}`) : null;
+    return [label, h("pre", {}, show(value))];
+  }
   async function load(query, append) {
     const response = await fetch(`/api/v1/topics/${enc(topic)}/partitions/${index}/records?` + new URLSearchParams(query));
     const page = await response.json();
     if (!response.ok) { toast(page.error, true); return; }
     $("#range").textContent = `log start ${page.log_start_offset} · high watermark ${page.high_watermark} · showing from ${page.from_offset} as ${page.format}`;
     const rows = page.records.map((r) => h("tr", {"data-offset": r.offset},
-      h("td", {class: "num"}, r.offset), h("td", {}, r.time || "–"), h("td", {class: "key"}, h("pre", {}, show(r.key))),
-      h("td", {class: "value"}, h("pre", {}, show(r.value))),
+      h("td", {class: "num"}, r.offset), h("td", {}, r.time || "–"), h("td", {class: "key"}, ...cell(r.key, r.key_schema)),
+      h("td", {class: "value"}, ...cell(r.value, r.value_schema)),
       h("td", {class: "headers"}, r.headers.map((x) => h("div", {}, h("b", {}, x.key + ": "), show(x.value))))));
     if (append) $("#records tbody").append(...rows); else fill($("#records tbody"), rows);
     next = {...query, offset: page.next_offset}; delete next.timestamp;
