@@ -21,6 +21,7 @@ has passed and sleeps until `next_deadline()`, so a test can instead move a manu
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 
@@ -41,6 +42,7 @@ from trafka.broker.coordinator.overlay import GroupOverlay
 from trafka.broker.coordinator.shard import GroupMap, GroupShard, load_groups, load_state
 from trafka.broker.group_configs import GroupConfigs
 from trafka.broker.runtime.internal_topic import InternalTopic
+from trafka.broker.share import group_records as share_records
 from trafka.broker.share.group import ShareGroup, ShareGroupManager, ShareHeartbeat, ShareHeartbeatResult
 from trafka.broker.runtime.records import CoordinatorRecord, CoordinatorResult
 from trafka.broker.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError
@@ -102,7 +104,7 @@ class GroupCoordinator:
         """Act on every group deadline that has passed, classic and consumer groups alike."""
         self.classic.expire(now)
         self._on_copies(lambda manager: manager.expire_consumer_groups(now), None)
-        self.share.expire(now, self.on_share_member_expired)
+        self._expire_share_members(now)
 
     def next_deadline(self) -> int | None:
         due = [d for d in (self.classic.next_deadline(), self.consumer.next_consumer_deadline(), self.share.next_deadline())
@@ -165,7 +167,61 @@ class GroupCoordinator:
         return self.group_configs.value(group_id, name)
 
     def share_group_heartbeat(self, request: ShareHeartbeat) -> ShareHeartbeatResult:
-        return self.share.heartbeat(request)
+        """ShareGroupHeartbeat on a copy of the share group; the copy's records are written
+        before it replaces the group (a failed write answers the error, nothing changed)."""
+        result: list[ShareHeartbeatResult] = []
+
+        def heartbeat(group):
+            after, answer = self.share.heartbeat(request, group)
+            result.append(answer)
+            return after if answer.error == ErrorCode.NONE else group
+        error = self._change_share_group(request.group_id, heartbeat)
+        self.reschedule()
+        if error:
+            return ShareHeartbeatResult(error, "The group's new state could not be written.",
+                                        member_id=request.member_id, member_epoch=request.member_epoch)
+        return result[0]
+
+    def _change_share_group(self, group_id: str, change) -> ErrorCode:
+        """The one way a share group changes: `change(copy)` (None when there is no group)
+        returns the group as it should be; the records that differ from those last written
+        (share/group_records.py) are appended, then the group is installed. A failed write
+        changes nothing and is the answer."""
+        shard = self.shard_for(group_id)
+        current = shard.share_groups.get(group_id)
+        after = change(copy.deepcopy(current))
+        written = shard.share_records.get(group_id, {})
+        wanted = share_records.group_records(after) if after is not None else {}
+        entries = [CoordinatorRecord(k, v) for k, v in share_records.changes(group_id, written, wanted)]
+
+        def install() -> None:
+            if after is None:
+                shard.share_groups.pop(group_id, None)
+                shard.share_records.pop(group_id, None)
+            else:
+                shard.share_groups[group_id] = after
+                shard.share_records[group_id] = wanted
+        if not entries:  # only sessions moved: nothing to write
+            install()
+            return ErrorCode.NONE
+        try:
+            self.write(group_id, entries, apply=install)
+        except CoordinatorWriteError as exc:
+            log.error("share group %s: change not written: %s", group_id, exc.cause)
+            return exc.error
+        return ErrorCode.NONE
+
+    def _expire_share_members(self, now: int) -> None:
+        """Share members whose heartbeats stopped are removed (written first), then the records
+        they hold are released; a failed write is tried again at the next deadline."""
+        for group_id, member_ids in self.share.expired(now).items():
+            def remove(group, gone=member_ids):
+                for member_id in gone:
+                    self.share.remove(group, member_id, "session timed out", now)
+                return group
+            if self._change_share_group(group_id, remove) == ErrorCode.NONE:
+                for member_id in member_ids:
+                    self.on_share_member_expired(group_id, member_id)
 
     def consumer_assignors(self) -> list[str]:
         return self.consumer.consumer_assignors()
@@ -369,11 +425,11 @@ class GroupCoordinator:
             if share_group.members:
                 return ErrorCode.NON_EMPTY_GROUP
             error = self.on_share_group_deleted(group_id)  # its share-partitions' state, tombstoned first
-            if error:
-                return error
-            del self.share_groups[group_id]
-            log.info("share group %s: deleted", group_id)
-            return ErrorCode.NONE
+            if not error:
+                error = self._change_share_group(group_id, lambda group: None)
+            if not error:
+                log.info("share group %s: deleted", group_id)
+            return error
         consumer_group = self.consumer_groups.get(group_id)
         if consumer_group is not None:
             if consumer_group.members:

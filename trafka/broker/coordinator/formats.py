@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trafka.broker.coordinator import consumer_records
+from trafka.broker.share import group_records as share_records
 from trafka.broker.runtime.records import UnknownRecord, parse_versioned, split_version, versioned
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import BYTES, INT32, INT64, STRING
@@ -167,9 +168,10 @@ def group_value(value: GroupRecord) -> bytes:
     })
 
 
-def parse_key(data: bytes) -> OffsetKey | GroupKey | consumer_records.ConsumerGroupRecordKey:
-    """An offset commit key, a classic group metadata key, or (types 3-8) one of a KIP-848
-    consumer group's record keys (`consumer_records`)."""
+def parse_key(data: bytes) -> OffsetKey | GroupKey | consumer_records.ConsumerGroupRecordKey | share_records.ShareGroupRecordKey:
+    """An offset commit key, a classic group metadata key, one of a KIP-848 consumer group's
+    record keys (types 3-8, `consumer_records`) or one of a share group's (10-14,
+    trafka/broker/share/group_records.py)."""
     version, _ = split_version(data, "key")
     if version in OFFSET_COMMIT_KEY.version_range:
         body = parse_versioned(data, OFFSET_COMMIT_KEY)
@@ -178,7 +180,9 @@ def parse_key(data: bytes) -> OffsetKey | GroupKey | consumer_records.ConsumerGr
         return GroupKey(parse_versioned(data, GROUP_METADATA_KEY).group)
     if version in consumer_records.RECORD_TYPES:
         return consumer_records.parse_key(data)
-    raise UnknownRecord(f"key version {version} is not an offset commit, group metadata or consumer group key")
+    if version in share_records.RECORD_TYPES:
+        return share_records.parse_key(data)
+    raise UnknownRecord(f"key version {version} is not an offset commit, group metadata, consumer or share group key")
 
 
 def parse_offset_value(data: bytes) -> CommittedOffset:

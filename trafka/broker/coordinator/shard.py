@@ -11,10 +11,10 @@ groups away.
 Replay: at load, records are gathered and `loaded()` builds the groups from them (the latest
 record per key wins, tombstones delete), as Kafka's loader does. After load, `replay` applies
 committed-offset records (and tombstones) one by one: an OffsetCommit or OffsetDelete is
-applied from the very records that were written. Group metadata and consumer-group records
+applied from the very records that were written. Group metadata, consumer-group and share-group records
 carry members that are also waiting in requests, so their operations apply a prepared change
 once the records are written (`CoordinatorResult.apply`) and `replay` only keeps the record
-values (`consumer_records`) that later changes are compared against.
+values (`consumer_records`, `share_records`) that later changes are compared against.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from trafka.broker.coordinator.group import Group, GroupState, Member
 from trafka.broker.coordinator.txn_offsets import PendingTxnOffsets
 from trafka.broker.runtime.records import UnknownRecord
 from trafka.broker.runtime.runtime import ShardMap
+from trafka.broker.share import group_records as share_records
+from trafka.broker.share.group_records import ShareGroupRecordKey
 
 log = logging.getLogger("trafka.coordinator")
 
@@ -42,8 +44,9 @@ class GroupShard:
         self.coordinator = coordinator
         self.groups: dict[str, Group] = {}  # classic groups (and offsets-only groups)
         self.consumer_groups: dict = {}  # KIP-848 groups; an id is in one map only
-        self.share_groups: dict = {}  # KIP-932 share groups (membership in memory only)
+        self.share_groups: dict = {}  # KIP-932 share groups
         self.consumer_records: dict[str, dict] = {}  # consumer group -> record values last written
+        self.share_records: dict[str, dict] = {}  # share group -> record values last written
         self.pending_txn_offsets = PendingTxnOffsets()
         self._loading: list | None = []
 
@@ -74,11 +77,27 @@ class GroupShard:
                     del self.consumer_records[parsed.group]
             else:
                 values[rid] = value
+        elif isinstance(parsed, ShareGroupRecordKey):
+            share_records.apply(self.share_records.setdefault(parsed.group, {}), parsed, value)
+            if not self.share_records[parsed.group]:
+                del self.share_records[parsed.group]
 
     def loaded(self) -> None:
         entries, self._loading = self._loading, None
+        now = self.coordinator.now()
         self.groups, self.consumer_groups, self.consumer_records = load_state(
-            entries, self.coordinator.now(), self.coordinator.config["group.consumer.session.timeout.ms"])
+            [(k, v) for k, v in entries if not isinstance(k, ShareGroupRecordKey)], now,
+            self.coordinator.config["group.consumer.session.timeout.ms"])
+        for key, value in entries:
+            if isinstance(key, ShareGroupRecordKey):
+                share_records.apply(self.share_records.setdefault(key.group, {}), key, value)
+        for group_id, values in list(self.share_records.items()):
+            group = share_records.restore(group_id, values, now,
+                                          self.coordinator.group_config(group_id, "share.session.timeout.ms"))
+            if group is None:
+                del self.share_records[group_id]
+            else:
+                self.share_groups[group_id] = group
         pending = self.coordinator.offsets_topic.pending(self.partition)
         for producer_id, records in pending.items():
             for record in records:
@@ -129,8 +148,8 @@ def load_groups(entries: Iterable[tuple[OffsetKey | GroupKey, bytes | None]], no
     records: dict[str, GroupRecord | None] = {}
     offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
     for key, value in entries:
-        if isinstance(key, ConsumerGroupRecordKey):
-            continue  # consumer groups: load_state
+        if isinstance(key, (ConsumerGroupRecordKey, ShareGroupRecordKey)):
+            continue  # consumer groups: load_state; share groups: GroupShard.loaded
         try:
             if isinstance(key, OffsetKey):
                 group_offsets = offsets.setdefault(key.group, {})

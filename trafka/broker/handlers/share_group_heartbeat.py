@@ -1,8 +1,11 @@
 """ShareGroupHeartbeat (key 76), version 1: a share group member joins, heartbeats, leaves.
 
 Behavior (trafka/broker/share/group.py): epoch 0 joins with the member id the client chose,
--1 leaves (its acquired records are released at once), a member silent for
-group.share.session.timeout.ms is removed. Every member is assigned every partition of its
+-1 leaves (the records it holds stay its own until its share session ends: the final
+ShareAcknowledge that close() sends next, or its connection), a member silent for
+group.share.session.timeout.ms is removed and its records released. Every change is written to
+`__consumer_offsets` (Kafka's share group records) before it is answered, so the group and its
+members survive a restart; a failed write answers the error and changes nothing. Every member is assigned every partition of its
 subscribed topics (partitions are shared; records are handed out by acquisition). Errors:
 INVALID_REQUEST with a message, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND for
 an id used by a classic or consumer group, GROUP_AUTHORIZATION_FAILED (READ on the group),

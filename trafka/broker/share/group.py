@@ -11,9 +11,11 @@ so this is a valid assignment (Kafka's SimpleAssignor spreads partitions over me
 docs/compatibility.md).
 
 Share groups live in the group coordinator's shards with the classic and consumer groups (one
-id is one kind); their membership is in memory only: after a restart members rejoin (Kafka
-writes it to `__consumer_offsets`). The state of their partitions is durable
-(`__share_group_state`, coordinator.py).
+id is one kind). The coordinator runs a heartbeat on a copy of the group and writes its
+records (group_records.py: the group and assignment epochs, each member's subscription,
+target and current assignment) to `__consumer_offsets` before the copy counts, so a group
+and its members survive a restart, as in Kafka. The state of their partitions is durable
+in `__share_group_state` (coordinator.py).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class ShareMember:
     subscribed_topic_names: tuple[str, ...]
     session_deadline: int
     assignment: dict[uuid.UUID, frozenset[int]] = field(default_factory=dict)
+    previous_member_epoch: int = -1
 
 
 @dataclass
@@ -101,41 +104,42 @@ class ShareGroupManager(CoordinatorPart):
     def share_groups(self):
         return self.coordinator.share_groups
 
-    def heartbeat(self, request: ShareHeartbeat) -> ShareHeartbeatResult:
-        """A member joins, heartbeats or leaves. Leaving releases nothing: the member's share
-        session (and the records it holds) ends with its final ShareAcknowledge or its
-        connection, which a client's close() sends after the leave."""
+    def heartbeat(self, request: ShareHeartbeat, group: ShareGroup | None) -> tuple[ShareGroup | None, ShareHeartbeatResult]:
+        """A member joins, heartbeats or leaves, on `group` (the coordinator's copy of the share
+        group, None when there is none): the group as it is after, and the answer. The
+        coordinator writes the change before the copy counts. Leaving releases nothing: the
+        member's share session (and the records it holds) ends with its final
+        ShareAcknowledge or its connection, which a client's close() sends after the leave."""
         now = self._now()
         if not request.group_id.strip():
-            return ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
+            return group, ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
         if not request.member_id.strip():
-            return ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
+            return group, ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
         if request.member_epoch == JOIN_EPOCH and request.subscribed_topic_names is None:
-            return ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
+            return group, ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
         if request.member_epoch < LEAVE_EPOCH:
-            return ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "MemberEpoch is invalid.")
+            return group, ShareHeartbeatResult(ErrorCode.INVALID_REQUEST, "MemberEpoch is invalid.")
         other = self.coordinator.group(request.group_id)
         if other is not None and other.group_type != "share":
-            return ShareHeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a share group.")
-        group = self.share_groups.get(request.group_id)
+            return group, ShareHeartbeatResult(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a share group.")
         if request.member_epoch == LEAVE_EPOCH:
             if group is not None and request.member_id in group.members:
-                self._remove(group, request.member_id, "left the group", now)
-            return ShareHeartbeatResult(ErrorCode.NONE, member_id=request.member_id, member_epoch=LEAVE_EPOCH)
+                self.remove(group, request.member_id, "left the group", now)
+            return group, ShareHeartbeatResult(ErrorCode.NONE, member_id=request.member_id, member_epoch=LEAVE_EPOCH)
         if group is None:
             if request.member_epoch != JOIN_EPOCH:
-                return ShareHeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID, f"Group {request.group_id} has no member {request.member_id}.")
-            group = self.share_groups[request.group_id] = ShareGroup(request.group_id, now)
+                return group, ShareHeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID, f"Group {request.group_id} has no member {request.member_id}.")
+            group = ShareGroup(request.group_id, now)
         member = group.members.get(request.member_id)
         if member is None:
             if request.member_epoch != JOIN_EPOCH:
-                return ShareHeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not in the group.")
+                return group, ShareHeartbeatResult(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not in the group.")
             member = ShareMember(request.member_id, 0, request.client_id, request.client_host, request.rack_id, (), now)
             group.members[member.member_id] = member
             bump = True
             log.info("share group %s: member %s joined", group.group_id, member.member_id)
         elif request.member_epoch not in (JOIN_EPOCH, member.member_epoch):
-            return ShareHeartbeatResult(ErrorCode.FENCED_MEMBER_EPOCH, f"The member epoch {request.member_epoch} is not "
+            return group, ShareHeartbeatResult(ErrorCode.FENCED_MEMBER_EPOCH, f"The member epoch {request.member_epoch} is not "
                                         f"the current one ({member.member_epoch}).")
         else:
             bump = False
@@ -153,9 +157,9 @@ class ShareGroupManager(CoordinatorPart):
                 m.assignment = self._target(m, topics_now)
             group.assignment_epoch = group.group_epoch
         changed = member.member_epoch != group.assignment_epoch or request.member_epoch == JOIN_EPOCH
-        member.member_epoch = group.assignment_epoch
-        self._reschedule()
-        return ShareHeartbeatResult(
+        if member.member_epoch != group.assignment_epoch:
+            member.previous_member_epoch, member.member_epoch = member.member_epoch, group.assignment_epoch
+        return group, ShareHeartbeatResult(
             ErrorCode.NONE, member_id=member.member_id, member_epoch=member.member_epoch,
             heartbeat_interval_ms=self.coordinator.group_config(group.group_id, "share.heartbeat.interval.ms"),
             assignment=member.assignment if changed else None,
@@ -173,22 +177,22 @@ class ShareGroupManager(CoordinatorPart):
     def _target(member: ShareMember, topics: dict[str, tuple[uuid.UUID, int]]) -> dict[uuid.UUID, frozenset[int]]:
         return {topics[name][0]: frozenset(range(topics[name][1])) for name in member.subscribed_topic_names if name in topics}
 
-    def _remove(self, group: ShareGroup, member_id: str, reason: str, now: int, on_expired=None) -> None:
+    @staticmethod
+    def remove(group: ShareGroup, member_id: str, reason: str, now: int) -> None:
         del group.members[member_id]
         group.group_epoch += 1
         group.assignment_epoch = group.group_epoch
         group.state_timestamp = now
         log.info("share group %s: member %s %s", group.group_id, member_id, reason)
-        if on_expired is not None:
-            on_expired(group.group_id, member_id)
 
-    def expire(self, now: int, on_expired) -> None:
-        """Members whose heartbeats stopped are removed; `on_expired(group_id, member_id)`
-        releases the records they hold."""
+    def expired(self, now: int) -> dict[str, list[str]]:
+        """Group id -> its members whose heartbeats stopped by `now`."""
+        found: dict[str, list[str]] = {}
         for group in list(self.share_groups.values()):
-            for member in list(group.members.values()):
+            for member in group.members.values():
                 if member.session_deadline <= now:
-                    self._remove(group, member.member_id, "session timed out", now, on_expired)
+                    found.setdefault(group.group_id, []).append(member.member_id)
+        return found
 
     def next_deadline(self) -> int | None:
         return min((m.session_deadline for g in self.share_groups.values() for m in g.members.values()), default=None)
