@@ -178,3 +178,62 @@ def test_a_java_share_consumer_carries_on_after_its_coordinator_moves(trafka_clu
         # closed: the client would wait out its default 30 s for it.
         call(share.close, jvm.java.time.Duration.ofSeconds(2))
     assert sorted(seen) == sorted(b"t-%d" % i for i in range(20))
+
+
+@pytest.mark.trafka_config({"group.share.heartbeat.interval.ms": 500, "group.share.delivery.count.limit": 2,
+                            "group.share.record.lock.duration.ms": 1500,
+                            "share.coordinator.state.topic.num.partitions": 3})
+def test_a_poison_record_keeps_its_delivery_count_when_the_share_coordinator_moves(trafka_cluster):
+    """delivery.count.limit 2: a record acquired once whose lock ran out (the broker clock moved:
+    the lock timer releases it and writes the share-partition's state), then the broker holding
+    that state stops: on the new leader of its `__share_group_state` partition the record's next
+    delivery is its second, and released then it is archived for good."""
+    from confluent_kafka import AcknowledgeType
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    from trafka.broker.runtime.internal_topic import partition_for
+    from trafka.wire.types import ZERO_UUID
+
+    cluster = trafka_cluster
+    _create(cluster, "poison", 1)
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for future in admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, "p", incremental_configs=[
+            ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])]).values():
+        future.result(10)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+    producer.produce("poison", b"poison", partition=0)
+    assert producer.flush(10) == 0
+    leader = cluster.partition_state("poison", 0)["leader"]
+    with RawClient(cluster.broker_addresses[leader]) as raw:
+        topic_id = raw.request(3, 12, {"topics": [{"name": "poison", "topic_id": ZERO_UUID}], "allow_auto_topic_creation": False,
+                                       "include_topic_authorized_operations": False}).topics[0].topic_id
+        held = raw.request(78, 1, {"group_id": "p", "member_id": "doomed", "share_session_epoch": 0, "max_wait_ms": 3000,
+                                   "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10,
+                                   "forgotten_topics_data": [], "topics": [{"topic_id": topic_id, "partitions": [
+                                       {"partition_index": 0, "acknowledgement_batches": []}]}]})
+        assert [(a.first_offset, a.delivery_count) for t in held.responses for p in t.partitions
+                for a in p.acquired_records] == [(0, 1)]
+    cluster.advance_clock(1501)
+    state_partition = partition_for(f"p:{topic_id}:0", 3)
+    holder = cluster.partition_state("__share_group_state", state_partition)["leader"]
+    cluster.stop_broker(holder)
+    assert cluster.partition_state("__share_group_state", state_partition)["leader"] not in (holder, -1)
+    consumer = ShareConsumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "p",
+                              "share.acknowledgement.mode": "explicit"})
+    consumer.subscribe(["poison"])
+    got, deadline = [], time.monotonic() + 30
+    while not got and time.monotonic() < deadline:
+        got = [m for m in consumer.poll(0.5) or [] if m.error() is None]
+    assert [(m.offset(), m.delivery_count()) for m in got] == [(0, 2)]
+    consumer.acknowledge(got[0], AcknowledgeType.RELEASE)
+    consumer.commit_sync(10)
+    producer.produce("poison", b"healthy", partition=0)
+    assert producer.flush(10) == 0
+    later, deadline = [], time.monotonic() + 20
+    while not later and time.monotonic() < deadline:
+        later = [m for m in consumer.poll(0.5) or [] if m.error() is None]
+    assert [(m.value(), m.delivery_count()) for m in later] == [(b"healthy", 1)]
+    consumer.acknowledge(later[0])
+    consumer.commit_sync(10)
+    assert not consumer.poll(2), "the archived record came back"
+    consumer.close()
