@@ -259,6 +259,9 @@ def test_a_share_groups_page_shows_its_share_partitions_and_held_records(broker,
     expect(row.locator(".start-offset")).to_have_text("2")
     expect(row.locator(".acquired")).to_have_text("1")
     expect(row.locator(".held")).to_contain_text("delivery 1")
+    expect(row.locator(".held")).to_contain_text("locked until")
+    expect(row.locator(".in-flight")).to_have_text("1 / 2000")  # group.share.partition.max.record.locks
+    expect(row.locator(".deliveries")).to_have_text("1 × 1")
     with urllib.request.urlopen(broker.console_url + "metrics", timeout=10) as response:
         metrics = response.read().decode()
     assert 'trafka_share_partition_start_offset{group="crew",partition="0",topic="tasks"} 2.0' in metrics

@@ -323,22 +323,36 @@ class ShareCoordinator:
             self._expire(key, now)
 
     def describe(self, group_id: str, topic_name) -> list[dict]:
-        """Each share-partition of the group for the console and /metrics: start offset, records
-        in flight by state, the acquired ones with their member, delivery count and lock."""
+        """Each share-partition of the group for the console and /metrics: start and end
+        offsets, records in flight by state and against the group's in-flight cap, how many
+        in-flight records have each delivery count, and the acquired ones as runs of offsets
+        held by one member with one delivery count and one lock deadline."""
         now = self.clock.time_ms()
         rows = []
         for key, sp in sorted(self.group_partitions(group_id).items(), key=lambda kv: (str(kv[0].topic_id), kv[0].partition)):
             counts = {state.name.lower(): 0 for state in RecordState}
-            acquired = []
+            deliveries: dict[int, int] = {}
+            held: list[dict] = []
             for offset, entry in sorted(sp.records.items()):
                 counts[entry.state.name.lower()] += 1
-                if entry.state is RecordState.ACQUIRED:
-                    acquired.append({"offset": offset, "member_id": printable(entry.member_id), "delivery_count": entry.delivery_count,
-                                     "lock_remaining_ms": max((entry.lock_deadline or now) - now, 0)})
+                if entry.delivery_count:
+                    deliveries[entry.delivery_count] = deliveries.get(entry.delivery_count, 0) + 1
+                if entry.state is not RecordState.ACQUIRED:
+                    continue
+                run = held[-1] if held else None
+                if (run is not None and run["last_offset"] == offset - 1 and run["member_id"] == printable(entry.member_id)
+                        and run["delivery_count"] == entry.delivery_count and run["lock_until_ms"] == entry.lock_deadline):
+                    run["last_offset"] = offset
+                    continue
+                held.append({"first_offset": offset, "last_offset": offset, "member_id": printable(entry.member_id),
+                             "delivery_count": entry.delivery_count, "lock_until_ms": entry.lock_deadline,
+                             "lock_remaining_ms": max((entry.lock_deadline or now) - now, 0)})
+            # Offsets from the end offset to the log end are available without an entry.
             rows.append({"topic": topic_name(key.topic_id) or str(key.topic_id), "partition": key.partition,
                          "start_offset": sp.start_offset, "end_offset": sp.end_offset, "records": counts,
-                         "max_delivery_count": max((e.delivery_count for e in sp.records.values()), default=0),
-                         "acquired": acquired})
+                         "in_flight": sp.in_flight(), "max_in_flight": self.max_in_flight(group_id),
+                         "delivery_counts": {str(count): n for count, n in sorted(deliveries.items())},
+                         "max_delivery_count": max(deliveries, default=0), "acquired": held})
         return rows
 
     def group_partitions(self, group_id: str) -> dict[SharePartitionKey, SharePartition]:

@@ -231,8 +231,11 @@ function group() {
       h("td", {}, h("a", {href: `/topics/${enc(s.topic)}/partitions/${s.partition}`}, s.topic)), h("td", {class: "num"}, s.partition),
       h("td", {class: "num start-offset"}, s.start_offset), h("td", {class: "num available"}, s.records.available),
       h("td", {class: "num acquired"}, s.records.acquired), h("td", {class: "num acknowledged"}, s.records.acknowledged),
-      h("td", {class: "num archived"}, s.records.archived), h("td", {class: "num deliveries"}, s.max_delivery_count),
-      h("td", {class: "held"}, s.acquired.map((a) => `${a.offset} (${a.member_id}, delivery ${a.delivery_count}, ${Math.ceil(a.lock_remaining_ms / 1000)} s)`).join("; ") || "–"))));
+      h("td", {class: "num archived"}, s.records.archived), h("td", {class: "num in-flight"}, `${s.in_flight} / ${s.max_in_flight}`),
+      h("td", {class: "deliveries"}, Object.entries(s.delivery_counts).map(([count, n]) => `${n} × ${count}`).join(", ") || "–"),
+      h("td", {class: "held"}, s.acquired.map((a) => h("div", {class: "held-run"},
+        `${a.first_offset === a.last_offset ? a.first_offset : a.first_offset + "–" + a.last_offset} by ${a.member_id}, ` +
+        `delivery ${a.delivery_count}, locked until ${when(a.lock_until_ms)} (${Math.ceil(a.lock_remaining_ms / 1000)} s)`))))));
     fill($("#rebalances tbody"), g.rebalances.slice().reverse().map((r) => h("tr", {class: r.rebalance ? "rebalance" : null},
       h("td", {}, when(r.time_ms)), h("td", {class: "transition"}, r.previous_state + " → " + r.state),
       h("td", {class: "num"}, r.generation), h("td", {}, r.protocol || "–"), h("td", {}, r.members.join(", ") || "–"),
