@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import protocol, workloads
+from bench import protocol, work_queue, workloads
 from bench.brokers import STARTERS
 
 HIGHER_IS_BETTER = ("msgs_per_s",)
@@ -33,6 +33,8 @@ def _workloads(quick: bool):
         "fetch 64 KB: tiny batches vs one batch": lambda b: protocol.fetch_tiny_batches(b),
         "1,000 idle connections": lambda b: protocol.idle_connections(b),
         "5,000 partitions": lambda b: protocol.many_partitions(b),
+        # Issue #35: a share group as a work queue beside a consumer group reading the same records.
+        "work queue: 4 share consumers, 200k x 100B, 1 partition": lambda b: work_queue.work_queue(b, 200_000 // scale, 4),
         # Issue #26: one consumer of each client reading many partitions.
         **{f"wide read: {client}, {n} partitions": (lambda b, c=client, n=n: workloads.wide_read(b, c, n, 400_000 // scale))
            for client in ("confluent-kafka", "kafka-python", "aiokafka", "confluent-kafka, fetch.queue.backoff.ms=0")

@@ -2,7 +2,8 @@
 py-spy and print the functions that take the most samples (self and total).
 
 WORKLOAD is produce, metadata, fetch, partitions (create 500 x 10, full Metadata, produce to
-each, restarts) or create (three CreateTopics of 500 x 10, each followed by the full Metadata that sees them). py-spy must be installed (`pip install py-spy`); the
+each, restarts), create (three CreateTopics of 500 x 10, each followed by the full Metadata that
+sees them) or work-queue (bench/work_queue.py: four share consumers, 50,000 records). py-spy must be installed (`pip install py-spy`); the
 collapsed stacks are kept in /tmp/trafka-profile-WORKLOAD.txt for a flame graph tool.
 """
 
@@ -18,13 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import protocol
+from bench import protocol, work_queue
 from bench.brokers import _spawn, free_port
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile")
-    parser.add_argument("workload", choices=("produce", "metadata", "fetch", "partitions", "create"))
+    parser.add_argument("workload", choices=("produce", "metadata", "fetch", "partitions", "create", "work-queue"))
     parser.add_argument("--seconds", type=float, default=8.0)
     args = parser.parse_args()
     pyspy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
@@ -47,6 +48,8 @@ def main() -> int:
         elif args.workload == "metadata":
             frame = protocol._metadata_frame(topic, 1)
             print(protocol._pipelined(port, frame, 16, 8, args.seconds), "req/s")
+        elif args.workload == "work-queue":
+            print(work_queue.work_queue(broker, 50_000, 4))
         elif args.workload == "partitions":
             print(protocol.many_partitions(broker))
         elif args.workload == "create":

@@ -165,3 +165,22 @@ def test_seeded_schedules_keep_every_share_partition_invariant(seed):
         if sp.start_offset == end:
             break
     assert sp.start_offset == end and not sp.records
+
+
+def test_a_fork_changes_nothing_of_its_original_until_installed():
+    """What the coordinator relies on to write first: acknowledgements, releases and expiries on
+    a fork leave the original exactly as it was (a failed write drops the fork)."""
+    sp = SharePartition(0)
+    sp.acquire(batches(10, 10), "a", 0, LOCK_MS, 2, AcquireLimits(100))
+    before = (sp.start_offset, sp.end_offset, {o: (e.state, e.member_id, e.delivery_count, e.lock_deadline)
+                                               for o, e in sp.records.items()})
+    work = sp.fork()
+    assert work.acknowledge("a", 0, 9, [AcknowledgeType.ACCEPT], 2) == ErrorCode.NONE
+    assert work.acknowledge("a", 10, 19, [AcknowledgeType.RELEASE], 2) == ErrorCode.NONE
+    assert work.release_member("a", 2)
+    assert work.start_offset == 10 and sp.start_offset == 0
+    assert (sp.start_offset, sp.end_offset, {o: (e.state, e.member_id, e.delivery_count, e.lock_deadline)
+                                             for o, e in sp.records.items()}) == before
+    installed = work.installed()
+    assert installed.acquire(batches(10, 10), "b", 0, LOCK_MS, 2, AcquireLimits(5, mode=AcquireMode.RECORD_LIMIT)) == [(10, 14, 2)]
+    assert all(e.state is RecordState.ACQUIRED for e in sp.records.values())  # the dropped original, untouched

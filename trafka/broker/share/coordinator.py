@@ -34,7 +34,6 @@ close() leaves, then acknowledges with the final epoch.
 
 from __future__ import annotations
 
-import copy
 import logging
 import math
 import uuid
@@ -188,7 +187,7 @@ class ShareCoordinator:
     def _shard(self, key: SharePartitionKey) -> ShareStateShard:
         return self._runtime(key).shard(self._partition_of(key))
 
-    def _write(self, key: SharePartitionKey, state: SharePartition | None, what: str) -> ErrorCode:
+    def _write(self, key: SharePartitionKey, state: SharePartition | None, what: str, snapshot=None) -> ErrorCode:
         """The one way a share-partition's state changes: write its snapshot (None: a tombstone)
         to `__share_group_state`, then install it. A failed write changes nothing, is logged
         and is the answer."""
@@ -197,7 +196,7 @@ class ShareCoordinator:
             record = CoordinatorRecord(formats.key(key), None)
         else:
             epoch = shard.written[key][0] + 1 if key in shard.written else 0
-            start, batches = snapshot = state.snapshot()
+            start, batches = snapshot = snapshot or state.snapshot()
             record = CoordinatorRecord(formats.key(key), formats.value(ShareSnapshot(epoch, 0, start, tuple(batches))))
 
         def apply() -> None:
@@ -205,7 +204,7 @@ class ShareCoordinator:
                 shard.partitions.pop(key, None)
                 shard.written.pop(key, None)
             else:
-                shard.partitions[key] = state
+                shard.partitions[key] = state.installed()
                 shard.written[key] = (epoch, snapshot)
         try:
             self._runtime(key).write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
@@ -234,15 +233,15 @@ class ShareCoordinator:
         current = shard.partitions.get(key)
         if current is None:
             return ErrorCode.INVALID_RECORD_STATE
-        work = copy.deepcopy(current)
+        work = current.fork()
         error = change(work)
         if error:
             return error
-        written = shard.written.get(key)
-        if written is not None and work.snapshot() == written[1]:
-            shard.partitions[key] = work  # only volatile state moved (locks): nothing to write
+        written, snapshot = shard.written.get(key), work.snapshot()
+        if written is not None and snapshot == written[1]:
+            shard.partitions[key] = work.installed()  # only volatile state moved (locks): nothing to write
             return ErrorCode.NONE
-        return self._write(key, work, what)
+        return self._write(key, work, what, snapshot)
 
     def acknowledge(self, key: SharePartitionKey, member_id: str, batches, *, renew: bool = False) -> ErrorCode:
         """One partition's acknowledgement batches, all or nothing. With `renew` (IsRenewAck,

@@ -20,7 +20,7 @@ Pure state, no I/O: the share coordinator (coordinator.py) reads batches from th
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trafka.wire.errors import ErrorCode
 
@@ -74,6 +74,29 @@ class SharePartition:
         self.start_offset = start_offset  # SPSO: below it, every record is done with
         self.end_offset = start_offset  # the next offset never acquired
         self.records: dict[int, InFlight] = {}  # start_offset <= offset < end_offset
+        self._earliest_lock: int | None = None  # never later than the earliest lock deadline
+        self._owned: set[int] | None = None  # a fork's entries of its own; None: all of them
+
+    def fork(self) -> "SharePartition":
+        """A copy to change and install, or drop, in its place (the coordinator writes it first).
+        Its entries are the original's until it changes one (`_own`), so a fork costs one copy
+        of the offset map, not of every in-flight record."""
+        twin = SharePartition.__new__(SharePartition)
+        twin.start_offset, twin.end_offset = self.start_offset, self.end_offset
+        twin.records, twin._earliest_lock, twin._owned = dict(self.records), self._earliest_lock, set()
+        return twin
+
+    def installed(self) -> "SharePartition":
+        """This fork replaces its original, which is dropped: every entry is its own now."""
+        self._owned = None
+        return self
+
+    def _own(self, offset: int) -> InFlight:
+        entry = self.records[offset]
+        if self._owned is not None and offset not in self._owned:
+            entry = self.records[offset] = replace(entry)
+            self._owned.add(offset)
+        return entry
 
     # --- acquiring ----------------------------------------------------------------------------
 
@@ -125,12 +148,14 @@ class SharePartition:
                 entry = self.records.get(offset)
                 if entry is None or entry.state is not RecordState.AVAILABLE:
                     continue
+                entry = self._own(offset)
                 if entry.delivery_count >= delivery_limit:
                     entry.state = RecordState.ARCHIVED
                     continue
                 entry.state, entry.member_id = RecordState.ACQUIRED, member_id
                 entry.delivery_count += 1
                 entry.lock_deadline = now + lock_ms
+                self._note_lock(entry.lock_deadline)
                 count += 1
                 if not cut and runs and runs[-1][1] == offset - 1 and runs[-1][2] == entry.delivery_count:
                     runs[-1] = (runs[-1][0], offset, entry.delivery_count)
@@ -181,11 +206,12 @@ class SharePartition:
                 return ErrorCode.INVALID_RECORD_STATE
             plan.append((offset, kind))
         for offset, kind in plan:
-            entry = self.records.get(offset)
-            if entry is None:
+            if offset not in self.records:
                 continue  # a gap before the start, or never fetched
+            entry = self._own(offset)
             if kind is AcknowledgeType.RENEW:
                 entry.lock_deadline = renew_until
+                self._note_lock(renew_until)
                 continue
             if kind in (AcknowledgeType.GAP, AcknowledgeType.REJECT):
                 entry.state = RecordState.ARCHIVED
@@ -199,26 +225,33 @@ class SharePartition:
 
     def release_member(self, member_id: str, delivery_limit: int) -> bool:
         """A member left: its acquired records become available again. Whether any did."""
-        released = False
-        for entry in self.records.values():
-            if entry.state is RecordState.ACQUIRED and entry.member_id == member_id:
-                entry.state = RecordState.ARCHIVED if entry.delivery_count >= delivery_limit else RecordState.AVAILABLE
-                entry.member_id = entry.lock_deadline = None
-                released = True
-        self._advance()
-        return released
+        released = [o for o, e in self.records.items() if e.state is RecordState.ACQUIRED and e.member_id == member_id]
+        self._release(released, delivery_limit)
+        return bool(released)
 
     def expire_locks(self, now: int, delivery_limit: int) -> bool:
         """Acquisition locks that ran out: their records are available again (or archived at the
         delivery limit). Whether any did."""
-        expired = False
-        for entry in self.records.values():
-            if entry.state is RecordState.ACQUIRED and entry.lock_deadline is not None and entry.lock_deadline <= now:
-                entry.state = RecordState.ARCHIVED if entry.delivery_count >= delivery_limit else RecordState.AVAILABLE
-                entry.member_id = entry.lock_deadline = None
-                expired = True
+        if self._earliest_lock is None or self._earliest_lock > now:
+            return False  # no lock can have run out yet: no scan
+        expired = [o for o, e in self.records.items() if e.state is RecordState.ACQUIRED
+                   and e.lock_deadline is not None and e.lock_deadline <= now]
+        self._release(expired, delivery_limit)
+        self._earliest_lock = min((e.lock_deadline for e in self.records.values()
+                                   if e.state is RecordState.ACQUIRED and e.lock_deadline is not None), default=None)
+        return bool(expired)
+
+    def _release(self, offsets: list[int], delivery_limit: int) -> None:
+        """Acquired records are available again, or archived at the delivery limit."""
+        for offset in offsets:
+            entry = self._own(offset)
+            entry.state = RecordState.ARCHIVED if entry.delivery_count >= delivery_limit else RecordState.AVAILABLE
+            entry.member_id = entry.lock_deadline = None
         self._advance()
-        return expired
+
+    def _note_lock(self, deadline: int) -> None:
+        if self._earliest_lock is None or deadline < self._earliest_lock:
+            self._earliest_lock = deadline
 
     def lag(self, high_watermark: int) -> int:
         """Records from the start offset to `high_watermark` the group is not done with (KIP-1226:
@@ -228,8 +261,9 @@ class SharePartition:
         return max(high_watermark - self.start_offset - done, 0)
 
     def next_lock_deadline(self) -> int | None:
-        return min((e.lock_deadline for e in self.records.values()
-                    if e.state is RecordState.ACQUIRED and e.lock_deadline is not None), default=None)
+        """When the earliest lock may run out: never later than it (acknowledged records leave
+        the bound behind until the next expiry scan makes it exact), None with nothing held."""
+        return self._earliest_lock
 
     # --- durable state --------------------------------------------------------------------------
 
