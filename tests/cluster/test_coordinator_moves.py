@@ -237,3 +237,43 @@ def test_a_poison_record_keeps_its_delivery_count_when_the_share_coordinator_mov
     consumer.commit_sync(10)
     assert not consumer.poll(2), "the archived record came back"
     consumer.close()
+
+
+def test_share_fetch_names_the_partition_leader_and_its_epoch(trafka_cluster):
+    """ShareFetch answers with the partition's current leader and leader epoch (after a leader
+    move, not 0), and a broker that does not lead the partition answers NOT_LEADER_OR_FOLLOWER
+    with the leader to go to."""
+    from trafka.wire.types import ZERO_UUID
+
+    cluster = trafka_cluster
+    _create(cluster, "led", 1)
+    state = cluster.partition_state("led", 0)
+    new_leader = next(r for r in state["isr"] if r != state["leader"])
+    moved = cluster.move_leader("led", 0, new_leader)
+    epoch = cluster.partition_state("led", 0)["leader_epoch"]
+    assert epoch >= 1, moved
+    follower = next(r for r in state["replicas"] if r != new_leader)
+
+    def share_fetch(node: int):
+        with RawClient(cluster.broker_addresses[node]) as raw:
+            topic_id = raw.request(3, 12, {"topics": [{"name": "led", "topic_id": ZERO_UUID}], "allow_auto_topic_creation": False,
+                                           "include_topic_authorized_operations": False}).topics[0].topic_id
+            answer = raw.request(78, 1, {"group_id": "leaders", "member_id": f"m{node}", "share_session_epoch": 0,
+                                         "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 10,
+                                         "batch_size": 10, "forgotten_topics_data": [], "topics": [
+                                             {"topic_id": topic_id, "partitions": [{"partition_index": 0,
+                                                                                    "acknowledgement_batches": []}]}]})
+        [[partition]] = [t.partitions for t in answer.responses]
+        return partition.error_code, partition.current_leader.leader_id, partition.current_leader.leader_epoch
+
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for future in admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, "leaders", incremental_configs=[
+            ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])]).values():
+        future.result(10)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
+    producer.produce("led", b"x", partition=0)
+    assert producer.flush(10) == 0
+    assert share_fetch(follower) == (6, new_leader, epoch)  # NOT_LEADER_OR_FOLLOWER, go to the leader
+    assert share_fetch(new_leader)[1:] == (new_leader, epoch)
