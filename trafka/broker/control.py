@@ -18,6 +18,9 @@ answer; bad input raises ValueError (HTTP 400), an unknown path or fault id Look
     GET    /api/v1/partitions/<topic>/<p>            leader, epoch, replicas, ISR, reassignment
     POST   /api/v1/partitions/<topic>/<p>/leader     {"broker": i}: an in-sync replica leads now
     POST   /api/v1/partitions/<topic>/<p>/reassign   {"replicas": [i, ...]} (null cancels)
+    POST   /api/v1/nemesis              {"seed", "duration_s", "faults", "max_down"}: start a nemesis
+    GET    /api/v1/nemesis              its state, settings and the faults done so far
+    DELETE /api/v1/nemesis              stop it and heal
 """
 
 from __future__ import annotations
@@ -67,11 +70,25 @@ def handle(broker, method: str, path: str, body=None):
             return {"path": str(broker.snapshot(target))}
         except FileExistsError as exc:
             raise ValueError(str(exc)) from None
+    if parts[0] == "nemesis" and len(parts) == 1:
+        return _nemesis(broker, method.upper(), body)
     if parts[0] == "brokers":
         return _brokers(broker, method.upper(), parts[1:])
     if parts[0] == "partitions":
         return _partitions(broker, method.upper(), parts[1:], body)
     raise LookupError(f"no control endpoint {method} {path}")
+
+
+def _nemesis(broker, method: str, body):
+    from trafka.broker.nemesis import runner
+
+    if method == "POST":
+        return runner.start(broker, body)
+    if method == "GET":
+        return runner.report(broker)
+    if method == "DELETE":
+        return runner.stop(broker)
+    raise LookupError(f"no control endpoint {method} /api/v1/nemesis")
 
 
 def _brokers(broker, method: str, parts: list[str]):

@@ -291,6 +291,12 @@ class FaultTable:
             return False
         return True
 
+    def come_up(self) -> bool:
+        """End an injected down now (the nemesis healing); whether one was in force."""
+        was_down = self.is_down()
+        self._down_until = None
+        return was_down
+
     def down_remaining_ms(self) -> int:
         return max(int((self._down_until - trio.current_time()) * 1000), 0) if self.is_down() else 0
 

@@ -1,4 +1,5 @@
-"""The test-control endpoints: /api/v1/clock, /api/v1/faults, /api/v1/snapshot, /api/v1/brokers.
+"""The test-control endpoints: /api/v1/clock, /api/v1/faults, /api/v1/snapshot, /api/v1/brokers,
+/api/v1/partitions and /api/v1/nemesis.
 
 Each request is handed to `trafka.broker.control.handle`, the same code `TrafkaBroker`'s
 in-process calls run, on the broker's trio thread. They answer only when the console listens
@@ -48,7 +49,12 @@ def routes(broker) -> list:
             except ValueError:
                 raise ApiError(400, "the request body must be a JSON object") from None
         answer = control.handle(broker, request.method, request.url.path, body)
-        status = 201 if request.method == "POST" and request.url.path.rstrip("/").endswith("/faults") else 200
+        path = request.url.path.rstrip("/")
+        status = 200
+        if request.method == "POST" and path.endswith("/faults"):
+            status = 201
+        elif request.method == "POST" and path.endswith("/nemesis"):
+            status = 202  # started; GET /api/v1/nemesis follows it
         return JSONResponse(answer, status_code=status)
 
     return [
@@ -61,4 +67,5 @@ def routes(broker) -> list:
         Route("/api/v1/brokers/{node}/{action}", endpoint, methods=["POST"]),
         Route("/api/v1/partitions/{topic}/{partition}", endpoint, methods=["GET"]),
         Route("/api/v1/partitions/{topic}/{partition}/{action}", endpoint, methods=["POST"]),
+        Route("/api/v1/nemesis", endpoint, methods=["GET", "POST", "DELETE"]),
     ]

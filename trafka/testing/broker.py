@@ -339,6 +339,33 @@ class TrafkaBroker:
         once the new replicas have caught up."""
         return self._control("POST", f"/api/v1/partitions/{topic}/{partition}/reassign", {"replicas": replicas})
 
+    def nemesis(self, *, seed: int, duration_s: float, faults: list[str] | None = None, max_down: int = 1,
+                wait: bool = True) -> dict:
+        """Run a seeded fault schedule on this broker or simulated cluster (docs/nemesis.md):
+        `faults` are kinds (stop, kill, down, leader, reassign, pause, errors, delays, drops,
+        clock; all that apply when None), never more than `max_down` brokers down at once. With
+        `wait` it returns the report once the run is over and healed; else at once (follow it
+        with `nemesis_report()`, end it with `stop_nemesis()`). The same seed and settings give
+        the same faults on the same targets in the same order: a failure replays."""
+        body = {"seed": seed, "duration_s": duration_s, "faults": list(faults or []), "max_down": max_down}
+        report = self._control("POST", "/api/v1/nemesis", body)
+        deadline = time.monotonic() + duration_s + 60
+        while wait and report["state"] == "running":
+            if time.monotonic() > deadline:
+                self.stop_nemesis()
+                raise TimeoutError(f"the nemesis (seed {seed}) did not end within {duration_s + 60:.0f} s")
+            time.sleep(0.1)
+            report = self.nemesis_report()
+        return report
+
+    def nemesis_report(self) -> dict:
+        """The running (or last) nemesis: state, settings, faults done so far, what it healed."""
+        return self._control("GET", "/api/v1/nemesis")
+
+    def stop_nemesis(self) -> dict:
+        """Stop the running nemesis; everything it did is healed when this returns."""
+        return self._control("DELETE", "/api/v1/nemesis")
+
     def _reap(self) -> None:
         if self.process and self.process.stdout:
             self.process.stdout.close()
