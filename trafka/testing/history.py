@@ -99,6 +99,11 @@ class History:
         with self._lock:
             self._aborted.add(value)
 
+    def acknowledged(self) -> list[tuple[Position, object]]:
+        """What was recorded as acknowledged so far: ((topic, partition, offset), value)."""
+        with self._lock:
+            return list(self._acked)
+
     def check(self, *, read_committed: bool = False) -> HistoryReport:
         with self._lock:
             return check_history(list(self._acked), {c: list(r) for c, r in self._reads.items()},
