@@ -309,6 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     healthcheck.add_arguments(health_p)
     health_p.set_defaults(run=healthcheck.run)
 
+    from trafka import nemesis_command
+
+    nemesis_p = sub.add_parser("nemesis", help="run a seeded fault schedule on a running broker (docs/nemesis.md)")
+    nemesis_command.add_arguments(nemesis_p)
+    nemesis_p.set_defaults(run=nemesis_command.run, log_level="WARNING")
+
     dump_p = sub.add_parser("dump-log", help="print the batches of .log files (transaction markers included), or the entries of .index/.timeindex/.txnindex files")
     dump_p.add_argument("files", nargs="+", metavar="PATH", help="segment files (.log, .index, .timeindex, .txnindex)")
     dump_p.add_argument("--print-data-log", action="store_true", help="also print every record of a .log file")

@@ -2,6 +2,7 @@
 each partition's leader and ISR from its leader's replica, under-replicated and offline
 partitions, in a real headless Chromium."""
 
+import re
 import urllib.request
 
 import pytest
@@ -83,3 +84,25 @@ def test_one_broker_has_no_replication_line(tmp_path, page):
         page.goto(broker.console_url + "topics/solo/partitions/0")
         expect(page.locator("#high-watermark")).to_have_text("0")
         expect(page.locator("#replication")).to_be_hidden()
+
+
+def test_the_overview_shows_a_running_nemesis_and_its_faults(cluster, page):
+    """A nemesis started through the API shows on the overview as it runs: its settings, each
+    fault as it happens (newest first), the fault on the broker it struck in the broker table,
+    and what it healed once stopped."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for future in admin.create_topics([NewTopic("orders", 3, 3)]).values():
+        future.result(10)
+    page.goto(cluster.console_url)
+    expect(page.locator("#nemesis-section")).to_be_hidden()
+    cluster.nemesis(seed=5, duration_s=60, faults=["stop", "kill"], max_down=1, wait=False)
+    expect(page.locator("#nemesis-summary")).to_contain_text("running · seed 5")
+    expect(page.locator("#nemesis-events .nemesis-event").first).to_be_visible(timeout=15000)
+    struck = next(e for e in cluster.nemesis_report()["events"] if e["result"] == "done")
+    node = int(struck["target"].split()[1])
+    # The broker's last fault (its outage may have ended already: then it says start).
+    expect(page.locator(f'#brokers tr[data-broker="{node}"] .nemesis')).to_have_text(re.compile(r"^(stop|kill|start)$"))
+    cluster.stop_nemesis()
+    expect(page.locator("#nemesis-summary")).to_contain_text("stopped · seed 5")
+    expect(page.locator('#brokers tr.down')).to_have_count(0)
+    expect(page.locator(f'#brokers tr[data-broker="{node}"] .nemesis')).to_have_text("")

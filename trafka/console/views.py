@@ -12,6 +12,7 @@ import base64
 import json
 from datetime import datetime, timezone
 
+from trafka.broker.nemesis import runner as nemesis_runner
 from trafka.storage.errors import OffsetOutOfRange, UnknownTopic
 from trafka.storage.retention import segment_largest_timestamp
 from trafka.wire import records as rec
@@ -302,6 +303,7 @@ def _high_watermark(broker, topic: str, index: int) -> int | None:
 
 
 def cluster(broker) -> dict:
+    nemesis = nemesis_runner.report(broker)  # kept on the broker the control endpoint was given
     broker = serving(broker)
     groups = committed_offsets(broker)
     names = broker.logs.list_topics()
@@ -317,6 +319,7 @@ def cluster(broker) -> dict:
         "topics": topics,
         "groups": [group(broker, g, log_end) for g in sorted(all_groups(broker))],
         "brokers": brokers(broker),
+        "nemesis": nemesis,
     }
 
 

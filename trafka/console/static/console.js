@@ -87,7 +87,9 @@ function overview() {
     fill($("#brokers tbody"), brokers.map((b) => h("tr", {"data-broker": b.node_id, class: b.alive ? null : "down"},
       h("td", {}, b.node_id), h("td", {}, b.address), h("td", {}, b.rack || "–"),
       h("td", {class: "broker-state"}, b.alive ? "up" : "down"), h("td", {class: "num leaders"}, b.leaders),
-      h("td", {class: "num"}, b.replicas), h("td", {class: "num under-replicated"}, b.under_replicated))));
+      h("td", {class: "num"}, b.replicas), h("td", {class: "num under-replicated"}, b.under_replicated),
+      h("td", {class: "nemesis"}, nemesisOn(c.nemesis, b.node_id)))));
+    showNemesis(c.nemesis);
     $("#internal-count").textContent = c.topics.filter((t) => t.internal).length;
     fill($("#groups tbody"), c.groups.map((g) => h("tr", {"data-group": g.group_id},
       h("td", {}, h("a", {href: "/groups/" + enc(g.group_id)}, g.group_id)), h("td", {class: "state"}, g.state),
@@ -101,6 +103,25 @@ function overview() {
   });
   onSubmit("#create-topic", (f) => act(`Create topic ${f.name} with ${f.partitions} partition(s)?`, "POST", "topics",
     {name: f.name, partitions: Number(f.partitions), configs: pairs(f.configs)}));
+}
+
+// --- the nemesis (docs/nemesis.md): its faults as they happen --------------------------------
+function nemesisOn(n, node) {
+  // The last fault done on this broker while the nemesis runs.
+  if (!n || n.state !== "running") return "";
+  const mine = n.events.filter((e) => e.result === "done" && (e.target || "").startsWith(`broker ${node}`));
+  return mine.length ? mine[mine.length - 1].kind : "";
+}
+function showNemesis(n) {
+  $("#nemesis-section").hidden = !n || n.state === "none";
+  if (!n || n.state === "none") return;
+  const s = n.settings;
+  $("#nemesis-summary").textContent = `${n.state} · seed ${s.seed} · ${s.duration_s} s · ` +
+    `${s.faults.length ? s.faults.join(", ") : "every fault kind"} · at most ${s.max_down} down · ` +
+    `${n.events.length} of ${n.planned} faults` + (n.healed.length ? ` · healed: ${n.healed.join(", ")}` : "");
+  fill($("#nemesis-events tbody"), n.events.slice().reverse().map((e) => h("tr", {class: "nemesis-event"},
+    h("td", {}, when(e.wall_time_ms)), h("td", {class: "num"}, `+${(e.at_ms / 1000).toFixed(2)} s`),
+    h("td", {class: "kind"}, e.kind), h("td", {}, e.target || "–"), h("td", {class: "result"}, e.result))));
 }
 
 // --- partition: the log as the seeds draw it ---------------------------------------------------
