@@ -22,7 +22,9 @@ import logging
 import trio
 
 from trafka.storage.errors import StorageError
-from trafka.storage.log_replica import append_as_follower, epoch_end_offset, last_leader_epoch, truncate_to
+from trafka.storage.log_replica import (append_as_follower, epoch_end_offset, follow_log_start, last_leader_epoch,
+                                        truncate_fully_and_start_at, truncate_to)
+from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.replication")
 
@@ -159,19 +161,28 @@ class Replication:
         follower_log = node.logs.log(name, p)
         start, end = leader_log.log_start_offset, leader_log.log_end_offset
         if (follower_log.log_end_offset == end and follower_log._replicated_to == min(leader_log.high_watermark, end)
-                and self.controller.in_sync(topic_id, p, node.node_id)):
-            return False  # caught up, in sync, high watermark known: nothing to do (check_isr keeps the time)
+                and follower_log.log_start_offset >= start and self.controller.in_sync(topic_id, p, node.node_id)):
+            return False  # caught up, in sync, high watermark and log start known (check_isr keeps the time)
         copied = False
         if follower_log.log_end_offset < start:
-            truncate_to(follower_log, start)  # below the leader's log start: start again there
+            truncate_fully_and_start_at(follower_log, start)  # the leader keeps nothing it has: start there
         elif follower_log.log_end_offset > end:
             truncate_to(follower_log, end)  # ahead of the leader's end, its epochs agreeing up to it
         if follower_log.log_end_offset < end:
             data = leader_log.read(follower_log.log_end_offset, REPLICA_FETCH_BYTES, replica=True).to_bytes()
             if data:
+                first = next(rec.iter_batches(data))[1].base_offset
+                if first < follower_log.log_end_offset == follower_log.log_start_offset:
+                    # The leader's log start falls inside this batch (DeleteRecords): the empty
+                    # replica starts at the batch instead, as Kafka's follower does.
+                    truncate_fully_and_start_at(follower_log, first)
                 append_as_follower(follower_log, data)
                 copied = True
+        # What a Fetch answer tells a follower besides the batches: the high watermark and log start.
         follower_log._replicated_to = min(leader_log.high_watermark, follower_log.log_end_offset)
+        before = follower_log.log_start_offset
+        if follow_log_start(follower_log, start) != before:
+            leader.notify_data_arrived()  # a DeleteRecords waiting for the low watermark looks again
         if follower_log.log_end_offset == leader_log.log_end_offset:
             self.caught_up_ms[(name, p, node.node_id)] = node.clock.time_ms()
             if not self.controller.in_sync(topic_id, p, node.node_id):
@@ -228,7 +239,20 @@ class Replication:
                 for replica in followers:
                     self.caught_up_ms.setdefault((name, p, replica), now)
         if leader_log.high_watermark != before:
+            self.appended(leader, name, p)  # its followers learn the high watermark at their next pass
             leader.notify_data_arrived()
+
+    def log_start_moved(self, leader, name: str, p: int) -> None:
+        """The leader's log start moved (DeleteRecords): its followers fetch now to learn it."""
+        self.appended(leader, name, p)
+        self.data_arrived()
+
+    def low_watermark(self, leader, name: str, p: int) -> int:
+        """The lowest log start offset of the partition's live replicas (Kafka's
+        lowWatermarkIfLeader): what a DeleteRecords answer waits for."""
+        topic_id = leader.logs.topics[name].topic_id
+        return min(self.cluster.nodes[r].logs.log(name, p).log_start_offset
+                   for r in self.controller.replicas(topic_id, p) if r in self.controller.alive)
 
     def replicate_now(self, leader, name: str, p: int) -> None:
         """Copy what the leader just wrote to its in-sync followers at once (internal topics)."""

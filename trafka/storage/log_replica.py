@@ -78,7 +78,7 @@ def truncate_to(partition_log, offset: int) -> int:
     if offset >= partition_log.log_end_offset:
         return partition_log.log_end_offset
     if offset < partition_log.log_start_offset:
-        return _truncate_fully(partition_log, offset)
+        return truncate_fully_and_start_at(partition_log, offset)
     segments = partition_log.segments
     keep = [s for s in segments if s.base_offset < offset] or segments[:1]
     doomed = segments[len(keep):]
@@ -97,10 +97,14 @@ def truncate_to(partition_log, offset: int) -> int:
     return end
 
 
-def _truncate_fully(partition_log, offset: int) -> int:
+def truncate_fully_and_start_at(partition_log, offset: int) -> int:
+    """Empty the log and start it again at `offset` (Kafka's truncateFullyAndStartAt): a
+    follower whose log ends below its leader's log start has nothing the leader still keeps."""
+    partition_log.check_open()
     now = partition_log.clock.time_ms()
     for segment in partition_log.segments:
         segment.delete()
+    partition_log.directory.mkdir(parents=True, exist_ok=True)  # a never-written replica has none yet
     fresh = partition_log._new_segment(offset, now)
     partition_log.segments[:] = [fresh]
     partition_log._bases = [offset]
@@ -109,6 +113,16 @@ def _truncate_fully(partition_log, offset: int) -> int:
     _rebuild_producer_state(partition_log)
     log.info("%s: emptied, starting again at offset %d", partition_log.directory, offset)
     return offset
+
+
+def follow_log_start(partition_log, leader_log_start: int) -> int:
+    """A follower's log start moves up to its leader's (DeleteRecords, retention), never past
+    its own high watermark, as Kafka's maybeIncrementLogStartOffset after each fetch. Returns
+    the log start offset."""
+    offset = min(leader_log_start, partition_log.high_watermark)
+    if offset > partition_log.log_start_offset:
+        partition_log.delete_records_before(offset)
+    return partition_log.log_start_offset
 
 
 def _rebuild_producer_state(partition_log) -> None:

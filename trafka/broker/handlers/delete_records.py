@@ -5,9 +5,14 @@ Behavior:
   whole segments below it are deleted, and fetches below it get OFFSET_OUT_OF_RANGE.
 - An offset above the high watermark is OFFSET_OUT_OF_RANGE; one below the current log start
   offset leaves it where it is.
+- In a simulated cluster the answer waits, as Kafka's delayed DeleteRecords, until every live
+  replica's log start reached the offset (the low watermark), REQUEST_TIMED_OUT after the
+  request's timeout.
 """
 
 from __future__ import annotations
+
+import trio
 
 from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
@@ -38,15 +43,34 @@ def _delete(broker, topic: str, p) -> dict:
     return {"partition_index": p.partition_index, "low_watermark": low_watermark, "error_code": ErrorCode.NONE}
 
 
+async def _await_low_watermarks(broker, answers: list, timeout_ms: int) -> None:
+    """Each answer waits until the live replicas' log starts reached its low watermark."""
+    replication = broker.cluster.replication
+    pending = [(name, answer) for name, answer in answers if answer["error_code"] == ErrorCode.NONE]
+    for name, answer in pending:
+        replication.log_start_moved(broker, name, answer["partition_index"])
+
+    def behind(name, answer) -> bool:
+        return replication.low_watermark(broker, name, answer["partition_index"]) < answer["low_watermark"]
+
+    with trio.move_on_after(max(timeout_ms, 0) / 1000):
+        while any(behind(name, answer) for name, answer in pending):
+            await broker.wait_for_data()
+    for name, answer in pending:
+        if behind(name, answer):
+            answer.update(partition_error(answer["partition_index"], ErrorCode.REQUEST_TIMED_OUT))
+
+
 @registry.handles(21, min_version=0, max_version=2)
 async def handle(ctx, request):
-    return {
-        "throttle_time_ms": 0,
-        "topics": [
-            {"name": t.name, "partitions": [_delete(ctx.broker, t.name, p) for p in t.partitions]}
-            if authorize(ctx, Op.DELETE, TOPIC, t.name) else
-            {"name": t.name, "partitions": [partition_error(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-                                            for p in t.partitions]}
-            for t in request.topics
-        ],
-    }
+    topics = [
+        {"name": t.name, "partitions": [_delete(ctx.broker, t.name, p) for p in t.partitions]}
+        if authorize(ctx, Op.DELETE, TOPIC, t.name) else
+        {"name": t.name, "partitions": [partition_error(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                                        for p in t.partitions]}
+        for t in request.topics
+    ]
+    if ctx.broker.cluster is not None:
+        await _await_low_watermarks(ctx.broker, [(t["name"], answer) for t in topics for answer in t["partitions"]],
+                                    request.timeout_ms)
+    return {"throttle_time_ms": 0, "topics": topics}

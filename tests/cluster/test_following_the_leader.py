@@ -1,0 +1,108 @@
+"""What a simulated cluster's leaders carry when they move, through real clients over real
+sockets (docs/cluster.md): the schema registry's subjects, the log start offset DeleteRecords
+set, a follower that fell behind it, acks=all answers across a leader move, and the leader
+epochs of internal topics after a process restart. tests/cluster/test_replica_state.py holds
+the same cases on the broker clock without sockets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaConsumer
+
+from trafka.testing.waiting import wait_until
+from trafka.wire import records as rec
+
+RECORDS = 5000
+
+
+def _create(cluster, name: str, **configs) -> tuple[int, list[int]]:
+    """A one-partition RF 3 topic: (leader, followers)."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for future in admin.create_topics([NewTopic(name, 1, 3, config=configs)]).values():
+        future.result(10)
+    state = cluster.partition_state(name, 0)
+    return state["leader"], [r for r in state["replicas"] if r != state["leader"]]
+
+
+def _produce(cluster, name: str, count: int, prefix: str = "r", **config) -> dict[bytes, int]:
+    """`count` records r-0, r-1, ...; each value's acknowledged offset."""
+    acknowledged: dict[bytes, int] = {}
+    failed = []
+
+    def delivered(error, message):
+        if error is None:
+            acknowledged[message.value()] = message.offset()
+        else:
+            failed.append(error)
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "linger.ms": 5, **config})
+    for i in range(count):
+        producer.produce(name, b"%s-%d" % (prefix.encode(), i), on_delivery=delivered)
+        producer.poll(0)
+    assert producer.flush(60) == 0 and not failed, failed
+    return acknowledged
+
+
+def _read_all(cluster, name: str, want: int) -> list[tuple[int, bytes]]:
+    """(offset, value) of every record from the log start offset on."""
+    reader = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "reader",
+                       "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    reader.assign([TopicPartition(name, 0, -2)])  # OFFSET_BEGINNING
+    seen: list[tuple[int, bytes]] = []
+    try:
+        def more():
+            for message in reader.consume(1000, 0.2):
+                if message.error() is None:
+                    seen.append((message.offset(), message.value()))
+            return len(seen) >= want
+        wait_until(more, 30, lambda: f"{want} records of {name} (read {len(seen)})")
+    finally:
+        reader.close()
+    return seen
+
+
+def _watermarks(cluster, name: str) -> tuple[int, int]:
+    reader = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "watermarks"})
+    try:
+        return reader.get_watermark_offsets(TopicPartition(name, 0), timeout=10)
+    finally:
+        reader.close()
+
+
+def _in_sync(cluster, name: str, replica: int):
+    return lambda: replica in cluster.partition_state(name, 0)["isr"]
+
+
+# --- the log start offset --------------------------------------------------------------------
+
+
+def test_deleted_records_stay_deleted_when_the_leader_moves(trafka_cluster):
+    leader, followers = _create(trafka_cluster, "trimmed")
+    _produce(trafka_cluster, "trimmed", RECORDS)
+    admin = AdminClient({"bootstrap.servers": trafka_cluster.bootstrap_servers})
+    deleted = admin.delete_records([TopicPartition("trimmed", 0, RECORDS // 2)])
+    assert [f.result(10).low_watermark for f in deleted.values()] == [RECORDS // 2]
+    for new_leader in (*followers, leader):
+        trafka_cluster.move_leader("trimmed", 0, new_leader)  # the console's POST .../leader
+        assert _watermarks(trafka_cluster, "trimmed") == (RECORDS // 2, RECORDS)
+    values = _read_all(trafka_cluster, "trimmed", RECORDS // 2)
+    assert values[0] == (RECORDS // 2, b"r-%d" % (RECORDS // 2)) and len(values) == RECORDS // 2
+
+
+def test_a_follower_behind_the_leaders_log_start_catches_up_and_can_lead(trafka_cluster):
+    leader, (lagging, _) = _create(trafka_cluster, "far-behind", **{"min.insync.replicas": "2"})
+    trafka_cluster.stop_broker(lagging)
+    _produce(trafka_cluster, "far-behind", RECORDS)
+    admin = AdminClient({"bootstrap.servers": trafka_cluster.bootstrap_servers})
+    for future in admin.delete_records([TopicPartition("far-behind", 0, RECORDS - 1000)]).values():
+        future.result(10)
+    trafka_cluster.start_broker(lagging)
+    wait_until(_in_sync(trafka_cluster, "far-behind", lagging), 20, f"broker {lagging} back in the ISR")
+    trafka_cluster.move_leader("far-behind", 0, lagging)
+    assert _watermarks(trafka_cluster, "far-behind") == (RECORDS - 1000, RECORDS)
+    values = _read_all(trafka_cluster, "far-behind", 1000)
+    assert [v for _, v in values] == [b"r-%d" % i for i in range(RECORDS - 1000, RECORDS)]

@@ -1,0 +1,89 @@
+"""A simulated cluster's replicas on the broker clock, without sockets or sleeps: a `Cluster`
+built in the test, its replica fetchers run one pass at a time (`fetch_once`), leaders moved
+and brokers stopped through the same calls the control endpoints make (docs/cluster.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from testkit.storage import batch
+
+from trafka.broker.config import BrokerConfig
+from trafka.broker.coordinator.offsets import OffsetCommit
+from trafka.broker.nodes import Cluster
+from trafka.storage.log_replica import epoch_end_offset
+from trafka.wire import records as rec
+from trafka.wire.errors import ErrorCode
+
+SETTINGS = {"cluster.brokers": 3, "offsets.topic.num.partitions": 1, "transaction.state.log.num.partitions": 1,
+            "share.coordinator.state.topic.num.partitions": 1}
+
+
+def open_cluster(data_dir, **settings) -> Cluster:
+    values = {**SETTINGS, **settings}
+    return Cluster(data_dir, BrokerConfig.from_sources([f"{k}={v}" for k, v in values.items()], []))
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    made = open_cluster(tmp_path / "cluster")
+    yield made
+    made.close()
+
+
+def create(cluster, name: str, replication: int = 3) -> tuple[int, list[int]]:
+    """A one-partition topic on `replication` brokers: (leader, followers)."""
+    logs = cluster.running_nodes()[0].logs
+    metadata = logs.create_topic(name, 1, {})
+    replicas = cluster.controller.default_replicas(metadata.topic_id, 0, replication)
+    cluster.controller.assign(metadata.topic_id, {0: replicas})
+    return replicas[0], list(replicas[1:])
+
+
+def leader_log(cluster, name: str):
+    return cluster.leader_node(name, 0).logs.log(name, 0)
+
+
+def produce(cluster, name: str, records: int, per_batch: int = 10) -> None:
+    """`records` records appended on the leader as a Produce does, in batches of `per_batch`."""
+    leader = cluster.leader_node(name, 0)
+    cluster.replication.track(leader, name, 0, leader.logs.topics[name].topic_id)
+    for _ in range(records // per_batch):
+        leader.logs.log(name, 0).append(batch(per_batch))
+
+
+def replicate(cluster) -> None:
+    """Every running broker's replica fetcher, pass after pass, until none copies anything."""
+    while any([cluster.replication.fetch_once(node) for node in cluster.running_nodes()]):
+        pass
+
+
+def log_starts(cluster, name: str) -> dict[int, int]:
+    return {node.node_id: node.logs.log(name, 0).log_start_offset for node in cluster.running_nodes()
+            if node.node_id in cluster.controller.replicas(node.logs.topics[name].topic_id, 0)}
+
+
+def test_followers_learn_the_leaders_log_start_and_a_new_leader_keeps_it(cluster):
+    leader, followers = create(cluster, "deleted")
+    produce(cluster, "deleted", 100)
+    replicate(cluster)
+    assert leader_log(cluster, "deleted").delete_records_before(50) == 50
+    replicate(cluster)
+    assert log_starts(cluster, "deleted") == {leader: 50, followers[0]: 50, followers[1]: 50}
+    cluster.move_leader("deleted", 0, followers[0])
+    assert leader_log(cluster, "deleted").log_start_offset == 50  # the deleted records stay deleted
+
+
+def test_a_follower_behind_the_leaders_log_start_starts_again_there(cluster):
+    leader, followers = create(cluster, "behind")
+    lagging = followers[1]
+    cluster.stop_broker(lagging)
+    produce(cluster, "behind", 100)
+    replicate(cluster)
+    leader_log(cluster, "behind").delete_records_before(85)  # inside the batch of offsets 80-89
+    cluster.start_broker(lagging)
+    replicate(cluster)
+    copy = cluster.nodes[lagging].logs.log("behind", 0)
+    assert (copy.log_start_offset, copy.log_end_offset) == (85, 100)
+    assert lagging in cluster.describe_partition("behind", 0)["isr"]
