@@ -106,3 +106,62 @@ def test_a_follower_behind_the_leaders_log_start_catches_up_and_can_lead(trafka_
     assert _watermarks(trafka_cluster, "far-behind") == (RECORDS - 1000, RECORDS)
     values = _read_all(trafka_cluster, "far-behind", 1000)
     assert [v for _, v in values] == [b"r-%d" % i for i in range(RECORDS - 1000, RECORDS)]
+
+
+# --- acks=all across a leader move -----------------------------------------------------------
+
+
+def _segments(cluster, node: int, name: str) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted((cluster.data_dir / f"broker-{node}" / f"{name}-0").glob("*.log")))
+
+
+def test_acks_all_writes_waiting_when_the_leader_moves_are_never_answered_for_other_records(trafka_cluster):
+    """The leader appends writes its followers have not fetched; leadership moves to a follower,
+    which takes other writes at the same offsets; the old leader truncates and copies those.
+    The waiting writes are answered NOT_LEADER_OR_FOLLOWER (the producer retries them on the
+    new leader), never with offsets that now hold other records."""
+    leader, (new_leader, other) = _create(trafka_cluster, "moving", **{"min.insync.replicas": "1"})
+    trafka_cluster.pause_replication(new_leader)
+    trafka_cluster.pause_replication(other)
+    acknowledged: dict[bytes, int] = {}
+    failed = []
+
+    def delivered(error, message):
+        if error is None:
+            acknowledged[message.value()] = message.offset()
+        else:
+            failed.append(error)
+
+    config = {"bootstrap.servers": trafka_cluster.bootstrap_servers, "acks": "all", "enable.idempotence": False,
+              "linger.ms": 5, "request.timeout.ms": 90000}  # answered by the broker, not its timeout
+    waiting = Producer(config)
+    for i in range(RECORDS // 2):
+        waiting.produce("moving", b"waiting-%d" % i, on_delivery=delivered)
+    wait_until(lambda: waiting.poll(0) >= 0 and b"waiting-" in _segments(trafka_cluster, leader, "moving"), 20,
+               "the leader to append the first waiting writes")
+    assert not acknowledged  # the followers have none of them
+    trafka_cluster.move_leader("moving", 0, new_leader)
+    trafka_cluster.resume_replication(new_leader)
+    after = Producer(config)  # another application, which finds the new leader at once
+    for i in range(RECORDS // 2):
+        after.produce("moving", b"after-%d" % i, on_delivery=delivered)
+        after.poll(0)
+    wait_until(lambda: after.poll(0) >= 0 and b"after-" in _segments(trafka_cluster, leader, "moving"), 20,
+               "the old leader to copy the new leader's first writes")
+    trafka_cluster.resume_replication(other)  # the new leader's high watermark moves past them
+    assert after.flush(60) == 0
+    admin = AdminClient({"bootstrap.servers": trafka_cluster.bootstrap_servers})
+    for future in admin.create_topics([NewTopic("elsewhere", 3, 1)]).values():  # one partition on each broker
+        future.result(10)
+    traffic = Producer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "acks": "1"})
+
+    def answered() -> bool:  # other writes to the old leader wake its waiting Produce, as they would
+        for partition in range(3):
+            traffic.produce("elsewhere", b"traffic", partition=partition)
+        traffic.flush(5)
+        return waiting.flush(0.2) == 0
+    wait_until(answered, 60, "the waiting writes to be answered")
+    assert not failed, failed
+    assert len(acknowledged) == RECORDS
+    log = dict(_read_all(trafka_cluster, "moving", max(acknowledged.values()) + 1))  # retries may write twice
+    assert {value for value, offset in acknowledged.items() if log.get(offset) != value} == set()

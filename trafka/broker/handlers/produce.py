@@ -147,7 +147,7 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
     if log_.flush_due():  # flush.messages / flush.ms: on disk before the answer, fsynced off the loop
         flushes.append((log_, answer))
     if replicated is not None and isr is not None:
-        replicated.append((log_, info.last_offset, answer, topic_name))
+        replicated.append((log_, info.last_offset, answer, topic_name, _leader_epoch(broker, topic_name, index)))
     return answer
 
 
@@ -158,18 +158,34 @@ def _in_sync(broker, topic: str, partition: int) -> tuple[int, ...] | None:
     return state.isr if len(state.replicas) > 1 else None
 
 
+def _leader_epoch(broker, topic: str, partition: int) -> int | None:
+    """The partition's leader epoch while this broker leads it, else None."""
+    metadata = broker.logs.topics.get(topic)
+    if metadata is None:
+        return None
+    state = broker.cluster.controller.partition(metadata.topic_id, partition)
+    return state.leader_epoch if state.leader == broker.node_id else None
+
+
 async def _await_replication(broker, replicated: list, timeout_ms: int) -> None:
     """acks=all: each answer waits until the in-sync replicas have its batches (the high
     watermark passes them), at most the request's timeout (REQUEST_TIMED_OUT after, as
     Kafka's delayed produce); NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
-    min.insync.replicas meanwhile."""
+    min.insync.replicas meanwhile; NOT_LEADER_OR_FOLLOWER when the leadership moved (the
+    leader epoch changed) meanwhile, since what is at those offsets now may be another batch."""
+    def waiting(log_, last, topic, answer, epoch) -> bool:
+        return log_.high_watermark <= last and _leader_epoch(broker, topic, answer["index"]) == epoch
+
     with trio.move_on_after(max(timeout_ms, 0) / 1000):
-        while any(log_.high_watermark <= last for log_, last, _, _ in replicated):
+        while any(waiting(log_, last, topic, answer, epoch) for log_, last, answer, topic, epoch in replicated):
             await broker.wait_for_data()
-    for log_, last, answer, topic in replicated:
+    for log_, last, answer, topic, epoch in replicated:
         if answer["error_code"] != ErrorCode.NONE:
             continue
-        if log_.high_watermark <= last:
+        if _leader_epoch(broker, topic, answer["index"]) != epoch:
+            answer.update(partition_error(answer["index"], ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                                          "the partition's leadership moved while the batch waited for its replicas"))
+        elif log_.high_watermark <= last:
             answer.update(partition_error(answer["index"], ErrorCode.REQUEST_TIMED_OUT,
                                           "the in-sync replicas did not all get the batch in time"))
         elif len(_in_sync(broker, topic, answer["index"]) or ()) < log_.config.min_insync_replicas:
