@@ -165,3 +165,46 @@ def test_acks_all_writes_waiting_when_the_leader_moves_are_never_answered_for_ot
     assert len(acknowledged) == RECORDS
     log = dict(_read_all(trafka_cluster, "moving", max(acknowledged.values()) + 1))  # retries may write twice
     assert {value for value, offset in acknowledged.items() if log.get(offset) != value} == set()
+
+
+# --- leader epochs of internal topics --------------------------------------------------------
+
+
+def _batch_epochs(cluster, node: int, name: str) -> list[int]:
+    data = _segments(cluster, node, name)
+    return [header.partition_leader_epoch for _, header in rec.iter_batches(data)]
+
+
+def _consume_and_commit(cluster, count: int) -> None:
+    consumer = KafkaConsumer("committed", bootstrap_servers=cluster.bootstrap_servers, group_id="committing",
+                             enable_auto_commit=False, auto_offset_reset="earliest")
+    try:
+        seen = 0
+
+        def more():
+            nonlocal seen
+            for records in consumer.poll(timeout_ms=200, max_records=100).values():
+                seen += len(records)
+                consumer.commit()
+            return seen >= count
+        wait_until(more, 30, f"{count} records consumed")
+    finally:
+        consumer.close(autocommit=False)
+
+
+@pytest.mark.trafka_config({"offsets.topic.num.partitions": 1})
+def test_coordinator_writes_after_a_restart_carry_the_current_leader_epoch(trafka_cluster):
+    """A group commits offsets, its coordinator moves (leader epoch 1), it commits more, the
+    process restarts, it commits more: every batch of __consumer_offsets written since the move
+    carries epoch 1, so the epochs in the log never go back (what OffsetForLeaderEpoch reads)."""
+    _create(trafka_cluster, "committed")
+    _produce(trafka_cluster, "committed", 3000)
+    _consume_and_commit(trafka_cluster, 1000)
+    state = trafka_cluster.partition_state("__consumer_offsets", 0)
+    trafka_cluster.move_leader("__consumer_offsets", 0, state["isr"][1])
+    _consume_and_commit(trafka_cluster, 1000)
+    trafka_cluster.restart()
+    _consume_and_commit(trafka_cluster, 1000)
+    leader = trafka_cluster.partition_state("__consumer_offsets", 0)["leader"]
+    epochs = _batch_epochs(trafka_cluster, leader, "__consumer_offsets")
+    assert epochs == sorted(epochs) and epochs[-1] == 1, epochs

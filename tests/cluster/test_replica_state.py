@@ -87,3 +87,33 @@ def test_a_follower_behind_the_leaders_log_start_starts_again_there(cluster):
     copy = cluster.nodes[lagging].logs.log("behind", 0)
     assert (copy.log_start_offset, copy.log_end_offset) == (85, 100)
     assert lagging in cluster.describe_partition("behind", 0)["isr"]
+
+
+def _last_epoch(partition_log) -> int:
+    data = partition_log.read(partition_log.log_start_offset, 1 << 30).to_bytes()
+    return [h.partition_leader_epoch for _, h in rec.iter_batches(data)][-1]
+
+
+def test_internal_topics_are_stamped_with_the_leader_epoch_after_a_restart(tmp_path):
+    commit = [OffsetCommit("orders", 0, 42, -1, None)]
+    cluster = open_cluster(tmp_path / "cluster")
+    try:
+        cluster.running_nodes()[0].logs.create_topic("orders", 1, {})
+        name = "__consumer_offsets"
+        assert cluster.leader_node(name, 0).group_coordinator.commit_offsets("g", -1, "", None, commit) == [ErrorCode.NONE]
+        cluster.move_leader(name, 0, cluster.describe_partition(name, 0)["isr"][1])
+        epoch = cluster.describe_partition(name, 0)["leader_epoch"]
+        assert epoch == 1
+    finally:
+        cluster.close()
+    cluster = open_cluster(tmp_path / "cluster")  # the process restarts
+    try:
+        leader = cluster.leader_node(name, 0)
+        assert leader.group_coordinator.commit_offsets("g", -1, "", None, commit) == [ErrorCode.NONE]
+        stored = leader.logs.log(name, 0)
+        assert _last_epoch(stored) == epoch
+        # OffsetForLeaderEpoch: epoch 0's writes end where epoch 1's begin (the second commit).
+        assert stored.log_end_offset == 2
+        assert epoch_end_offset(stored, 0, epoch) == (0, 1)
+    finally:
+        cluster.close()

@@ -174,10 +174,20 @@ class Cluster:
         reference = next((n for n in self.running_nodes() if n is not broker), None)
         if reference is not None:
             self._catch_up(broker.logs, reference.logs)
+        self._stamp_leader_epochs(broker)
         broker.logs.on_topic_change = self._mirror_from(broker)
         broker.logs.set_on_append(partial(self.replication.appended, broker))
         if broker not in self.nodes:
             self.nodes.append(broker)
+
+    def _stamp_leader_epochs(self, broker) -> None:
+        """From the moment a node's logs open, each partition it leads stamps its batches with
+        the current leader epoch (Kafka's makeLeader), whoever appends first: a Produce, or a
+        coordinator loading its shard."""
+        names = {metadata.topic_id: name for name, metadata in broker.logs.topics.items()}
+        for topic_id, p, epoch in self.controller.led_since_a_change(broker.node_id):
+            if topic_id in names:
+                broker.logs.log(names[topic_id], p).leader_epoch = epoch
 
     @staticmethod
     def _catch_up(target, reference) -> None:
