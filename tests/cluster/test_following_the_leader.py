@@ -77,6 +77,46 @@ def _in_sync(cluster, name: str, replica: int):
     return lambda: replica in cluster.partition_state(name, 0)["isr"]
 
 
+# --- the schema registry -------------------------------------------------------------------
+
+
+def _avro(version: int) -> str:
+    fields = [{"name": f"f{i}", "type": "int", "default": 0} for i in range(version)]
+    return json.dumps({"type": "record", "name": "Order", "fields": fields})
+
+
+def test_the_schema_registry_keeps_every_version_across_broker_stops_and_a_restart(trafka_cluster):
+    """Avro records serialized under four schema versions, the fourth registered while broker 0
+    was stopped, are all read back after broker 0 started again and after a process restart."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    _create(trafka_cluster, "orders")
+    producer = Producer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "acks": "all"})
+    context = SerializationContext("orders", MessageField.VALUE)
+    for version in (1, 2, 3, 4):
+        if version == 4:
+            trafka_cluster.stop_broker(0)
+        registry = SchemaRegistryClient({"url": trafka_cluster.schema_registry_url})
+        serialize = AvroSerializer(registry, _avro(version))
+        for i in range(500):
+            value = {f"f{j}": i for j in range(version)}
+            producer.produce("orders", serialize(value, context))
+            producer.poll(0)
+        assert producer.flush(30) == 0
+    trafka_cluster.start_broker(0)
+    for restart in (False, True):
+        if restart:
+            trafka_cluster.restart()
+        registry = SchemaRegistryClient({"url": trafka_cluster.schema_registry_url})
+        assert registry.get_versions("orders-value") == [1, 2, 3, 4]
+        deserialize = AvroDeserializer(registry)
+        values = [deserialize(value, context) for _, value in _read_all(trafka_cluster, "orders", 2000)]
+        assert [len(v) for v in values] == [1] * 500 + [2] * 500 + [3] * 500 + [4] * 500
+        assert [v["f0"] for v in values] == list(range(500)) * 4
+
+
 # --- the log start offset --------------------------------------------------------------------
 
 

@@ -117,3 +117,39 @@ def test_internal_topics_are_stamped_with_the_leader_epoch_after_a_restart(tmp_p
         assert epoch_end_offset(stored, 0, epoch) == (0, 1)
     finally:
         cluster.close()
+
+
+def avro(version: int) -> str:
+    """Version `version` of a record schema that grows by a defaulted field each time."""
+    fields = [{"name": f"f{i}", "type": "int", "default": 0} for i in range(version)]
+    return json.dumps({"type": "record", "name": "Order", "fields": fields})
+
+
+def test_the_schema_registry_follows_the_leader_of_schemas_through_stops_and_restarts(tmp_path):
+    cluster = open_cluster(tmp_path / "cluster")
+    try:
+        registry = cluster.nodes[0].schema_registry  # what the registry's HTTP routes call
+        assert [registry().register("orders-value", "AVRO", avro(v), ()) for v in (1, 2, 3)] == [1, 2, 3]
+        cluster.stop_broker(0)  # the broker whose registry the routes reach
+        assert registry().versions("orders-value") == [1, 2, 3]
+        assert registry().register("orders-value", "AVRO", avro(4), ()) == 4
+        cluster.start_broker(0)
+        replicate(cluster)
+        assert registry().versions("orders-value") == [1, 2, 3, 4]
+        assert len({node.logs.log("_schemas", 0).log_end_offset for node in cluster.nodes}) == 1  # every replica
+        for node_id in range(3):  # reads and writes work whichever broker is down
+            cluster.stop_broker(node_id)
+            assert registry().versions("orders-value") == [1, 2, 3, 4]
+            assert registry().schema(4).version == 4
+            cluster.start_broker(node_id)
+            replicate(cluster)
+        assert registry().register("orders-value", "AVRO", avro(5), ()) == 5
+    finally:
+        cluster.close()
+    cluster = open_cluster(tmp_path / "cluster")  # the process restarts
+    try:
+        registry = cluster.nodes[0].schema_registry
+        assert registry().versions("orders-value") == [1, 2, 3, 4, 5]
+        assert registry().schema(4).schema == avro(4)
+    finally:
+        cluster.close()

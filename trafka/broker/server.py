@@ -108,7 +108,7 @@ class Broker:
         self._schema_registry = None  # created with `_schemas` at the registry's first request
         # The coordinators load the shards of the internal-topic partitions this broker leads
         # (every one, on its own).
-        leads = None if cluster is None else partial(cluster.leads, self.node_id)
+        self._leads = leads = None if cluster is None else partial(cluster.leads, self.node_id)
         # Creates __consumer_offsets if missing and replays it: groups and offsets are back.
         self.group_coordinator = GroupCoordinator(self.logs, config, self.clock, self.group_configs, leads=leads)
         # Creates __transaction_state if missing, replays it, finishes interrupted commits/aborts.
@@ -127,18 +127,22 @@ class Broker:
         # Injected storage faults reach the coordinators' internal topics here; in a simulated
         # cluster their writes reach the in-sync followers before the coordinator answers.
         for topic in self.internal_topics():
-            topic.append_guard = self.faults.check_append
-            if cluster is not None:
-                topic.after_append = partial(cluster.replication.replicate_now, self)
+            self._guard_internal_topic(topic)
+
+    def _guard_internal_topic(self, topic) -> None:
+        topic.append_guard = self.faults.check_append
+        if self.cluster is not None:
+            topic.after_append = partial(self.cluster.replication.replicate_now, self)
 
     def internal_topics(self) -> list:
         return [self.group_coordinator.offsets_topic, self.txn_coordinator.state_topic,
                 self.share_coordinator.state_topic]
 
     def coordinator_runtimes(self) -> dict:
-        """Internal topic name -> the coordinator runtime that holds its shards."""
-        return {c.runtime.topic.name: c.runtime
-                for c in (self.group_coordinator, self.txn_coordinator, self.share_coordinator)}
+        """Internal topic name -> the coordinator runtime that holds its shards (the schema
+        registry's once it was used on this broker)."""
+        coordinators = (self.group_coordinator, self.txn_coordinator, self.share_coordinator, self._schema_registry)
+        return {c.runtime.topic.name: c.runtime for c in coordinators if c is not None}
 
     def reopen(self) -> None:
         """A stopped broker of a simulated cluster starts: its logs open again (recovering what
@@ -155,20 +159,33 @@ class Broker:
         return None if leader is None else leader.txn_coordinator
 
     def schema_registry(self):
-        """The schema registry's state over `_schemas` (trafka/broker/schemas), made (and the
-        topic created) when it is first used."""
+        """The schema registry's state over `_schemas` (trafka/broker/schemas): this broker's,
+        or in a simulated cluster the one on the leader of `_schemas` (Cluster.schema_registry).
+        Made (and the topic created) when it is first used."""
+        if self.cluster is not None:
+            return self.cluster.schema_registry()
+        return self.local_schema_registry()
+
+    def local_schema_registry(self):
+        """This broker's schema registry, which holds the state while it leads `_schemas`."""
         if self._schema_registry is None:
             from trafka.broker.schemas.registry import SchemaRegistry
 
-            self._schema_registry = SchemaRegistry(self.logs, self.clock)
-            self._schema_registry.topic.append_guard = self.faults.check_append
+            self._schema_registry = SchemaRegistry(self.logs, self.clock, leads=self._leads)
+            self._guard_internal_topic(self._schema_registry.topic)
         return self._schema_registry
 
     def schema_registry_if_used(self):
-        """The schema registry when `_schemas` exists (reading it must not create it), else None."""
-        if self._schema_registry is None and "_schemas" not in self.logs.topics:
+        """The schema registry when `_schemas` exists (reading it must not create it) and it
+        can be reached, else None."""
+        from trafka.broker.schemas.registry import SCHEMAS_TOPIC, RegistryError
+
+        if SCHEMAS_TOPIC not in self.logs.topics:
             return None
-        return self.schema_registry()
+        try:
+            return self.schema_registry()
+        except RegistryError:
+            return None
 
     def _dynamic_configs_changed(self) -> None:
         """A dynamic broker config changed: what reads the settings once reads them again."""
