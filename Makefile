@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: run test test-deps bench clean
+.PHONY: run test test-deps bench nemesis clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ bench: test-deps
 	$(PIP) install -e '.[test,bench]'
 	$(PY) -m bench
 	$(PY) -m bench.replication
+
+# A longer soak under the nemesis than make test runs (docs/nemesis.md): every seed in SEEDS for
+# DURATION seconds of faults each, against the whole process (tests/nemesis/test_under_the_nemesis.py).
+SEEDS ?= 1,2,3,4,5
+DURATION ?= 60
+nemesis: test-deps
+	NEMESIS_SEEDS=$(SEEDS) NEMESIS_DURATION=$(DURATION) $(PY) -m pytest -q -p no:cacheprovider tests/nemesis/test_under_the_nemesis.py
 
 clean:
 	rm -rf $(VENV) .cache
