@@ -7,14 +7,20 @@ from __future__ import annotations
 import json
 
 import pytest
+import trio
 from testkit.storage import batch
+from trio.testing import wait_all_tasks_blocked
 
 from trafka.broker.config import BrokerConfig
+from trafka.broker.connection import RequestContext
+from trafka.broker.handlers.produce import handle as handle_produce
 from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.nodes import Cluster
 from trafka.storage.log_replica import epoch_end_offset
+from trafka.wire import framing
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode
+from trafka.wire.messages import APIS
 
 SETTINGS = {"cluster.brokers": 3, "offsets.topic.num.partitions": 1, "transaction.state.log.num.partitions": 1,
             "share.coordinator.state.topic.num.partitions": 1}
@@ -153,3 +159,39 @@ def test_the_schema_registry_follows_the_leader_of_schemas_through_stops_and_res
         assert registry().schema(4).schema == avro(4)
     finally:
         cluster.close()
+
+
+async def produce_request(broker, name: str, records: bytes, *, acks: int = -1) -> int:
+    """One Produce v8 through the broker's handler, as a connection dispatches it; its error code."""
+    frame = framing.encode_request(APIS[0], 8, 1, "replica-state", {
+        "transactional_id": None, "acks": acks, "timeout_ms": 60_000,
+        "topic_data": [{"name": name, "partition_data": [{"index": 0, "records": records}]}]})[4:]
+    header = framing.peek_header(frame)
+    request = framing.decode_request(frame, header, APIS[0])
+    answer = await handle_produce(RequestContext(broker, header, "test"), request)
+    return answer["responses"][0]["partition_responses"][0]["error_code"]
+
+
+def test_an_acks_all_write_waiting_when_the_leadership_moves_is_not_leader_or_follower(cluster):
+    """The leader appends a batch its followers have not fetched; leadership moves to a follower,
+    which takes another batch at the same offset; the old leader truncates and copies it, and
+    its high watermark passes the offset. The waiting write must not be told NONE."""
+    old, (new, _) = create(cluster, "moving")
+    answers = []
+
+    async def main():
+        async with trio.open_nursery() as nursery:
+            async def waiting():
+                answers.append(await produce_request(cluster.nodes[old], "moving", batch(5, key=b"waiting")))
+            nursery.start_soon(waiting)
+            await wait_all_tasks_blocked()
+            assert not answers  # waiting for the followers
+            cluster.move_leader("moving", 0, new)
+            leader_log(cluster, "moving").append(batch(5, key=b"other"))
+            replicate(cluster)  # the old leader truncates and copies the other batch at offsets 0-4
+            assert cluster.nodes[old].logs.log("moving", 0).high_watermark == 5
+            cluster.nodes[old].notify_data_arrived()  # as any other write to it would
+            await wait_all_tasks_blocked()
+
+    trio.run(main)
+    assert answers == [ErrorCode.NOT_LEADER_OR_FOLLOWER]
