@@ -188,8 +188,11 @@ def test_file_pipeline_two_workers_restarts_and_a_killed_worker(trafka_broker, w
                40, "the killed worker's connectors and tasks on the survivor")
     append_lines(source, 4000, 5000)
     wait_for_sink(sink, 5000)
-    # Connect's default protocol, sessioned: incremental cooperative rebalancing, signed requests.
+    # Connect's default protocol, sessioned: incremental cooperative rebalancing, signed requests;
+    # two connectors on two workers, so one ran on a follower, which sent its task configs to the leader.
     assert "with protocol version 2 and got assignment" in survivor.log_path.read_text()
+    requests = first.internal_requests() + second.internal_requests()
+    assert any(r.endswith("/tasks 204") for r in requests), requests
 
 
 def test_exactly_once_source_with_a_worker_killed_mid_transaction(trafka_broker, workers, tmp_path):
@@ -199,6 +202,11 @@ def test_exactly_once_source_with_a_worker_killed_mid_transaction(trafka_broker,
     create_topic(bootstrap, "eos-lines")
     total = 30000
     append_lines(source, 0, total)
+    # A second exactly-once connector first, so that the two workers run one connector each: the
+    # one on the follower asks the leader to fence its tasks' zombies (PUT /connectors/x/fence).
+    first.put_connector("eos-side", {"connector.class": FILE_SOURCE, "file": tmp_path / "side.txt", "topic": "eos-side",
+                                     "tasks.max": 1, "exactly.once.support": "required"})
+    wait_until(lambda: first.running_tasks("eos-side"), 30, "the side connector's task")
     first.put_connector("eos-source", {
         "connector.class": FILE_SOURCE, "file": source, "topic": "eos-lines", "tasks.max": 1,
         "exactly.once.support": "required", "transaction.boundary": "interval",
@@ -229,6 +237,8 @@ def test_exactly_once_source_with_a_worker_killed_mid_transaction(trafka_broker,
     assert set(values) == {f"line-{i}".encode() for i in range(total + 1000)}
     raw = read_from_start(bootstrap, "eos-lines", 1, total + 1001, timeout=5, **{"isolation.level": "read_uncommitted"})
     assert len(raw) > total + 1000, "the killed transaction's records are in the log, aborted"
+    requests = first.internal_requests() + second.internal_requests()
+    assert any(r.endswith("/fence 204") for r in requests), requests
 
 
 def test_debezium_postgres_cdc(trafka_broker, workers, postgres):

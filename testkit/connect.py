@@ -214,6 +214,12 @@ class ConnectWorker:
                 return None
             raise
 
+    def internal_requests(self) -> list[str]:
+        """The worker-to-leader calls this worker answered as leader: "POST /connectors/c/tasks 204"."""
+        marker = "TrafkaConnectWorker: internal request "
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return [line.split(marker, 1)[1].replace(" answered", "") for line in text.splitlines() if marker in line]
+
     def running_tasks(self, name: str) -> dict[int, str] | None:
         """Task id -> worker id of the connector's tasks when the connector and all its tasks run."""
         status = self.status(name)

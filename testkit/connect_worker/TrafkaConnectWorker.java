@@ -154,6 +154,11 @@ public final class TrafkaConnectWorker {
             status = 500;
             answer = Map.of("error_code", 500, "message", String.valueOf(e));
         }
+        if (path.length == 3 && (path[2].equals("tasks") || path[2].equals("fence"))) {
+            // Worker-to-leader calls, in the worker's log for the tests to see.
+            System.err.println("TrafkaConnectWorker: internal request " + method + " " + exchange.getRequestURI().getPath()
+                    + " answered " + (answer == null ? 204 : status));
+        }
         byte[] out = answer == null ? new byte[0] : JSON.writeValueAsBytes(answer);
         exchange.getResponseHeaders().add("Content-Type", "application/json");
         exchange.sendResponseHeaders(answer == null ? 204 : status, answer == null ? -1 : out.length);
