@@ -60,8 +60,10 @@ def produce(cluster, name: str, records: int, per_batch: int = 10) -> None:
 
 
 def replicate(cluster) -> None:
-    """Every running broker's replica fetcher, pass after pass, until none copies anything."""
-    while any([cluster.replication.fetch_once(node) for node in cluster.running_nodes()]):
+    """Every running broker's replica fetcher (but the paused ones'), pass after pass, until none
+    copies anything."""
+    fetchers = [node for node in cluster.running_nodes() if node.node_id not in cluster.replication.paused]
+    while any([cluster.replication.fetch_once(node) for node in fetchers]):
         pass
 
 
@@ -195,3 +197,22 @@ def test_an_acks_all_write_waiting_when_the_leadership_moves_is_not_leader_or_fo
 
     trio.run(main)
     assert answers == [ErrorCode.NOT_LEADER_OR_FOLLOWER]
+
+
+def test_cancelling_a_reassignment_never_leaves_a_non_replica_in_the_isr(cluster):
+    """A partition of broker `first` moving to two others: one caught up, one held back. With
+    `first` stopped, going back to it alone would need an unclean election (no replica of
+    `first`'s in sync): the cancellation is refused, as Kafka refuses it, and the ISR stays
+    within the replicas."""
+    first, _ = create(cluster, "moving", replication=1)
+    target = [n for n in range(3) if n != first]
+    produce(cluster, "moving", 20)
+    cluster.replication.paused.add(target[1])
+    cluster.reassign("moving", 0, target)
+    replicate(cluster)
+    assert sorted(cluster.describe_partition("moving", 0)["isr"]) == sorted([target[0], first])
+    cluster.stop_broker(first)
+    with pytest.raises(ValueError, match="unclean"):
+        cluster.reassign("moving", 0, None)
+    state = cluster.describe_partition("moving", 0)
+    assert set(state["isr"]) <= set(state["replicas"]) and state["leader"] == target[0], state

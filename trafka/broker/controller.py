@@ -298,20 +298,31 @@ class Controller:
         self._set(topic_id, partition, state.leader, state.leader_epoch, isr)
         self._write()
 
-    def cancel_reassignment(self, topic_id: uuid.UUID, partition: int) -> bool:
-        """Back to the replicas before (AlterPartitionReassignments with null replicas)."""
-        under_way = self._reassignments.get(topic_id.hex, {}).pop(partition, None)
+    def cancel_reassignment(self, topic_id: uuid.UUID, partition: int) -> LeaderChange | None:
+        """Back to the replicas before (AlterPartitionReassignments with null replicas), the ISR
+        cut to them, as Kafka's PartitionReassignmentRevert; the leader change it made, if any.
+        LookupError when none is under way; ValueError when no replica from before is in sync
+        (going back would need an unclean election, which Kafka refuses too)."""
+        under_way = self.reassignment(topic_id, partition)
         if under_way is None:
-            return False
+            raise LookupError("no reassignment is under way")
         before = under_way[1]
         state = self.partition(topic_id, partition)
-        self._assignments.setdefault(topic_id.hex, {})[partition] = before
         isr = tuple(r for r in before if r in state.isr)
-        leader = state.leader if state.leader in before else (isr[0] if isr else NO_LEADER)
-        epoch = state.leader_epoch + (leader != state.leader)
-        self._set(topic_id, partition, leader, epoch, isr or state.isr)
+        if not isr:
+            raise ValueError(f"cannot go back to replicas {list(before)}: none is in sync, so it would "
+                             "need an unclean leader election")
+        del self._reassignments[topic_id.hex][partition]
+        self._assignments.setdefault(topic_id.hex, {})[partition] = before
+        change = None
+        if state.leader in before:
+            self._set(topic_id, partition, state.leader, state.leader_epoch, isr)
+        else:
+            new = next((r for r in isr if r in self.alive), NO_LEADER)
+            change = LeaderChange(topic_id, partition, state.leader, new, state.leader_epoch + 1)
+            self._set(topic_id, partition, new, state.leader_epoch + 1, isr)
         self._write()
-        return True
+        return change
 
     def complete_reassignment(self, topic_id: uuid.UUID, partition: int) -> LeaderChange | None | bool:
         """Finish a reassignment whose target is all in sync: the replicas become the target,

@@ -469,8 +469,11 @@ class Cluster:
         topic_id = self._topic_id(topic, partition)
         if replicas is None:
             before = self.controller.partition(topic_id, partition).replicas
-            if not self.controller.cancel_reassignment(topic_id, partition):
-                raise LookupError(f"no reassignment of {topic}-{partition} is under way")
+            try:
+                change = self.controller.cancel_reassignment(topic_id, partition)
+            except LookupError:
+                raise LookupError(f"no reassignment of {topic}-{partition} is under way") from None
+            self._apply([change] if change is not None else [])
             self._drop_replicas(topic, partition, topic_id, before)
             self._apply_leadership(topic, partition, topic_id)
             return self.describe_partition(topic, partition)
