@@ -216,8 +216,13 @@ def _batch_epochs(cluster, node: int, name: str) -> list[int]:
 
 
 def _consume_and_commit(cluster, count: int) -> None:
-    consumer = KafkaConsumer("committed", bootstrap_servers=cluster.bootstrap_servers, group_id="committing",
+    """`count` more records read by kafka-python, their offsets committed every poll (by
+    assignment: the commits go to the group's coordinator without a rebalance to wait for)."""
+    from kafka import TopicPartition as KafkaTopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, group_id="committing",
                              enable_auto_commit=False, auto_offset_reset="earliest")
+    consumer.assign([KafkaTopicPartition("committed", 0)])
     try:
         seen = 0
 
@@ -227,7 +232,7 @@ def _consume_and_commit(cluster, count: int) -> None:
                 seen += len(records)
                 consumer.commit()
             return seen >= count
-        wait_until(more, 30, f"{count} records consumed")
+        wait_until(more, 60, f"{count} records consumed")
     finally:
         consumer.close(autocommit=False)
 
