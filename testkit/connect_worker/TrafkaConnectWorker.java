@@ -57,6 +57,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -106,6 +107,8 @@ public final class TrafkaConnectWorker {
 
         TrafkaConnectWorker routes = new TrafkaConnectWorker(herder);
         http.createContext("/", routes::handle);
+        // A request may wait on the herder for seconds; the others (a follower's call) must not wait behind it.
+        http.setExecutor(Executors.newCachedThreadPool());
         http.start();
         herder.start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
