@@ -23,9 +23,9 @@ group with those of every member, then 6, 4 and 3.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 
-from trafka.broker.runtime.records import parse_versioned, split_version, versioned
+from trafka.broker.runtime.group_records import GroupRecordKey, GroupRecordLayout
+from trafka.broker.runtime.records import parse_versioned, versioned
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import BYTES, INT8, INT32, INT64, STRING, UUID
 
@@ -103,26 +103,21 @@ VALUES = {
 }
 
 
-@dataclass(frozen=True)
-class ConsumerGroupRecordKey:
+class ConsumerGroupRecordKey(GroupRecordKey):
     """The key of one of a consumer group's records: its type (3-8), the group and, for the
     per-member types (5, 7, 8), the member id."""
 
-    record_type: int
-    group: str
-    member_id: str | None = None
 
-
-def key(record_type: int, group: str, member_id: str | None = None) -> bytes:
-    fields = {"group": group} if member_id is None else {"group": group, "member_id": member_id}
-    return versioned(KEYS[record_type], record_type, fields)
-
-
-def parse_key(data: bytes) -> ConsumerGroupRecordKey:
-    """A consumer group record's key (its version is its record type, 3-8)."""
-    record_type, _ = split_version(data, "consumer group key")
-    parsed = parse_versioned(data, KEYS[record_type])
-    return ConsumerGroupRecordKey(record_type, parsed.group, parsed.get("member_id"))
+# Kafka's order within one change: member metadata, subscription metadata, group epoch, target
+# members, target epoch, current assignments; on the way out members first, the group last.
+LAYOUT = GroupRecordLayout(
+    KEYS, ConsumerGroupRecordKey,
+    upsert_order=(MEMBER_METADATA, PARTITION_METADATA, GROUP_METADATA, TARGET_ASSIGNMENT_MEMBER,
+                  TARGET_ASSIGNMENT_METADATA, CURRENT_MEMBER_ASSIGNMENT),
+    tombstone_order=(CURRENT_MEMBER_ASSIGNMENT, TARGET_ASSIGNMENT_MEMBER, MEMBER_METADATA, TARGET_ASSIGNMENT_METADATA,
+                     PARTITION_METADATA, GROUP_METADATA))
+key = LAYOUT.key
+parse_key = LAYOUT.parse_key
 
 
 def value(record_type: int, fields: dict) -> bytes:

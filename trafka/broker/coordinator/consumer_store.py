@@ -28,18 +28,12 @@ from dataclasses import dataclass, field
 
 from trafka.broker.coordinator import consumer_records as rec
 from trafka.broker.coordinator.consumer_group import ClassicMetadata, ConsumerGroup, ConsumerMember, MemberState
+from trafka.broker.runtime import group_records as group_records_layout
 from trafka.broker.runtime.records import UnknownRecord
 
 log = logging.getLogger("trafka.coordinator")
 
-RecordId = tuple[int, str | None]  # (record type, member id or None)
-
-# Kafka's order within one change: member metadata, subscription metadata, group epoch, target
-# members, target epoch, current assignments; on the way out members first, the group last.
-_UPSERT_ORDER = (rec.MEMBER_METADATA, rec.PARTITION_METADATA, rec.GROUP_METADATA, rec.TARGET_ASSIGNMENT_MEMBER,
-                 rec.TARGET_ASSIGNMENT_METADATA, rec.CURRENT_MEMBER_ASSIGNMENT)
-_TOMBSTONE_ORDER = (rec.CURRENT_MEMBER_ASSIGNMENT, rec.TARGET_ASSIGNMENT_MEMBER, rec.MEMBER_METADATA,
-                    rec.TARGET_ASSIGNMENT_METADATA, rec.PARTITION_METADATA, rec.GROUP_METADATA)
+RecordId = group_records_layout.RecordId
 
 
 def group_records(group: ConsumerGroup) -> dict[RecordId, bytes]:
@@ -81,22 +75,8 @@ def group_records(group: ConsumerGroup) -> dict[RecordId, bytes]:
     return out
 
 
-def changes(group_id: str, written: dict[RecordId, bytes], wanted: dict[RecordId, bytes]) -> list[tuple[bytes, bytes | None]]:
-    """The (key, value) records that turn what was written into what is wanted, in Kafka's order."""
-    gone = [rid for rid in written if rid not in wanted]
-    changed = [rid for rid, value in wanted.items() if written.get(rid) != value]
-
-    def entry(rid: RecordId, value: bytes | None) -> tuple[bytes, bytes | None]:
-        return rec.key(rid[0], group_id, rid[1]), value
-
-    def order(ids: list[RecordId], types: tuple[int, ...]) -> list[RecordId]:
-        return sorted(ids, key=lambda rid: (types.index(rid[0]), rid[1] or ""))
-
-    member_gone = [rid for rid in gone if rid[1] is not None]
-    group_gone = [rid for rid in gone if rid[1] is None]
-    return ([entry(rid, None) for rid in order(member_gone, _TOMBSTONE_ORDER)]
-            + [entry(rid, wanted[rid]) for rid in order(changed, _UPSERT_ORDER)]
-            + [entry(rid, None) for rid in order(group_gone, _TOMBSTONE_ORDER)])
+# The records that turn what was written into what is wanted, in Kafka's order.
+changes = rec.LAYOUT.changes
 
 
 @dataclass
@@ -106,11 +86,7 @@ class LoadedRecords:
     values: dict[RecordId, bytes] = field(default_factory=dict)
 
     def apply(self, key: rec.ConsumerGroupRecordKey, value: bytes | None) -> None:
-        rid = (key.record_type, key.member_id)
-        if value is None:
-            self.values.pop(rid, None)
-        else:
-            self.values[rid] = value
+        group_records_layout.apply(self.values, key, value)
 
 
 def restore(group_id: str, loaded: LoadedRecords, now: int, session_timeout_ms: int) -> ConsumerGroup | None:

@@ -24,10 +24,10 @@ replaces the group. `restore` builds a group from its records at load.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from trafka.broker.coordinator.consumer_records import assignment_from, topic_partitions
-from trafka.broker.runtime.records import UnknownRecord, parse_versioned, split_version, versioned
+from trafka.broker.runtime.group_records import GroupRecordKey, GroupRecordLayout, RecordId, apply
+from trafka.broker.runtime.records import UnknownRecord, parse_versioned, versioned
 from trafka.broker.share.group import ShareGroup, ShareMember
 from trafka.wire.schema import Array, Field, Message
 from trafka.wire.types import INT8, INT32, INT64, STRING, UUID
@@ -40,6 +40,7 @@ TARGET_ASSIGNMENT_METADATA = 12
 TARGET_ASSIGNMENT_MEMBER = 13
 CURRENT_MEMBER_ASSIGNMENT = 14
 RECORD_TYPES = range(MEMBER_METADATA, CURRENT_MEMBER_ASSIGNMENT + 1)
+__all__ = ["apply", "changes", "group_records", "key", "parse_key", "restore", "ShareGroupRecordKey"]
 
 VALUE_VERSION = 0
 STABLE = 0  # Kafka's MemberState byte: a share member has no revocation step
@@ -82,33 +83,20 @@ VALUES = {
     ]),
 }
 
-RecordId = tuple[int, str | None]  # (record type, member id or None)
-
-_UPSERT_ORDER = (MEMBER_METADATA, GROUP_METADATA, TARGET_ASSIGNMENT_MEMBER, TARGET_ASSIGNMENT_METADATA,
-                 CURRENT_MEMBER_ASSIGNMENT)
-_TOMBSTONE_ORDER = (CURRENT_MEMBER_ASSIGNMENT, TARGET_ASSIGNMENT_MEMBER, MEMBER_METADATA, TARGET_ASSIGNMENT_METADATA,
-                    GROUP_METADATA)
-
-
-@dataclass(frozen=True)
-class ShareGroupRecordKey:
+class ShareGroupRecordKey(GroupRecordKey):
     """The key of one of a share group's records: its type (10-14), the group and, for the
     per-member types (10, 13, 14), the member id."""
 
-    record_type: int
-    group: str
-    member_id: str | None = None
 
-
-def key(record_type: int, group: str, member_id: str | None = None) -> bytes:
-    fields = {"group": group} if member_id is None else {"group": group, "member_id": member_id}
-    return versioned(KEYS[record_type], record_type, fields)
-
-
-def parse_key(data: bytes) -> ShareGroupRecordKey:
-    record_type, _ = split_version(data, "share group key")
-    parsed = parse_versioned(data, KEYS[record_type])
-    return ShareGroupRecordKey(record_type, parsed.group, parsed.get("member_id"))
+LAYOUT = GroupRecordLayout(
+    KEYS, ShareGroupRecordKey,
+    upsert_order=(MEMBER_METADATA, GROUP_METADATA, TARGET_ASSIGNMENT_MEMBER, TARGET_ASSIGNMENT_METADATA,
+                  CURRENT_MEMBER_ASSIGNMENT),
+    tombstone_order=(CURRENT_MEMBER_ASSIGNMENT, TARGET_ASSIGNMENT_MEMBER, MEMBER_METADATA, TARGET_ASSIGNMENT_METADATA,
+                     GROUP_METADATA))
+key = LAYOUT.key
+parse_key = LAYOUT.parse_key
+changes = LAYOUT.changes  # the records that turn what was written into what is wanted, in Kafka's order
 
 
 def _value(record_type: int, fields: dict) -> bytes:
@@ -131,28 +119,6 @@ def group_records(group: ShareGroup) -> dict[RecordId, bytes]:
             "member_epoch": member.member_epoch, "previous_member_epoch": member.previous_member_epoch,
             "state": STABLE, "assigned_partitions": partitions})
     return out
-
-
-def changes(group_id: str, written: dict[RecordId, bytes], wanted: dict[RecordId, bytes]) -> list[tuple[bytes, bytes | None]]:
-    """The (key, value) records that turn what was written into what is wanted, in Kafka's order."""
-    gone = [rid for rid in written if rid not in wanted]
-    changed = [rid for rid, value in wanted.items() if written.get(rid) != value]
-
-    def order(ids: list[RecordId], types: tuple[int, ...]) -> list[RecordId]:
-        return sorted(ids, key=lambda rid: (types.index(rid[0]), rid[1] or ""))
-
-    return ([(key(t, group_id, m), None) for t, m in order([r for r in gone if r[1] is not None], _TOMBSTONE_ORDER)]
-            + [(key(t, group_id, m), wanted[(t, m)]) for t, m in order(changed, _UPSERT_ORDER)]
-            + [(key(t, group_id, m), None) for t, m in order([r for r in gone if r[1] is None], _TOMBSTONE_ORDER)])
-
-
-def apply(values: dict[RecordId, bytes], record_key: ShareGroupRecordKey, value: bytes | None) -> None:
-    """One replayed record into a group's latest values (a tombstone removes)."""
-    rid = (record_key.record_type, record_key.member_id)
-    if value is None:
-        values.pop(rid, None)
-    else:
-        values[rid] = value
 
 
 def restore(group_id: str, values: dict[RecordId, bytes], now: int, session_timeout_ms: int) -> ShareGroup | None:
