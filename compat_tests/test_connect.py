@@ -210,23 +210,23 @@ def test_exactly_once_source_with_a_worker_killed_mid_transaction(trafka_broker,
     first.put_connector("eos-source", {
         "connector.class": FILE_SOURCE, "file": source, "topic": "eos-lines", "tasks.max": 1,
         "exactly.once.support": "required", "transaction.boundary": "interval",
-        "transaction.boundary.interval.ms": 1500, "batch.size": 500,
+        "transaction.boundary.interval.ms": 3000, "batch.size": 500,
     })
 
     # Kill -9 the worker running the task while its transaction holds records (log end beyond
-    # the last stable offset).
+    # the last stable offset); transactions last 3 s, the kill comes well within the first.
+    task_worker = wait_until(lambda: first.running_tasks("eos-source"), 30, "the source task")[0]
+    victim, survivor = (first, second) if task_worker == first.worker_id else (second, first)
     uncommitted = Consumer({"bootstrap.servers": bootstrap, "group.id": "eos-u", "isolation.level": "read_uncommitted"})
     committed = Consumer({"bootstrap.servers": bootstrap, "group.id": "eos-c", "isolation.level": "read_committed"})
     tp = TopicPartition("eos-lines", 0)
     try:
         wait_until(lambda: uncommitted.get_watermark_offsets(tp, timeout=5, cached=False)[1]
                    > committed.get_watermark_offsets(tp, timeout=5, cached=False)[1], 60, "an open transaction with records")
+        victim.kill()
     finally:
         uncommitted.close()
         committed.close()
-    task_worker = wait_until(lambda: first.running_tasks("eos-source"), 10, "the source task")[0]
-    victim, survivor = (first, second) if task_worker == first.worker_id else (second, first)
-    victim.kill()
 
     # The survivor fences the dead worker's producer, aborts its transaction and goes on from the
     # offsets committed with the last transaction: read_committed sees every line exactly once.
