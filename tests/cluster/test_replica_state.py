@@ -216,3 +216,20 @@ def test_cancelling_a_reassignment_never_leaves_a_non_replica_in_the_isr(cluster
         cluster.reassign("moving", 0, None)
     state = cluster.describe_partition("moving", 0)
     assert set(state["isr"]) <= set(state["replicas"]) and state["leader"] == target[0], state
+
+
+def test_a_follower_rejoins_the_isr_once_it_reaches_the_high_watermark(cluster):
+    """Kafka's rule: in sync again once its log end reached the leader's high watermark, not the
+    leader's log end, which a busy partition keeps moving (the ISR would flap or never refill)."""
+    leader, (steady, returning) = create(cluster, "busy")
+    cluster.stop_broker(returning)
+    produce(cluster, "busy", 100)
+    replicate(cluster)
+    cluster.replication.paused.add(steady)  # holds the high watermark at 100
+    for _ in range(3):
+        leader_log(cluster, "busy").append(batch(100, value_size=10_000))  # 1 MB more each
+    cluster.start_broker(returning)
+    assert cluster.replication.fetch_once(cluster.nodes[returning])  # one fetch: 1 MiB, not the log end
+    copy = cluster.nodes[returning].logs.log("busy", 0)
+    assert 100 < copy.log_end_offset < leader_log(cluster, "busy").log_end_offset
+    assert returning in cluster.describe_partition("busy", 0)["isr"]

@@ -7,9 +7,13 @@ in process (docs/cluster.md).
   (`append_as_follower`: offsets and leader epochs kept). It wakes when any broker appends.
 - The leader's high watermark is the lowest log end offset of the in-sync replicas; it only
   moves forward. When it moves the leader's long-polling Fetches and acks=all Produces wake.
-- A follower whose log end reached the leader's is caught up at that time; one not caught up
-  for `replica.lag.time.max.ms` (broker time) leaves the ISR (`check_isr`), and rejoins when
-  it catches up again.
+- A follower whose log end reached the leader's is caught up at that time (or at its previous
+  fetch, when it reached where the leader's end was then: Kafka's lastCaughtUpTimeMs); one not
+  caught up for `replica.lag.time.max.ms` (broker time) leaves the ISR (`check_isr`), and
+  rejoins once it reached the leader's high watermark and the start of its leader epoch
+  (Kafka's isFollowerInSync), not the leader's moving log end.
+- Each fetch also tells the follower the leader's high watermark and log start offset (a
+  follower's log start follows its leader's, DeleteRecords and retention).
 - Coordinators' internal topics are copied to the in-sync followers as they are written
   (`replicate_now`), so a coordinator's state is on every in-sync replica before it answers,
   as Kafka's coordinator runtime waits for the high watermark before it answers.
@@ -50,6 +54,11 @@ class Replication:
         # (topic, partition, follower) -> the leader epoch it last fetched under: a new epoch means
         # a new leader, whose log it first truncates to (truncate_diverged), as Kafka's fetcher does
         self._fetching_epoch: dict[tuple[str, int, int], int] = {}
+        # (topic, partition, follower) -> (the leader's log end, broker time) at its last fetch
+        self._last_fetch: dict[tuple[str, int, int], tuple[int, int]] = {}
+        # (topic, partition) -> the leader's log end when it became leader (Kafka's
+        # leaderEpochStartOffset): a follower joins the ISR only once it has that much
+        self.epoch_start_offset: dict[tuple[str, int], int] = {}
 
     # --- which partitions -----------------------------------------------------------------
 
@@ -183,16 +192,34 @@ class Replication:
         before = follower_log.log_start_offset
         if follow_log_start(follower_log, start) != before:
             leader.notify_data_arrived()  # a DeleteRecords waiting for the low watermark looks again
-        if follower_log.log_end_offset == leader_log.log_end_offset:
-            self.caught_up_ms[(name, p, node.node_id)] = node.clock.time_ms()
-            if not self.controller.in_sync(topic_id, p, node.node_id):
-                self.controller.expand_isr(topic_id, p, node.node_id)
-                self._rejoined.append(f"{name}-{p}")
-                if self.controller.reassignment(topic_id, p) is not None:
-                    self.cluster.reassignment_caught_up(name, p, topic_id)
-                    return copied
+        self._note_caught_up(node, leader_log, name, p)
+        if not self.controller.in_sync(topic_id, p, node.node_id) and self._may_join_isr(follower_log, leader_log, name, p):
+            self.controller.expand_isr(topic_id, p, node.node_id)
+            self._rejoined.append(f"{name}-{p}")
+            if self.controller.reassignment(topic_id, p) is not None:
+                self.cluster.reassignment_caught_up(name, p, topic_id)
+                return copied
         self.advance_high_watermark(leader, name, p, topic_id)
         return copied
+
+    def _note_caught_up(self, node, leader_log, name: str, p: int) -> None:
+        """Kafka's lastCaughtUpTimeMs: now when the follower reached the leader's log end; the
+        previous fetch's time when it reached what the leader's log end was then (a busy
+        partition's end moves on between fetches)."""
+        key = (name, p, node.node_id)
+        reached, now = node.logs.log(name, p).log_end_offset, node.clock.time_ms()
+        previous = self._last_fetch.get(key)
+        if reached >= leader_log.log_end_offset:
+            self.caught_up_ms[key] = now
+        elif previous is not None and reached >= previous[0]:
+            self.caught_up_ms[key] = max(self.caught_up_ms.get(key, previous[1]), previous[1])
+        self._last_fetch[key] = (leader_log.log_end_offset, now)
+
+    def _may_join_isr(self, follower_log, leader_log, name: str, p: int) -> bool:
+        """Kafka's isFollowerInSync: the follower reached the leader's high watermark and the
+        offset where the current leader epoch began."""
+        reached = follower_log.log_end_offset
+        return reached >= leader_log.high_watermark and reached >= self.epoch_start_offset.get((name, p), 0)
 
     def track(self, leader, name: str, p: int, topic_id) -> None:
         """Before the leader serves a partition: it stamps the current leader epoch, and a
@@ -215,6 +242,7 @@ class Replication:
         now = leader.clock.time_ms()
         for replica in state.isr:
             self.caught_up_ms[(name, p, replica)] = now
+        self.epoch_start_offset[(name, p)] = leader.logs.log(name, p).log_end_offset
         self.track(leader, name, p, topic_id)
         if len(state.replicas) > 1 and leader.logs.log(name, p)._replicated_to is not None:
             self.advance_high_watermark(leader, name, p, topic_id)  # track() did not just do it
