@@ -182,3 +182,30 @@ def test_requests_during_a_completing_transaction_get_concurrent_transactions(op
     assert txns.add_offsets("app", pid, epoch, "g") == E.CONCURRENT_TRANSACTIONS
     assert txns.end_transaction("app", pid, epoch, True) == E.CONCURRENT_TRANSACTIONS
     assert txns.init_producer_id("app", TIMEOUT)[0] == E.CONCURRENT_TRANSACTIONS
+
+
+def test_a_fence_whose_abort_marker_failed_is_finished_by_the_marker_retries(open_coordinators):
+    """A new producer instance fences an open transaction; the abort marker cannot be written
+    (a storage fault on __consumer_offsets); the transaction stays in PrepareEpochFence until
+    the marker retries (every abort-timeout check) write it, not until a restart."""
+    from trafka.storage.errors import StorageWriteFailed
+
+    logs, groups, txns = open_coordinators()
+    _, pid, epoch = txns.init_producer_id("app", TIMEOUT)
+    assert txns.add_offsets("app", pid, epoch, "g") == E.NONE
+    disk_refuses = True
+
+    def guard(topic, partition):
+        if disk_refuses:
+            raise StorageWriteFailed(f"the disk refused the write to {topic}-{partition}")
+    groups.offsets_topic.append_guard = guard
+    txns.init_producer_id("app", TIMEOUT)  # fences; its abort marker fails
+    assert txns.describe("app").state is TxnState.PREPARE_EPOCH_FENCE
+    assert txns.init_producer_id("app", TIMEOUT)[0] == E.CONCURRENT_TRANSACTIONS
+    disk_refuses = False
+    assert txns.retry_markers() == ["app"]
+    assert txns.describe("app").state is TxnState.COMPLETE_ABORT
+    partition = groups.offsets_topic.partition_for("g")
+    assert markers(logs, OFFSETS_TOPIC, partition) == [(pid, epoch + 1, rec.CONTROL_ABORT)]
+    error, _, new_epoch = txns.init_producer_id("app", TIMEOUT)
+    assert (error, new_epoch) == (E.NONE, epoch + 2)

@@ -226,6 +226,8 @@ class TransactionCoordinator:
             error = self._fence_and_abort(txn)
             if error:
                 return error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+            if txn.state in (PREPARE_ABORT, PREPARE_EPOCH_FENCE):  # a marker failed: retry_markers finishes it
+                return ErrorCode.CONCURRENT_TRANSACTIONS, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
         if txn.producer_epoch >= MAX_EPOCH - 1:
             changes = {"producer_id": self.producer_ids.next_id(), "producer_epoch": 0, "last_producer_epoch": NO_PRODUCER_EPOCH}
         else:
@@ -426,9 +428,10 @@ class TransactionCoordinator:
         """Finish every transaction whose markers could not all be written (Kafka's marker
         channel retrying); the ids finished."""
         finished = []
-        for txn in [t for t in self.transactions.values() if t.state in (PREPARE_COMMIT, PREPARE_ABORT)]:
+        unfinished = (PREPARE_COMMIT, PREPARE_ABORT, PREPARE_EPOCH_FENCE)  # a fence ends in an abort
+        for txn in [t for t in self.transactions.values() if t.state in unfinished]:
             self._complete(txn, txn.state is PREPARE_COMMIT)
-            if txn.state not in (PREPARE_COMMIT, PREPARE_ABORT):
+            if txn.state not in unfinished:
                 finished.append(txn.transactional_id)
         return finished
 
