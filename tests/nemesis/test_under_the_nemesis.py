@@ -21,7 +21,7 @@ from trafka.testing import TrafkaBroker
 from trafka.testing.history import History
 
 SEEDS = [int(s) for s in os.environ.get("NEMESIS_SEEDS", "3,17").split(",")]
-DURATION_S = float(os.environ.get("NEMESIS_DURATION", "10"))
+DURATION_S = float(os.environ.get("NEMESIS_DURATION", "8"))
 CONFIG = {"cluster.brokers": 3, "offsets.topic.num.partitions": 3, "transaction.state.log.num.partitions": 3,
           "share.coordinator.state.topic.num.partitions": 3, "default.replication.factor": 3,
           "min.insync.replicas": 2, "group.share.heartbeat.interval.ms": 500}
