@@ -60,7 +60,9 @@ def workers(tmp_path):
 
     yield start
     for worker in started:
-        worker.stop(timeout=15)
+        worker.terminate()
+    for worker in started:
+        worker.wait(timeout=15)
 
 
 @pytest.fixture
@@ -241,7 +243,7 @@ def test_exactly_once_source_with_a_worker_killed_mid_transaction(trafka_broker,
     assert any(r.endswith("/fence 204") for r in requests), requests
 
 
-def test_debezium_postgres_cdc(trafka_broker, workers, postgres):
+def test_debezium_postgres_cdc(trafka_broker, postgres, workers):
     bootstrap = trafka_broker.bootstrap_servers
     postgres.sql("CREATE TABLE items (id int PRIMARY KEY, name text); ALTER TABLE items REPLICA IDENTITY FULL; "
                  "INSERT INTO items VALUES (1, 'one'), (2, 'two');")

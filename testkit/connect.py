@@ -165,7 +165,18 @@ class ConnectWorker:
         """SIGTERM: Connect's own shutdown (tasks stopped, offsets committed, group left)."""
         if not self.running:
             return
-        self.process.send_signal(signal.SIGTERM)
+        self.terminate()
+        self.wait(timeout)
+
+    def terminate(self) -> None:
+        """SIGTERM without waiting (`wait` after), to stop several workers side by side."""
+        if self.running:
+            self.process.send_signal(signal.SIGTERM)
+
+    def wait(self, timeout: float = 30) -> None:
+        """Wait for the worker to exit; killed if it has not within `timeout` seconds."""
+        if self.process is None:
+            return
         try:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:
