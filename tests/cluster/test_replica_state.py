@@ -233,3 +233,18 @@ def test_a_follower_rejoins_the_isr_once_it_reaches_the_high_watermark(cluster):
     copy = cluster.nodes[returning].logs.log("busy", 0)
     assert 100 < copy.log_end_offset < leader_log(cluster, "busy").log_end_offset
     assert returning in cluster.describe_partition("busy", 0)["isr"]
+
+
+def test_a_follower_that_cannot_take_a_coordinator_write_leaves_the_isr_and_the_write_stands(cluster):
+    """A coordinator's write is on the leader; copying it to one in-sync follower fails (that
+    replica's log is closed, as after a disk error). The write is answered and applied, as it is
+    durable, and that follower leaves the ISR, as Kafka's coordinator would wait for it to."""
+    cluster.running_nodes()[0].logs.create_topic("orders", 1, {})
+    name = "__consumer_offsets"
+    leader = cluster.leader_node(name, 0)
+    broken = [r for r in cluster.describe_partition(name, 0)["isr"] if r != leader.node_id][0]
+    cluster.nodes[broken].logs.log(name, 0).close()
+    commit = [OffsetCommit("orders", 0, 42, -1, None)]
+    assert leader.group_coordinator.commit_offsets("g", -1, "", None, commit) == [ErrorCode.NONE]
+    assert leader.group_coordinator.fetch_offsets("g", [("orders", [0])])[0][1][0][1].offset == 42
+    assert broken not in cluster.describe_partition(name, 0)["isr"]

@@ -16,7 +16,8 @@ in process (docs/cluster.md).
   follower's log start follows its leader's, DeleteRecords and retention).
 - Coordinators' internal topics are copied to the in-sync followers as they are written
   (`replicate_now`), so a coordinator's state is on every in-sync replica before it answers,
-  as Kafka's coordinator runtime waits for the high watermark before it answers.
+  as Kafka's coordinator runtime waits for the high watermark before it answers; a follower
+  that cannot take the copy leaves the ISR instead of failing the durable write.
 """
 
 from __future__ import annotations
@@ -290,7 +291,15 @@ class Replication:
         state = self.controller.partition(metadata.topic_id, p)
         for replica in state.isr:
             if replica != leader.node_id and replica in self.controller.alive:
-                self._fetch_partition(self.cluster.nodes[replica], leader, name, p, metadata.topic_id)
+                try:
+                    self._fetch_partition(self.cluster.nodes[replica], leader, name, p, metadata.topic_id)
+                except (StorageError, OSError) as exc:
+                    # The write is durable on the leader and will be answered: a replica that
+                    # cannot hold it leaves the ISR now, as Kafka's coordinator would wait for.
+                    log.error("%s-%d: broker %d cannot copy a coordinator write (%s) and leaves the ISR",
+                              name, p, replica, exc)
+                    self.controller.shrink_isr(metadata.topic_id, p, replica)
+                    self.advance_high_watermark(leader, name, p, metadata.topic_id)
 
     # --- the ISR --------------------------------------------------------------------------
 
