@@ -17,6 +17,7 @@ from trafka.broker.handlers.produce import handle as handle_produce
 from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.nodes import Cluster
 from trafka.storage.log_replica import epoch_end_offset
+from trafka.storage.retention import apply_retention
 from trafka.wire import framing
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode
@@ -81,6 +82,17 @@ def test_followers_learn_the_leaders_log_start_and_a_new_leader_keeps_it(cluster
     assert log_starts(cluster, "deleted") == {leader: 50, followers[0]: 50, followers[1]: 50}
     cluster.move_leader("deleted", 0, followers[0])
     assert leader_log(cluster, "deleted").log_start_offset == 50  # the deleted records stay deleted
+
+
+def test_followers_learn_the_log_start_the_leaders_retention_moved(cluster):
+    leader, followers = create(cluster, "retained")
+    cluster.running_nodes()[0].logs.set_topic_config("retained", {"segment.bytes": "2000", "retention.bytes": "4000", "retention.ms": "-1"})
+    produce(cluster, "retained", 600)
+    replicate(cluster)
+    assert apply_retention(leader_log(cluster, "retained"), cluster.nodes[leader].clock.time_ms()) > 0
+    start = leader_log(cluster, "retained").log_start_offset
+    replicate(cluster)
+    assert 0 < start < 600 and log_starts(cluster, "retained") == {leader: start, followers[0]: start, followers[1]: start}
 
 
 def test_a_follower_behind_the_leaders_log_start_starts_again_there(cluster):
