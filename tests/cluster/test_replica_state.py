@@ -40,10 +40,11 @@ def cluster(tmp_path):
 
 
 def create(cluster, name: str, replication: int = 3) -> tuple[int, list[int]]:
-    """A one-partition topic on `replication` brokers: (leader, followers)."""
+    """A one-partition topic on brokers 0..replication-1 (not by the random topic id, so a run
+    replays): (leader, followers)."""
     logs = cluster.running_nodes()[0].logs
     metadata = logs.create_topic(name, 1, {})
-    replicas = cluster.controller.default_replicas(metadata.topic_id, 0, replication)
+    replicas = tuple(range(replication))
     cluster.controller.assign(metadata.topic_id, {0: replicas})
     return replicas[0], list(replicas[1:])
 
