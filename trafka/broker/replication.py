@@ -60,6 +60,9 @@ class Replication:
         # (topic, partition) -> the leader's log end when it became leader (Kafka's
         # leaderEpochStartOffset): a follower joins the ISR only once it has that much
         self.epoch_start_offset: dict[tuple[str, int], int] = {}
+        # (topic, partition) -> its high watermark as its leaders have had it: a new leader
+        # starts from there, not from what it last heard as a follower
+        self.high_watermarks: dict[tuple[str, int], int] = {}
 
     # --- which partitions -----------------------------------------------------------------
 
@@ -243,9 +246,15 @@ class Replication:
         now = leader.clock.time_ms()
         for replica in state.isr:
             self.caught_up_ms[(name, p, replica)] = now
-        self.epoch_start_offset[(name, p)] = leader.logs.log(name, p).log_end_offset
+        leader_log = leader.logs.log(name, p)
+        self.epoch_start_offset[(name, p)] = leader_log.log_end_offset
         self.track(leader, name, p, topic_id)
-        if len(state.replicas) > 1 and leader.logs.log(name, p)._replicated_to is not None:
+        committed = self.high_watermarks.get((name, p))
+        if committed is not None and leader_log._replicated_to is not None and leader_log._replicated_to < committed:
+            # What it had heard as a follower lags a fetch behind; an in-sync replica has every
+            # record below the partition's high watermark, so it never goes back.
+            leader_log._replicated_to = min(committed, leader_log.log_end_offset)
+        if len(state.replicas) > 1 and leader_log._replicated_to is not None:
             self.advance_high_watermark(leader, name, p, topic_id)  # track() did not just do it
 
     def advance_high_watermark(self, leader, name: str, p: int, topic_id) -> None:
@@ -260,16 +269,28 @@ class Replication:
         if not followers:
             leader_log._replicated_to = None
         else:
-            reached = min(self.cluster.nodes[r].logs.log(name, p).log_end_offset for r in followers)
+            reached = min(self._agreed_end(r, name, p, state.leader_epoch, leader_log) for r in followers)
             reached = min(reached, leader_log.log_end_offset)
             leader_log._replicated_to = reached if old is None else max(old, reached)
             if old is None:  # held back from now: its followers count as caught up from now (Kafka's rule)
                 now = leader.clock.time_ms()
                 for replica in followers:
                     self.caught_up_ms.setdefault((name, p, replica), now)
+        self.high_watermarks[(name, p)] = max(self.high_watermarks.get((name, p), 0), leader_log.high_watermark)
         if leader_log.high_watermark != before:
             self.appended(leader, name, p)  # its followers learn the high watermark at their next pass
             leader.notify_data_arrived()
+
+    def _agreed_end(self, follower: int, name: str, p: int, epoch: int, leader_log) -> int:
+        """How far the leader knows `follower` agrees with it: its log end once it fetched under
+        the current leader epoch (after cutting what diverged), else no further than the high
+        watermark already is. A follower that has not fetched from this leader yet may hold
+        another leader's records past the point where they part (Kafka's leader likewise resets
+        its followers' log end offsets to unknown when it becomes leader)."""
+        follower_end = self.cluster.nodes[follower].logs.log(name, p).log_end_offset
+        if self._fetching_epoch.get((name, p, follower)) != epoch and leader_log._replicated_to is not None:
+            return leader_log.high_watermark
+        return follower_end  # (a log just opened has no high watermark yet: the replicas' ends are the best word)
 
     def log_start_moved(self, leader, name: str, p: int) -> None:
         """The leader's log start moved (DeleteRecords): its followers fetch now to learn it."""
@@ -335,19 +356,27 @@ class Replication:
             self._fetching_epoch[(name, p, node.node_id)] = self.controller.leader_epoch(metadata.topic_id, p)
 
     def truncate_diverged(self, node, name: str, p: int, topic_id, leader) -> None:
-        """A returning follower cuts its log back to where it agrees with the leader: the end of
-        its own last leader epoch in the leader's log (OffsetForLeaderEpoch), as Kafka's
-        fetcher does before it fetches."""
+        """A returning follower cuts its log back to where it agrees with the leader, as Kafka's
+        fetcher does before it fetches (OffsetForLeaderEpoch, KIP-101 and KIP-279): it asks
+        where its last leader epoch ends in the leader's log; when the leader never wrote in
+        that epoch, they agree at most up to where the follower's own writes of the epoch the
+        leader answered end; and it asks again from there until they agree (each round cuts
+        the log shorter)."""
         follower_log = node.logs.log(name, p)
-        last_epoch = last_leader_epoch(follower_log)
-        if last_epoch is None:
-            return
         leader_log = leader.logs.log(name, p)
-        _, end = epoch_end_offset(leader_log, last_epoch, self.controller.partition(topic_id, p).leader_epoch)
-        if end == -1:  # the leader has nothing of that epoch or before: start over from it
-            end = leader_log.log_start_offset
-        if end < follower_log.log_end_offset:
+        current = self.controller.partition(topic_id, p).leader_epoch
+        while (last_epoch := last_leader_epoch(follower_log)) is not None:
+            floor, end = epoch_end_offset(leader_log, last_epoch, current)
+            if end == -1:  # the leader has nothing of that epoch or before: start over from it
+                end = leader_log.log_start_offset
+            elif floor != last_epoch:
+                _, own_end = epoch_end_offset(follower_log, floor, last_epoch)
+                end = min(end, own_end if own_end != -1 else follower_log.log_start_offset)
+            if end >= follower_log.log_end_offset:
+                return
             truncate_to(follower_log, end)
             log.info("%s-%d: broker %d truncated to offset %d, where it agrees with broker %d",
                      name, p, node.node_id, follower_log.log_end_offset, leader.node_id)
+            if floor == last_epoch:
+                return  # the leader wrote in that epoch too: they agree up to there
 
