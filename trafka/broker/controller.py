@@ -291,7 +291,9 @@ class Controller:
         state = self.partition(topic_id, partition)
         under_way = self.reassignment(topic_id, partition)
         before = under_way[1] if under_way else state.replicas
-        replicas = tuple(target) + tuple(r for r in before if r not in target)
+        # Every replica it has now (those a move under way was adding, its leader perhaps,
+        # included) stays until the new target is in sync, as Kafka's controller keeps them.
+        replicas = tuple(target) + tuple(r for r in state.replicas if r not in target)
         self._reassignments.setdefault(topic_id.hex, {})[partition] = (tuple(target), before)
         self._assignments.setdefault(topic_id.hex, {})[partition] = replicas
         isr = tuple(r for r in replicas if r in state.isr)
