@@ -337,7 +337,8 @@ class ClassicGroupManager(CoordinatorPart):
 
     def settle_all(self, group: Group, error: ErrorCode) -> None:
         """Answer every parked JoinGroup and SyncGroup of the group with `error` (the group
-        became a consumer group: its members rejoin)."""
+        became a consumer group: its members rejoin; its shard unloaded: they find the new
+        coordinator)."""
         for member in group.members.values():
             self._settle(member, error)
 

@@ -32,6 +32,7 @@ from trafka.broker.runtime.records import UnknownRecord
 from trafka.broker.runtime.runtime import ShardMap
 from trafka.broker.share import group_records as share_records
 from trafka.broker.share.group_records import ShareGroupRecordKey
+from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.coordinator")
 
@@ -108,6 +109,14 @@ class GroupShard:
                         self.pending_txn_offsets.add(producer_id, key.group, {(key.topic, key.partition): offset})
                 except UnknownRecord as exc:
                     log.warning("skipping a pending transactional offset: %s", exc)
+
+    def unloaded(self) -> None:
+        """The partition's leadership moved away: every JoinGroup and SyncGroup parked on one
+        of its groups is answered NOT_COORDINATOR now (Kafka's onUnloaded), so the members look
+        for the new coordinator instead of waiting out their rebalance timeout."""
+        for group in self.groups.values():
+            self.coordinator.classic.settle_all(group, ErrorCode.NOT_COORDINATOR)
+        self.coordinator.reschedule()
 
 
 class GroupMap(ShardMap):
