@@ -11,8 +11,11 @@ from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.coordinator import formats
 from trafka.broker.runtime import internal_topic
 from trafka.broker.coordinator.classic import JoinRequest
+from trafka.broker.coordinator.consumer import HeartbeatRequest
+from trafka.broker.coordinator.coordinator import MIN_TIMER_MS, RETRY_MS
 from trafka.broker.coordinator.offsets import OffsetCommit
 from trafka.broker.coordinator.group import GroupState
+from trafka.storage.errors import StorageWriteFailed
 from trafka.wire.errors import ErrorCode as E
 
 SESSION = 6000
@@ -334,3 +337,40 @@ def test_a_failed_write_of_the_assignment_fails_the_sync_and_the_group_rebalance
         assert group.members[result.member_id].assignment == b""
 
     trio.run(main)
+
+
+class FailingAppends:
+    """An append guard: while `on`, every append of `__consumer_offsets` fails as a full disk."""
+
+    def __init__(self):
+        self.on, self.tries = False, 0
+
+    def __call__(self, topic, partition):
+        if self.on:
+            self.tries += 1
+            raise StorageWriteFailed(f"{topic}-{partition}: no space left on device (injected)")
+
+
+def test_a_failed_timer_write_is_retried_after_a_backoff_with_one_error_line(open_coordinator, clock, caplog):
+    """A consumer member's session runs out while `__consumer_offsets` refuses writes: the
+    member stays (nothing was written), the expiry is tried again RETRY_MS later, not at every
+    timer tick, with one error line; once writes succeed it is fenced."""
+    coordinator = open_coordinator()
+    joined = coordinator.consumer_group_heartbeat(HeartbeatRequest(
+        "cg", "", 0, rebalance_timeout_ms=REBALANCE, subscribed_topic_names=["t"], owned={}, api_version=0))
+    assert joined.error == E.NONE
+    guard = FailingAppends()
+    coordinator.offsets_topic.append_guard = guard
+    clock.advance(coordinator.config["group.consumer.session.timeout.ms"])
+    now = clock.time_ms()
+    guard.on = True
+    coordinator.expire(now)
+    assert joined.member_id in coordinator.consumer_groups["cg"].members
+    assert coordinator.next_deadline() == now + RETRY_MS
+    coordinator.expire(now + MIN_TIMER_MS)  # the timer's next tick: not tried again yet
+    assert guard.tries == 1
+    assert sum("not written" in r.message for r in caplog.records if r.levelname == "ERROR") == 1
+    guard.on = False
+    coordinator.expire(now + RETRY_MS)
+    assert joined.member_id not in coordinator.consumer_groups["cg"].members
+    assert coordinator.next_deadline() is None

@@ -12,6 +12,7 @@ import pytest
 
 from testkit.coordinators import TOPIC, coordinator_config, reopening_logs
 from trafka.broker.coordinator import GroupCoordinator
+from trafka.broker.coordinator.coordinator import RETRY_MS as GROUP_RETRY_MS
 from trafka.broker.group_configs import GroupConfigs
 from trafka.broker.share.coordinator import RETRY_MS, ShareCoordinator
 from trafka.broker.share.formats import SharePartitionKey
@@ -87,6 +88,10 @@ def test_expired_members_are_written_out_before_they_go(open_pair, clock):
     pair.groups.expire(clock.time_ms())
     assert sorted(pair.groups.share_groups["g"].members) == ["a", "b"]  # not written: still there
     pair.guard.on = False
+    pair.groups.expire(clock.time_ms())  # tried again only after the coordinator's backoff
+    assert sorted(pair.groups.share_groups["g"].members) == ["a", "b"]
+    assert pair.groups.next_deadline() == clock.time_ms() + GROUP_RETRY_MS
+    clock.advance(GROUP_RETRY_MS)
     pair.groups.expire(clock.time_ms())
     assert sorted(pair.groups.share_groups["g"].members) == ["a"]
     pair = open_pair()

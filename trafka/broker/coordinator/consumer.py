@@ -464,10 +464,11 @@ class ConsumerGroupManager(CoordinatorPart):
 
     # --- timers ---------------------------------------------------------------------------
 
-    def expire_consumer_groups(self, now: int) -> None:
-        """Fence members whose session expired, or that did not revoke in their rebalance timeout."""
+    def expire_consumer_groups(self, now: int, held=frozenset()) -> None:
+        """Fence members whose session expired, or that did not revoke in their rebalance timeout
+        (but in the groups `held`, whose last such change could not be written yet)."""
         for group_id in list(self.consumer_groups):
-            if not _due(self.coordinator.consumer_groups[group_id], now):
+            if group_id in held or not _due(self.coordinator.consumer_groups[group_id], now):
                 continue  # read without copying it
             group = self.consumer_groups[group_id]
             for member in list(group.members.values()):
@@ -478,8 +479,15 @@ class ConsumerGroupManager(CoordinatorPart):
                 elif member.classic_deadline is not None and member.classic_deadline <= now:
                     self._fence_consumer_member(group, member, member.classic_deadline_reason)
 
-    def next_consumer_deadline(self) -> int | None:
-        return min((m.next_deadline() for g in self.consumer_groups.values() for m in g.members.values()), default=None)
+    def next_consumer_deadline(self, retries: dict[str, int] | None = None) -> int | None:
+        """The next member deadline; a group in `retries` not before its retry time."""
+        retries = retries or {}
+        due = []
+        for group in self.consumer_groups.values():
+            first = min((m.next_deadline() for m in group.members.values()), default=None)
+            if first is not None:
+                due.append(max(first, retries.get(group.group_id, first)))
+        return min(due, default=None)
 
 
 def _due(group: ConsumerGroup, now: int) -> bool:

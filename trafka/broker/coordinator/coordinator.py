@@ -57,6 +57,8 @@ EMPTY, STABLE, DEAD = GroupState.EMPTY, GroupState.STABLE, GroupState.DEAD
 
 # The timer task never spins faster than this, whatever the deadlines say.
 MIN_TIMER_MS = 5
+# A timer's change that could not be written (a member's expiry) is tried again this much later.
+RETRY_MS = 1000
 
 
 class GroupCoordinator:
@@ -78,6 +80,7 @@ class GroupCoordinator:
         self.consumer = ConsumerGroupManager(self)
         self.offsets = OffsetMetadataManager(self)
         self._wakeup = trio.Event()
+        self._failing: dict[str, int] = {}  # group id -> when its timer's change that failed is tried again
         self.runtime.load_all(leads)
         log.info("loaded %d classic and %d consumer groups from %s", len(self.groups), len(self.consumer_groups),
                  OFFSETS_TOPIC)
@@ -101,15 +104,29 @@ class GroupCoordinator:
         return self.clock.time_ms()
 
     def expire(self, now: int) -> None:
-        """Act on every group deadline that has passed, classic and consumer groups alike."""
+        """Act on every group deadline that has passed, classic and consumer groups alike. A
+        group whose change could not be written is left alone until RETRY_MS later."""
         self.classic.expire(now)
-        self._on_copies(lambda manager: manager.expire_consumer_groups(now), None)
-        self._expire_share_members(now)
+        held = {group_id for group_id, retry in self._failing.items() if retry > now}
+        self._on_copies(lambda manager: manager.expire_consumer_groups(now, held), None, now)
+        self._expire_share_members(now, held)
 
     def next_deadline(self) -> int | None:
-        due = [d for d in (self.classic.next_deadline(), self.consumer.next_consumer_deadline(), self.share.next_deadline())
-               if d is not None]
+        due = [d for d in (self.classic.next_deadline(), self.consumer.next_consumer_deadline(self._failing),
+                           self.share.next_deadline(self._failing)) if d is not None]
         return min(due, default=None)
+
+    def _timer_write_failed(self, group_id: str, now: int, error: CoordinatorWriteError) -> None:
+        """A timer's change of the group was not written: tried again RETRY_MS later, with one
+        error line until it is."""
+        if group_id not in self._failing:
+            log.error("group %s: a timer's change not written (%s); tried again every %d ms until it is",
+                      group_id, error.cause, RETRY_MS)
+        self._failing[group_id] = now + RETRY_MS
+
+    def _timer_write_done(self, group_id: str) -> None:
+        if self._failing.pop(group_id, None) is not None:
+            log.info("group %s: the timer's change is written now", group_id)
 
     # --- requests, routed to the managers ----------------------------------------------------
 
@@ -182,11 +199,11 @@ class GroupCoordinator:
                                         member_id=request.member_id, member_epoch=request.member_epoch)
         return result[0]
 
-    def _change_share_group(self, group_id: str, change) -> ErrorCode:
+    def _change_share_group(self, group_id: str, change, *, raising: bool = False) -> ErrorCode:
         """The one way a share group changes: `change(copy)` (None when there is no group)
         returns the group as it should be; the records that differ from those last written
         (share/group_records.py) are appended, then the group is installed. A failed write
-        changes nothing and is the answer."""
+        changes nothing and is the answer (with `raising`, the CoordinatorWriteError)."""
         shard = self.shard_for(group_id)
         current = shard.share_groups.get(group_id)
         after = change(copy.deepcopy(current))
@@ -207,21 +224,31 @@ class GroupCoordinator:
         try:
             self.write(group_id, entries, apply=install)
         except CoordinatorWriteError as exc:
+            if raising:
+                raise
             log.error("share group %s: change not written: %s", group_id, exc.cause)
             return exc.error
         return ErrorCode.NONE
 
-    def _expire_share_members(self, now: int) -> None:
+    def _expire_share_members(self, now: int, held=frozenset()) -> None:
         """Share members whose heartbeats stopped are removed (written first), then the records
-        they hold are released; a failed write is tried again at the next deadline."""
+        they hold are released; a failed write is tried again RETRY_MS later (groups `held`
+        wait for it)."""
         for group_id, member_ids in self.share.expired(now).items():
+            if group_id in held:
+                continue
             def remove(group, gone=member_ids):
                 for member_id in gone:
                     self.share.remove(group, member_id, "session timed out", now)
                 return group
-            if self._change_share_group(group_id, remove) == ErrorCode.NONE:
-                for member_id in member_ids:
-                    self.on_share_member_expired(group_id, member_id)
+            try:
+                self._change_share_group(group_id, remove, raising=True)
+            except CoordinatorWriteError as exc:
+                self._timer_write_failed(group_id, now, exc)
+                continue
+            self._timer_write_done(group_id)
+            for member_id in member_ids:
+                self.on_share_member_expired(group_id, member_id)
 
     def consumer_assignors(self) -> list[str]:
         return self.consumer.consumer_assignors()
@@ -273,11 +300,11 @@ class GroupCoordinator:
     def shard_for(self, group_id: str) -> GroupShard:
         return self.runtime.shard_for(group_id)
 
-    def _on_copies(self, work, failed):
+    def _on_copies(self, work, failed, now: int | None = None):
         """Run `work(manager)` with a consumer-group manager over copies of the groups (an
         overlay); write each touched group's records and install its copy once written. A
         failed write leaves that group as it was: `failed(error, result)` is answered, or
-        (timers, failed None) the change is retried at the next deadline."""
+        (timers, failed None, at `now`) the change is tried again RETRY_MS later."""
         overlay = GroupOverlay(self)
         result = work(ConsumerGroupManager(self, overlay))
         for group_id in overlay.touched():
@@ -292,9 +319,11 @@ class GroupCoordinator:
                 self.write(group_id, entries, apply=lambda g=group_id, w=wanted: self._install(overlay, g, w))
             except CoordinatorWriteError as exc:
                 if failed is None:
-                    log.error("consumer group %s: change not written, retried at the next deadline", group_id)
+                    self._timer_write_failed(group_id, self.now() if now is None else now, exc)
                     continue
                 return failed(exc.error, result)
+            if failed is None:
+                self._timer_write_done(group_id)
             self._maybe_downgrade(group_id)
         return result
 

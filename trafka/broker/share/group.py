@@ -194,5 +194,12 @@ class ShareGroupManager(CoordinatorPart):
                     found.setdefault(group.group_id, []).append(member.member_id)
         return found
 
-    def next_deadline(self) -> int | None:
-        return min((m.session_deadline for g in self.share_groups.values() for m in g.members.values()), default=None)
+    def next_deadline(self, retries: dict[str, int] | None = None) -> int | None:
+        """The next session deadline; a group in `retries` not before its retry time."""
+        retries = retries or {}
+        due = []
+        for group in self.share_groups.values():
+            first = min((m.session_deadline for m in group.members.values()), default=None)
+            if first is not None:
+                due.append(max(first, retries.get(group.group_id, first)))
+        return min(due, default=None)
