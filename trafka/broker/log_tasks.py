@@ -16,7 +16,9 @@ only place its retention, compaction and flush policies are driven from.
   happens (`RollFlusher`), as Kafka schedules it, instead of inside the Produce that rolled.
 
 Nothing slow runs on the trio thread: a worker thread reads only closed (read-only) segments
-and writes only new files; what it produced is swapped in back on the loop.
+and writes only new files; what it produced is swapped in back on the loop. Every such thread
+runs through the broker's `StorageThreads`, so a stopped broker of a simulated cluster closes
+its logs only once they are done (Cluster.stop_broker).
 
 A failure on one partition is logged and skips that partition for this round; the others go on.
 """
@@ -26,6 +28,7 @@ from __future__ import annotations
 import inspect
 import logging
 import sys
+import threading
 from functools import partial
 
 import trio
@@ -78,6 +81,49 @@ _BUSY_SWITCH_INTERVAL = 0.0002
 _threads_running = 0
 
 
+class StorageThreads:
+    """A broker's storage work in worker threads (flushes, deferred loads, rolled segments'
+    fsyncs, the cleaner's writes, topic metadata and directory removals), counted so that a
+    stop can wait for it: a cancelled task still waits for its thread, but a broker stopped on
+    the loop closes its logs at once, and a recovery point a thread wrote after that could land
+    while the broker starts again."""
+
+    def __init__(self) -> None:
+        self._idle = threading.Condition()
+        self._running = 0
+
+    async def run(self, fn, *args, cpu_heavy: bool = False):
+        """`fn(*args)` in a worker thread (`in_worker_thread` when `cpu_heavy`)."""
+        ran = False
+
+        def work():
+            nonlocal ran
+            ran = True
+            try:
+                return fn(*args)
+            finally:
+                self._finished()
+
+        with self._idle:
+            self._running += 1
+        try:
+            return await (in_worker_thread(work) if cpu_heavy else trio.to_thread.run_sync(work))
+        finally:
+            if not ran:  # cancelled before its thread started
+                self._finished()
+
+    def _finished(self) -> None:
+        with self._idle:
+            self._running -= 1
+            self._idle.notify_all()
+
+    def wait_idle(self) -> None:
+        """Block until none of this broker's storage work runs in a worker thread (none
+        needs the loop to finish)."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._running == 0)
+
+
 async def run_cleaner_once(broker, cleaner: LogCleaner) -> None:
     """One cleaner pass: planned and swapped in on the loop, written in a worker thread."""
     now = broker.clock.time_ms()
@@ -87,9 +133,9 @@ async def run_cleaner_once(broker, cleaner: LogCleaner) -> None:
             if cleaning is None:
                 continue
             try:
-                await in_worker_thread(cleaner.write, cleaning)
+                await broker.storage_threads.run(cleaner.write, cleaning, cpu_heavy=True)
                 if cleaner.finish(cleaning):
-                    await trio.to_thread.run_sync(cleaner.checkpoint, cleaning)
+                    await broker.storage_threads.run(cleaner.checkpoint, cleaning)
             finally:
                 cleaner.release(cleaning)
         except Exception:
@@ -99,7 +145,8 @@ async def run_cleaner_once(broker, cleaner: LogCleaner) -> None:
 class RollFlusher:
     """Runs `PartitionLog.flush_rolled` in a worker thread for each log that rolled."""
 
-    def __init__(self) -> None:
+    def __init__(self, threads: StorageThreads) -> None:
+        self._threads = threads
         self._logs: dict[int, object] = {}
         self._wake = trio.Event()
 
@@ -115,7 +162,7 @@ class RollFlusher:
             logs, self._logs = list(self._logs.values()), {}
             for partition_log in logs:
                 try:
-                    await trio.to_thread.run_sync(partition_log.flush_rolled)
+                    await self._threads.run(partition_log.flush_rolled)
                 except OSError as exc:  # a full or failing disk: the next roll or close retries
                     log.error("flushing rolled segments of %s failed: %s", partition_log.directory, exc.strerror or exc)
                 except Exception:
@@ -133,29 +180,30 @@ async def load_off_loop(broker, partitions) -> None:
         except StorageError:
             continue
         if partition_log.deferred:
-            await trio.to_thread.run_sync(partition_log.load_deferred)
+            await broker.storage_threads.run(partition_log.load_deferred)
 
 
-async def flush_off_loop(partition_log) -> None:
+async def flush_off_loop(broker, partition_log) -> None:
     """The one way the broker runs a flush.messages / flush.ms fsync: what it covers taken on
     the loop, the fsyncs and the recovery point written in a worker thread, the counters reset
     back on the loop. Raises the OSError of a failed fsync."""
     plan = partition_log.begin_flush()
     if plan is None:
         return
-    await trio.to_thread.run_sync(plan.run)
+    await broker.storage_threads.run(plan.run)
     partition_log.end_flush(plan)
 
 
-async def sync_topic_metadata(logs) -> None:
+async def sync_topic_metadata(broker) -> None:
     """Make the topics CreateTopics just made durable: one line of topics/created.log for all
     of them, appended and fsynced in a worker thread; raises StorageWriteFailed, the topics
     dropped, when the disk refuses."""
+    logs = broker.logs
     pending = logs.take_unsynced()
     if not pending:
         return
     try:
-        await trio.to_thread.run_sync(append_to_created_log, logs.data_dir, created_record(pending))
+        await broker.storage_threads.run(append_to_created_log, logs.data_dir, created_record(pending))
     except OSError as exc:
         logs.drop_unsynced(pending, exc)
     logs.synced(pending)
@@ -166,7 +214,7 @@ async def run_flush_once(broker) -> None:
     for topic, partition, partition_log in list(broker.logs.logs_with_flush_policy()):
         try:
             if not partition_log.deferred and partition_log.flush_due():
-                await flush_off_loop(partition_log)
+                await flush_off_loop(broker, partition_log)
         except Exception:
             log.exception("flush failed for %s-%d", topic, partition)
 
@@ -216,7 +264,7 @@ async def every(broker, interval_ms: int, action, inline_action=None) -> None:
 def storage_tasks(broker) -> list:
     """The coroutine functions `Broker.background_tasks` adds for storage."""
     config = broker.config
-    flusher = RollFlusher()
+    flusher = RollFlusher(broker.storage_threads)
     broker.logs.on_roll = flusher.rolled
     tasks = [
         flusher.run,

@@ -337,8 +337,10 @@ class Cluster:
 
     def stop_broker(self, node_id: int, *, kill: bool = False) -> dict:
         """Stop broker `node_id`: its listeners and connections close, its coordinators unload,
-        its logs close (with `kill`, as a killed process leaves them: no flush, no clean-shutdown
-        marker), and the leadership of its partitions moves to in-sync replicas."""
+        the storage work its worker threads are doing finishes (a flush, a load: the cancelled
+        tasks would wait for it, the close cannot), its logs close (with `kill`, as a killed
+        process leaves them: no flush, no clean-shutdown marker), and the leadership of its
+        partitions moves to in-sync replicas."""
         node = self._node(node_id)
         if node_id in self.stopped:
             raise ValueError(f"broker {node_id} is already stopped")
@@ -349,6 +351,7 @@ class Cluster:
                 runtime.unload(partition)
         changes = self.controller.broker_stopped(node_id, self._partitions())
         self.stopped.add(node_id)
+        node.storage_threads.wait_idle()
         node.logs.close(clean=not kill)
         self._apply(changes)
         self._refresh_high_watermarks()  # ISRs without the stopped broker: high watermarks move

@@ -17,7 +17,7 @@ from trafka.broker.dynamic_configs import DynamicBrokerConfigs
 from trafka.broker.coordinator import GroupCoordinator
 from trafka.broker.faults import FaultTable
 from trafka.broker.handlers.metadata import MetadataCache
-from trafka.broker.log_tasks import every, storage_tasks
+from trafka.broker.log_tasks import StorageThreads, every, storage_tasks
 from trafka.broker.features import FeatureLevels
 from trafka.broker.producer_ids import ProducerIdManager
 from trafka.broker.quotas import ClientQuotas
@@ -55,6 +55,7 @@ class Broker:
         self.clock = clock or (first.clock if first else BrokerClock(state_dir=self.data_dir))
         self._clock_moved = trio.Event()
         self.timers: list = []  # log_tasks.Timer, one per `every` loop; advance_clock runs the due ones
+        self.storage_threads = StorageThreads()  # its storage work in worker threads (log_tasks.py)
         self.node_id = config["node.id"]
         # Dynamic broker configs (AlterConfigs on BROKER resources), over the static settings.
         self.dynamic_configs = DynamicBrokerConfigs(self.data_dir / "broker_configs", config, self.node_id)

@@ -126,7 +126,7 @@ async def handle(ctx, request):
               for t in request.topics]
     try:
         # One durable write for every topic of the request, before the answer, off the loop.
-        await sync_topic_metadata(ctx.broker.logs)
+        await sync_topic_metadata(ctx.broker)
     except storage_errors.StorageError as exc:
         topics = [
             topic_error(t["name"], error_code(exc), str(exc)) if t["error_code"] == ErrorCode.NONE else t

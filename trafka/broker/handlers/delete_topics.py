@@ -10,8 +10,6 @@ Behavior:
 
 from __future__ import annotations
 
-import trio
-
 from trafka.broker import registry
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.storage.errors import UnknownTopic
@@ -55,5 +53,5 @@ async def handle(ctx, request):
     doomed: list = []
     responses = [_delete(ctx, n, i, doomed) for n, i in wanted]
     if doomed:
-        await trio.to_thread.run_sync(remove_dirs, doomed)
+        await ctx.broker.storage_threads.run(remove_dirs, doomed)
     return {"throttle_time_ms": 0, "responses": responses}

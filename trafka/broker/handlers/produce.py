@@ -215,10 +215,10 @@ def _validate_schema_ids(broker, topic_name: str, data, keys: bool, values: bool
         raise storage_errors.InvalidRecord.for_records(errors)
 
 
-async def _flush(flushes: list) -> None:
+async def _flush(broker, flushes: list) -> None:
     for log_, answer in flushes:
         try:
-            await flush_off_loop(log_)
+            await flush_off_loop(broker, log_)
         except OSError as exc:
             # The batch is written (in the page cache) but flush.messages/flush.ms asked for it on
             # disk before the answer: the producer hears that it may not be.
@@ -260,7 +260,7 @@ async def handle(ctx, request):
                         if name in refused else _append(ctx.broker, name, p, txn_id, ctx.version, flushes, replicated),
                         names)
     ctx.broker.notify_data_arrived()
-    await _flush(flushes)
+    await _flush(ctx.broker, flushes)
     if replicated:
         await _await_replication(ctx.broker, replicated, request.timeout_ms)
     return None if request.acks == 0 else response
