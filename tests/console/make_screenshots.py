@@ -54,11 +54,31 @@ def scene(broker):
     shipping = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, group_id="shipping", enable_auto_commit=False)
     shipping.commit({TopicPartition("orders", 0): OffsetAndMetadata(37, "", -1)})
     shipping.close()
+    avro_widgets(broker)
     live = KafkaConsumer("orders", bootstrap_servers=broker.bootstrap_servers, group_id="analytics",
                          client_id="analytics-1", auto_offset_reset="earliest", consumer_timeout_ms=1500)
     list(live)
     live.commit()
     return live
+
+
+def avro_widgets(broker):
+    """A topic written by Confluent's Avro serializer through trafka's own registry: what the
+    record browser decodes by default."""
+    from confluent_kafka import Producer
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    widget = json.dumps({"type": "record", "name": "Widget", "fields": [
+        {"name": "name", "type": "string"}, {"name": "count", "type": "int"},
+        {"name": "colour", "type": "string", "default": "grey"}]})
+    serialize = AvroSerializer(SchemaRegistryClient({"url": broker.schema_registry_url}), widget)
+    context = SerializationContext("widgets", MessageField.VALUE)
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    for i, (name, colour) in enumerate([("widget", "red"), ("gadget", "blue"), ("gizmo", "grey"), ("sprocket", "green")]):
+        producer.produce("widgets", key=b"sku-%d" % i, value=serialize({"name": name, "count": i + 1, "colour": colour}, context))
+    producer.flush(10)
 
 
 def shoot(page, url, name, height=None):
@@ -86,12 +106,9 @@ def main() -> int:
             shoot(page, url, "overview")
             shoot(page, url + "topics/orders/partitions/0", "partition")
             shoot(page, url + "topics/customers/partitions/0", "compacted", height=330)
-            page.goto(url + "topics/orders/partitions/0/records")
+            page.goto(url + "topics/widgets/partitions/0/records")  # decoded by default
             page.wait_for_selector("#live.on")
-            page.select_option("select[name=format]", "json")
-            page.fill("input[name=position]", "28")
-            page.click("#browse button")
-            page.wait_for_selector('#records tr[data-offset="28"]')
+            page.wait_for_selector('#records tr[data-offset="3"]')
             path = OUT / "records.png"
             page.screenshot(path=str(path))
             Image.open(path).convert("RGB").quantize(colors=64).save(path, optimize=True)
