@@ -32,8 +32,11 @@ from trafka.broker.config import BrokerConfig, ConfigError
 from trafka.broker.controller import NO_LEADER, Controller, LeaderChange
 from trafka.broker.log_tasks import every
 from trafka.broker.replication import Replication
-from trafka.broker.server import Broker, serve_node
+from trafka.broker.server import Broker, ListenError, serve_node
 from trafka.storage.errors import StorageError
+
+# A node starting again whose port is taken tries this often, this far apart, before it moves.
+RELISTEN_ATTEMPTS, RELISTEN_BACKOFF_S = 5, 0.2
 
 log = logging.getLogger("trafka.broker")
 
@@ -285,9 +288,32 @@ class Cluster:
             task_status.started(first)
 
     async def _serve_node(self, node, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Serve one node until it is stopped. A node starting again whose port another socket
+        took meanwhile (a client's ephemeral port can land on it) tries again for a while, then
+        listens on a free port when its ports were free ones (clients find it through
+        Metadata), else stays stopped: one node that cannot listen never ends the process."""
         with trio.CancelScope() as scope:
             node.serving = scope
-            await serve_node(node, self._host, self._port, port_offset=node.node_id, task_status=task_status)
+            restarting = bool(node.listeners)
+            for attempt in range(RELISTEN_ATTEMPTS + 1):
+                try:
+                    await serve_node(node, self._host, self._port, port_offset=node.node_id, task_status=task_status)
+                    return
+                except ListenError as exc:
+                    if not restarting:
+                        raise  # the first start reports it, as a single broker does
+                    if attempt < RELISTEN_ATTEMPTS:
+                        log.warning("broker %d: %s; trying again", node.node_id, exc)
+                        await trio.sleep(RELISTEN_BACKOFF_S)
+                    elif self._port == 0:
+                        log.warning("broker %d: %s; it listens on a free port instead", node.node_id, exc)
+                        node.listeners = []
+                        await serve_node(node, self._host, self._port, port_offset=node.node_id, task_status=task_status)
+                        return
+                    else:
+                        log.error("broker %d: %s; it stays stopped", node.node_id, exc)
+                        self.stop_broker(node.node_id)
+                        return
 
     def node_tasks(self, node) -> list:
         """Background tasks each node runs while it serves: its replica fetcher, and the
