@@ -447,6 +447,9 @@ class Cluster:
                 if name == new.txn_coordinator.state_topic.name:
                     new.txn_coordinator.finish_unfinished()
         for node in running:
+            # Markers that found no leader go now (Kafka's marker channel sends them once the
+            # partition has a leader), not at the next timed-out-transaction check.
+            node.txn_coordinator.retry_markers()
             node.notify_data_arrived()  # waiting Fetches and Produces look at the new leadership
 
     # --- elections and moves -----------------------------------------------------------------
