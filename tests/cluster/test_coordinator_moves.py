@@ -8,7 +8,7 @@ import time
 
 import pytest
 from confluent_kafka import Producer, ShareConsumer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
 
 from testkit.cluster import read_from_start
 from trafka.testing.rawwire import RawClient
@@ -32,6 +32,15 @@ def _coordinator(cluster, key: str, key_type: int) -> int:
         assert found.error_code == 0
         return found.node_id
     raise AssertionError("no broker answers")
+
+
+def _share_from_earliest(cluster, group: str) -> None:
+    """share.auto.offset.reset=earliest for the share group (a group config)."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    change = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([change]).values():
+        future.result(10)
 
 
 def _read_committed(cluster, topic: str, partitions: int, want: int) -> list[bytes]:
@@ -189,17 +198,13 @@ def test_a_poison_record_keeps_its_delivery_count_when_the_share_coordinator_mov
     that state stops: on the new leader of its `__share_group_state` partition the record's next
     delivery is its second, and released then it is archived for good."""
     from confluent_kafka import AcknowledgeType
-    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
     from trafka.broker.runtime.internal_topic import partition_for
     from trafka.wire.types import ZERO_UUID
 
     cluster = trafka_cluster
     _create(cluster, "poison", 1)
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    for future in admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, "p", incremental_configs=[
-            ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])]).values():
-        future.result(10)
+    _share_from_earliest(cluster, "p")
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
     producer.produce("poison", b"poison", partition=0)
     assert producer.flush(10) == 0
@@ -266,12 +271,7 @@ def test_share_fetch_names_the_partition_leader_and_its_epoch(trafka_cluster):
         [[partition]] = [t.partitions for t in answer.responses]
         return partition.error_code, partition.current_leader.leader_id, partition.current_leader.leader_epoch
 
-    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
-
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    for future in admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, "leaders", incremental_configs=[
-            ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])]).values():
-        future.result(10)
+    _share_from_earliest(cluster, "leaders")
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
     producer.produce("led", b"x", partition=0)
     assert producer.flush(10) == 0
