@@ -43,6 +43,18 @@ def create_topic(bootstrap: str, name: str, partitions: int) -> None:
         admin.close()
 
 
+def share_from_earliest(bootstrap: str, group: str) -> None:
+    """share.auto.offset.reset=earliest for a share group (a GROUP config, IncrementalAlterConfigs
+    through confluent-kafka's admin client), so its first fetch starts at the log start."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until its futures are done
+    change = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([change]).values():
+        future.result(20)
+
+
 def produce(bootstrap: str, topic: str, values: list[str], partitions: int | None = None) -> None:
     """Send values in order; with `partitions`, value i goes to partition i % partitions."""
     producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)

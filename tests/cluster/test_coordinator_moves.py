@@ -8,9 +8,10 @@ import time
 
 import pytest
 from confluent_kafka import Producer, ShareConsumer
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from testkit.cluster import read_from_start
+from testkit.groups import share_from_earliest
 from trafka.testing.rawwire import RawClient
 
 GROUP_KEY, TRANSACTION_KEY = 0, 1
@@ -32,15 +33,6 @@ def _coordinator(cluster, key: str, key_type: int) -> int:
         assert found.error_code == 0
         return found.node_id
     raise AssertionError("no broker answers")
-
-
-def _share_from_earliest(cluster, group: str) -> None:
-    """share.auto.offset.reset=earliest for the share group (a group config)."""
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    change = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
-        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
-    for future in admin.incremental_alter_configs([change]).values():
-        future.result(10)
 
 
 def _read_committed(cluster, topic: str, partitions: int, want: int) -> list[bytes]:
@@ -204,7 +196,7 @@ def test_a_poison_record_keeps_its_delivery_count_when_the_share_coordinator_mov
 
     cluster = trafka_cluster
     _create(cluster, "poison", 1)
-    _share_from_earliest(cluster, "p")
+    share_from_earliest(cluster.bootstrap_servers, "p")
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
     producer.produce("poison", b"poison", partition=0)
     assert producer.flush(10) == 0
@@ -271,7 +263,7 @@ def test_share_fetch_names_the_partition_leader_and_its_epoch(trafka_cluster):
         [[partition]] = [t.partitions for t in answer.responses]
         return partition.error_code, partition.current_leader.leader_id, partition.current_leader.leader_epoch
 
-    _share_from_earliest(cluster, "leaders")
+    share_from_earliest(cluster.bootstrap_servers, "leaders")
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all"})
     producer.produce("led", b"x", partition=0)
     assert producer.flush(10) == 0

@@ -232,16 +232,11 @@ def test_a_share_groups_page_shows_its_share_partitions_and_held_records(broker,
 
     from confluent_kafka import AcknowledgeType, ShareConsumer
 
-    from testkit.groups import create_topic
-
-    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+    from testkit.groups import create_topic, share_from_earliest
 
     create_topic(broker.bootstrap_servers, "tasks", 1)
     produce(broker, "tasks", [b"a", b"b", b"c"])
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-    reset = ConfigResource(ResourceType.GROUP, "crew", incremental_configs=[
-        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
-    admin.incremental_alter_configs([reset])[reset].result(10)
+    share_from_earliest(broker.bootstrap_servers, "crew")
     share = ShareConsumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "crew", "client.id": "crew-1",
                            "share.acknowledgement.mode": "explicit"})
     share.subscribe(["tasks"])

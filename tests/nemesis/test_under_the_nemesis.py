@@ -15,8 +15,9 @@ import urllib.request
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, ShareConsumer
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
+from confluent_kafka.admin import AdminClient, NewTopic
 
+from testkit.groups import share_from_earliest
 from trafka.testing import TrafkaBroker
 from trafka.testing.history import History
 
@@ -151,10 +152,7 @@ def test_clients_lose_change_and_duplicate_nothing_under_the_nemesis(tmp_path, s
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
         for future in admin.create_topics([NewTopic("events", 3, 3), NewTopic("txns", 3, 3)]).values():
             future.result(20)
-        reset = ConfigResource(ResourceType.GROUP, "nemesis-workers", incremental_configs=[
-            ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
-        for future in admin.incremental_alter_configs([reset]).values():
-            future.result(20)
+        share_from_earliest(cluster.bootstrap_servers, "nemesis-workers")
         work = Workload(cluster.bootstrap_servers, cluster.schema_registry_url.rstrip("/"))
         threads = [threading.Thread(target=getattr(work, name), name=name, daemon=True) for name in
                    ("idempotent_producer", "transactional_producer", "consumer_group", "share_group", "schemas")]

@@ -11,7 +11,7 @@ import time
 import pytest
 from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
 
-from testkit.groups import create_topic
+from testkit.groups import create_topic, share_from_earliest
 from trafka.testing import TrafkaBroker
 from trafka.testing.rawwire import RawClient
 from trafka.wire.types import ZERO_UUID
@@ -72,7 +72,7 @@ def test_members_share_a_backlog_each_poll_within_max_poll_records(queue_broker)
         for consumer in consumers.values():
             consumer.poll(0.2)
     assert members_of(broker, "workers") == 2
-    _set_earliest(broker, "workers")
+    share_from_earliest(broker.bootstrap_servers, "workers")
     produce_batches(broker, "jobs", RECORDS, PER_BATCH)
     seen: dict[int, str] = {}
     polls: dict[str, list[int]] = {name: [] for name in consumers}
@@ -96,22 +96,12 @@ def test_members_share_a_backlog_each_poll_within_max_poll_records(queue_broker)
     assert all(share >= RECORDS // 10 for share in shares.values()), shares
 
 
-def _set_earliest(broker, group: str) -> None:
-    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
-
-    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
-        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
-    for future in admin.incremental_alter_configs([resource]).values():
-        future.result(10)
-
-
 def test_acknowledgements_sent_by_close_are_kept(queue_broker):
     """close() leaves the group, then acknowledges with the final session epoch: the ACCEPTs
     count, and the next member gets only the records after them."""
     broker = queue_broker
     create_topic(broker.bootstrap_servers, "jobs", 1)
-    _set_earliest(broker, "closers")
+    share_from_earliest(broker.bootstrap_servers, "closers")
     produce_batches(broker, "jobs", 200, PER_BATCH)
     first = share_consumer(broker, "closers", "first", **{"max.poll.records": 50})
     first.subscribe(["jobs"])
@@ -140,7 +130,7 @@ def test_an_answer_holding_only_an_acknowledgement_has_empty_records_not_null(qu
     broker = queue_broker
     create_topic(broker.bootstrap_servers, "two", 2)
     topic_id = topic_id_of(broker, "two")
-    _set_earliest(broker, "raw")
+    share_from_earliest(broker.bootstrap_servers, "raw")
     produce_batches(broker, "two", 5, 5, partition=0)
     with RawClient(broker.bootstrap_servers) as raw:
         assert raw.request(76, 1, {"group_id": "raw", "member_id": "m", "member_epoch": 0, "rack_id": None,
@@ -168,7 +158,7 @@ def test_a_member_acknowledging_one_partition_while_fetching_another_gets_its_re
     locked for the 60 s lock)."""
     broker = queue_broker
     create_topic(broker.bootstrap_servers, "pair", 2)
-    _set_earliest(broker, "pairs")
+    share_from_earliest(broker.bootstrap_servers, "pairs")
     consumer = share_consumer(broker, "pairs", "pair")
     consumer.subscribe(["pair"])
     seen: list[tuple[int, int]] = []
@@ -192,7 +182,7 @@ def test_a_poison_record_is_archived_at_the_limit_across_a_restart(tmp_path):
     with TrafkaBroker(data_dir=tmp_path / "data", config=SHARE_CONFIG) as broker:
         create_topic(broker.bootstrap_servers, "poison", 1)
         topic_id = topic_id_of(broker, "poison")
-        _set_earliest(broker, "p")
+        share_from_earliest(broker.bootstrap_servers, "p")
         produce_batches(broker, "poison", 1, 1)
         with RawClient(broker.bootstrap_servers) as raw:
             assert raw.request(76, 1, {"group_id": "p", "member_id": "doomed", "member_epoch": 0, "rack_id": None,
