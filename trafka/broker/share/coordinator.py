@@ -292,16 +292,24 @@ class ShareCoordinator:
         records, written; the next deadline (a lock's, or a failed write's retry)."""
         deadlines = []
         for shard in self.runtime:
-            for key, sp in list(shard.partitions.items()):
-                due = sp.next_lock_deadline()
-                if due is not None and due <= now and self._failing.get(key, now) <= now:
-                    self._expire(key, now)
-                    due = self.existing(key).next_lock_deadline() if self.existing(key) is not None else None
+            for key in list(shard.partitions):
+                due = self._expire_if_due(key, now)
                 if due is not None:
                     deadlines.append(max(due, self._failing.get(key, due)))
         return min(deadlines, default=None)
 
-    def _expire(self, key: SharePartitionKey, now: int) -> None:
+    def expire_locks(self, key: SharePartitionKey) -> None:
+        """Before an acquisition: locks of this share-partition that ran out make their records
+        available (written)."""
+        self._expire_if_due(key, self.clock.time_ms())
+
+    def _expire_if_due(self, key: SharePartitionKey, now: int) -> int | None:
+        """Expire the share-partition's locks that ran out by `now`, unless a failed write of
+        them waits for its retry; its next lock deadline after that."""
+        sp = self.existing(key)
+        due = sp.next_lock_deadline() if sp is not None else None
+        if due is None or due > now or self._failing.get(key, now) > now:
+            return due
         limit = self.delivery_limit(key.group_id)
         error = self.change(key, lambda work: (work.expire_locks(now, limit), ErrorCode.NONE)[1], "its expired locks")
         if error:
@@ -311,15 +319,8 @@ class ShareCoordinator:
             self._failing[key] = now + RETRY_MS
         elif self._failing.pop(key, None) is not None:
             log.info("share-partition %s: its expired locks are written now", key)
-
-    def expire_locks(self, key: SharePartitionKey) -> None:
-        """Before an acquisition: locks of this share-partition that ran out make their records
-        available (written)."""
         sp = self.existing(key)
-        now = self.clock.time_ms()
-        due = sp.next_lock_deadline() if sp is not None else None
-        if due is not None and due <= now and self._failing.get(key, now) <= now:
-            self._expire(key, now)
+        return sp.next_lock_deadline() if sp is not None else None
 
     def describe(self, group_id: str, topic_name) -> list[dict]:
         """Each share-partition of the group for the console and /metrics: start and end
