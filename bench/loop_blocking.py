@@ -28,7 +28,7 @@ from trafka.testing.rawwire import RawClient
 from trafka.wire import records
 
 _INLINE = """
-import trio, trafka.broker.log_tasks as lt, trafka.broker.server as server
+import trio, trafka.broker.operations.log_tasks as lt, trafka.broker.server as server
 async def _inline(fn, *args, **kwargs):
     return fn(*args)
 trio.to_thread.run_sync = _inline

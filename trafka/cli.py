@@ -17,7 +17,7 @@ log = logging.getLogger("trafka")
 
 def _serve(args) -> int:
     from trafka.broker.config import BrokerConfig, ConfigError
-    from trafka.broker.nodes import open_broker
+    from trafka.broker.cluster.nodes import open_broker
     from trafka.broker.server import ListenError, serve
     from trafka.console.server import console_service, schema_registry_service
     from trafka.storage.errors import StorageError
@@ -132,10 +132,10 @@ def _describe(args) -> int:
 
 def _describe_rows(group, log_end: dict[tuple[str, int], int]):
     """One group's row of the states table, and its rows of the members and offsets tables,
-    from the one description of a group (trafka/broker/coordinator/describe.py)."""
+    from the one description of a group (trafka/broker/coordinators/group/describe.py)."""
     from datetime import datetime, timezone
 
-    from trafka.broker.coordinator.describe import describe
+    from trafka.broker.coordinators.group.describe import describe
 
     d = describe(group, lambda t, p: log_end.get((t, p)))
     since = "-" if d["group_type"] == "consumer" else \
@@ -161,9 +161,9 @@ def _dash(value) -> str:
 
 def _groups(args) -> int:
     """Kafka's `kafka-consumer-groups.sh --describe` with --state, --members and offsets, from the files."""
-    from trafka.broker.coordinator.formats import parse_key
-    from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
-    from trafka.broker.coordinator.shard import load_state
+    from trafka.broker.coordinators.group.formats import parse_key
+    from trafka.broker.coordinators.group.offsets_topic import OFFSETS_TOPIC
+    from trafka.broker.coordinators.group.shard import load_state
     from trafka.storage.clock import BrokerClock
     from trafka.storage.inspect import describe_data_dir
 
@@ -199,9 +199,9 @@ def _share_groups(args) -> int:
     """Like kafka-share-groups.sh --describe --offsets, from `__share_group_state` on disk: per
     share-partition its start offset, the log end, the records not yet done with (LAG) and the
     in-flight ones by state. Membership is not on disk (docs/share-groups.md)."""
-    from trafka.broker.share.coordinator import SHARE_STATE_TOPIC
-    from trafka.broker.share.formats import parse_key, parse_value
-    from trafka.broker.share.partition import RecordState
+    from trafka.broker.coordinators.share.coordinator import SHARE_STATE_TOPIC
+    from trafka.broker.coordinators.share.formats import parse_key, parse_value
+    from trafka.broker.coordinators.share.partition import RecordState
     from trafka.storage.inspect import describe_data_dir
     from trafka.storage.errors import StorageError
     from trafka.storage.topic_store import read_topics
@@ -248,8 +248,8 @@ def _share_groups(args) -> int:
 def _parsed(data_dir: Path, topic: str, parse):
     """`parse(key, value)` of each committed record of an internal topic on disk; a record this
     version cannot read is skipped with a line on stderr."""
-    from trafka.broker.runtime.offline import read_topic
-    from trafka.broker.runtime.records import UnknownRecord
+    from trafka.broker.coordinators.runtime.offline import read_topic
+    from trafka.broker.coordinators.runtime.records import UnknownRecord
 
     for record in read_topic(data_dir, topic):
         try:
@@ -260,8 +260,8 @@ def _parsed(data_dir: Path, topic: str, parse):
 
 def _transactions(args) -> int:
     """Like kafka-transactions.sh list/describe, from `__transaction_state` on disk."""
-    from trafka.broker.transaction.formats import parse_txn_key, parse_txn_value
-    from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC
+    from trafka.broker.coordinators.transaction.formats import parse_txn_key, parse_txn_value
+    from trafka.broker.coordinators.transaction.state_topic import TRANSACTION_STATE_TOPIC
 
     data_dir = Path(args.data_dir)
     if not (data_dir / "topics").is_dir():

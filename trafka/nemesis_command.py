@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 
-from trafka.broker.nemesis.schedule import KINDS
+from trafka.broker.testcontrol.nemesis.schedule import KINDS
 
 
 def add_arguments(parser) -> None:

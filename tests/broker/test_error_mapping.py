@@ -2,7 +2,7 @@
 
 import pytest
 
-from trafka.broker.errors import coordinator_write_error, error_code
+from trafka.broker.requests.errors import coordinator_write_error, error_code
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
 

@@ -10,7 +10,7 @@ import errno
 
 import pytest
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.testing.rawwire import RawClient
 from trafka.wire import records
 from trafka.wire.errors import ErrorCode
@@ -26,7 +26,7 @@ def failing(monkeypatch):
         async def handle(ctx, request):
             raise exc
 
-        monkeypatch.setitem(registry.ROUTES, api_key, dataclasses.replace(registry.ROUTES[api_key], handle=handle))
+        monkeypatch.setitem(routes.ROUTES, api_key, dataclasses.replace(routes.ROUTES[api_key], handle=handle))
 
     return make
 

@@ -191,7 +191,7 @@ def test_a_poison_record_keeps_its_delivery_count_when_the_share_coordinator_mov
     delivery is its second, and released then it is archived for good."""
     from confluent_kafka import AcknowledgeType
 
-    from trafka.broker.runtime.internal_topic import partition_for
+    from trafka.broker.coordinators.runtime.internal_topic import partition_for
     from trafka.wire.types import ZERO_UUID
 
     cluster = trafka_cluster

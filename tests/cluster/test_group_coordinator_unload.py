@@ -10,8 +10,8 @@ import trio
 from trio.testing import wait_all_tasks_blocked
 
 from trafka.broker.config import BrokerConfig
-from trafka.broker.coordinator.classic import JoinRequest
-from trafka.broker.nodes import Cluster
+from trafka.broker.coordinators.group.classic import JoinRequest
+from trafka.broker.cluster.nodes import Cluster
 from trafka.wire.errors import ErrorCode
 
 OFFSETS = "__consumer_offsets"

@@ -19,7 +19,7 @@ import random
 import pytest
 
 from trafka.broker.config import BrokerConfig
-from trafka.broker.nodes import Cluster
+from trafka.broker.cluster.nodes import Cluster
 from trafka.storage.clock import ManualClock
 from trafka.wire import records as rec
 

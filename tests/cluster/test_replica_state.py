@@ -12,10 +12,10 @@ from testkit.storage import batch
 from trio.testing import wait_all_tasks_blocked
 
 from trafka.broker.config import BrokerConfig
-from trafka.broker.connection import RequestContext
+from trafka.broker.network.connection import RequestContext
 from trafka.broker.handlers.produce import handle as handle_produce
-from trafka.broker.coordinator.offsets import OffsetCommit
-from trafka.broker.nodes import Cluster
+from trafka.broker.coordinators.group.offsets import OffsetCommit
+from trafka.broker.cluster.nodes import Cluster
 from trafka.storage.log_replica import epoch_end_offset
 from trafka.storage.retention import apply_retention
 from trafka.wire import framing

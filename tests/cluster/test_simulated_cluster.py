@@ -13,7 +13,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
-from trafka.broker.runtime.internal_topic import partition_for
+from trafka.broker.coordinators.runtime.internal_topic import partition_for
 from trafka.testing.rawwire import RawClient
 from trafka.wire import records
 from trafka.wire.errors import ErrorCode

@@ -12,8 +12,8 @@ import trio
 from testkit.storage import batch
 
 from trafka.broker.config import BrokerConfig
-from trafka.broker.log_tasks import flush_off_loop
-from trafka.broker.nodes import Cluster
+from trafka.broker.operations.log_tasks import flush_off_loop
+from trafka.broker.cluster.nodes import Cluster
 from trafka.storage.log_flush import FlushPlan
 
 SETTINGS = {"cluster.brokers": 3, "offsets.topic.num.partitions": 1, "transaction.state.log.num.partitions": 1,

@@ -12,8 +12,8 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
 from trafka.testing.rawwire import RawClient
-from trafka.broker.error_responses import error_response
-from trafka.broker.registry import load_handlers
+from trafka.broker.requests.error_responses import error_response
+from trafka.broker.requests.routes import load_handlers
 from trafka.wire import records
 from trafka.wire.messages import APIS
 from trafka.wire.schema import Array

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from trafka.broker.coordinator.assignors import ASSIGNORS, range_, uniform
+from trafka.broker.coordinators.group.assignors import ASSIGNORS, range_, uniform
 
 
 def topics(**counts: int) -> dict[str, tuple[uuid.UUID, int]]:

@@ -7,14 +7,14 @@ import trio
 from trio.testing import wait_all_tasks_blocked
 
 from testkit.coordinators import coordinator_config, reopening_logs
-from trafka.broker.coordinator import GroupCoordinator
-from trafka.broker.coordinator import formats
-from trafka.broker.runtime import internal_topic
-from trafka.broker.coordinator.classic import JoinRequest
-from trafka.broker.coordinator.consumer import HeartbeatRequest
-from trafka.broker.coordinator.coordinator import MIN_TIMER_MS, RETRY_MS
-from trafka.broker.coordinator.offsets import OffsetCommit
-from trafka.broker.coordinator.group import GroupState
+from trafka.broker.coordinators.group import GroupCoordinator
+from trafka.broker.coordinators.group import formats
+from trafka.broker.coordinators.runtime import internal_topic
+from trafka.broker.coordinators.group.classic import JoinRequest
+from trafka.broker.coordinators.group.consumer import HeartbeatRequest
+from trafka.broker.coordinators.group.coordinator import MIN_TIMER_MS, RETRY_MS
+from trafka.broker.coordinators.group.offsets import OffsetCommit
+from trafka.broker.coordinators.group.group import GroupState
 from trafka.storage.errors import StorageWriteFailed
 from trafka.wire.errors import ErrorCode as E
 

@@ -95,8 +95,8 @@ def test_a_hosted_classic_member_that_does_not_rejoin_or_sync_in_time_is_removed
     """Kafka's join and sync timeouts for classic members of a consumer group: told to rejoin, a
     member must send JoinGroup within its rebalance timeout; after JoinGroup, SyncGroup likewise.
     Broker time is moved with the test clock."""
-    from trafka.broker.coordinator import formats
-    from trafka.broker.runtime.records import versioned
+    from trafka.broker.coordinators.group import formats
+    from trafka.broker.coordinators.runtime.records import versioned
 
     subscription = versioned(formats.CONSUMER_PROTOCOL_SUBSCRIPTION, 1, {"topics": ["work"], "user_data": None,
                                                                          "owned_partitions": []})

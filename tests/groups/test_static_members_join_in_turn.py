@@ -6,7 +6,7 @@ The leader's SyncGroup completes the generation and answers every parked member 
 used to park the leader's own request too, so trio could send the newcomer's answer first and
 aiokafka returned from the newcomer's start() while the first member still held every
 partition (about half the time on a loaded machine). The leader's answer now goes out first
-(trafka/broker/coordinator/classic.py, `_sync`)."""
+(trafka/broker/coordinators/group/classic.py, `_sync`)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""The nemesis planner alone (trafka/broker/nemesis/schedule.py): a pure function of its settings,
+"""The nemesis planner alone (trafka/broker/testcontrol/nemesis/schedule.py): a pure function of its settings,
 that never has more brokers down than allowed, and refuses what it cannot do."""
 
 from __future__ import annotations
 
 import pytest
 
-from trafka.broker.nemesis.schedule import ANY_BROKER_KINDS, DOWN_KINDS, KINDS, Settings, plan
+from trafka.broker.testcontrol.nemesis.schedule import ANY_BROKER_KINDS, DOWN_KINDS, KINDS, Settings, plan
 
 
 def test_the_same_seed_gives_the_same_plan_and_another_seed_another():

@@ -11,13 +11,13 @@ from types import SimpleNamespace
 import pytest
 
 from testkit.coordinators import TOPIC, coordinator_config, reopening_logs
-from trafka.broker.coordinator import GroupCoordinator
-from trafka.broker.coordinator.coordinator import RETRY_MS as GROUP_RETRY_MS
-from trafka.broker.group_configs import GroupConfigs
-from trafka.broker.share.coordinator import RETRY_MS, ShareCoordinator
-from trafka.broker.share.formats import SharePartitionKey
-from trafka.broker.share.group import ShareHeartbeat
-from trafka.broker.share.partition import AcknowledgeType, AcquireLimits, RecordState
+from trafka.broker.coordinators.group import GroupCoordinator
+from trafka.broker.coordinators.group.coordinator import RETRY_MS as GROUP_RETRY_MS
+from trafka.broker.metadata.group_configs import GroupConfigs
+from trafka.broker.coordinators.share.coordinator import RETRY_MS, ShareCoordinator
+from trafka.broker.coordinators.share.formats import SharePartitionKey
+from trafka.broker.coordinators.share.group import ShareHeartbeat
+from trafka.broker.coordinators.share.partition import AcknowledgeType, AcquireLimits, RecordState
 from trafka.storage.errors import StorageWriteFailed
 from trafka.wire.errors import ErrorCode as E
 

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from trafka.broker.share.partition import AcknowledgeType, AcquireLimits, AcquireMode, RecordState, SharePartition
+from trafka.broker.coordinators.share.partition import AcknowledgeType, AcquireLimits, AcquireMode, RecordState, SharePartition
 from trafka.wire.errors import ErrorCode
 
 LOCK_MS = 1000

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from testkit.coordinators import coordinator_config, markers, produce, reopening_logs
-from trafka.broker.coordinator import GroupCoordinator
-from trafka.broker.coordinator.offsets import OffsetCommit
-from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
-from trafka.broker.producer_ids import ProducerIdManager
-from trafka.broker.transaction import TransactionCoordinator
-from trafka.broker.transaction.formats import TxnState
+from trafka.broker.coordinators.group import GroupCoordinator
+from trafka.broker.coordinators.group.offsets import OffsetCommit
+from trafka.broker.coordinators.group.offsets_topic import OFFSETS_TOPIC
+from trafka.broker.metadata.producer_ids import ProducerIdManager
+from trafka.broker.coordinators.transaction import TransactionCoordinator
+from trafka.broker.coordinators.transaction.formats import TxnState
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode as E
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import pytest
 
 from testkit.coordinators import coordinator_config, markers, produce, reopening_logs
-from trafka.broker.coordinator import GroupCoordinator
-from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
-from trafka.broker.features import TRANSACTION_VERSION, FeatureLevels, FeatureUpdate, SAFE_DOWNGRADE
-from trafka.broker.producer_ids import ProducerIdManager
-from trafka.broker.transaction import TransactionCoordinator
-from trafka.broker.transaction.formats import TxnState, parse_txn_value
-from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC
+from trafka.broker.coordinators.group import GroupCoordinator
+from trafka.broker.coordinators.group.offsets_topic import OFFSETS_TOPIC
+from trafka.broker.metadata.features import TRANSACTION_VERSION, FeatureLevels, FeatureUpdate, SAFE_DOWNGRADE
+from trafka.broker.metadata.producer_ids import ProducerIdManager
+from trafka.broker.coordinators.transaction import TransactionCoordinator
+from trafka.broker.coordinators.transaction.formats import TxnState, parse_txn_value
+from trafka.broker.coordinators.transaction.state_topic import TRANSACTION_STATE_TOPIC
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode as E
 

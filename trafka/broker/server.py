@@ -11,25 +11,25 @@ from pathlib import Path
 import trio
 
 from trafka.broker.config import BrokerConfig, ConfigError
-from trafka.broker.connection import serve_connection
-from trafka.broker.connection_quotas import ConnectionQuotas
-from trafka.broker.dynamic_configs import DynamicBrokerConfigs
-from trafka.broker.coordinator import GroupCoordinator
-from trafka.broker.faults import FaultTable
+from trafka.broker.network.connection import serve_connection
+from trafka.broker.network.connection_quotas import ConnectionQuotas
+from trafka.broker.metadata.dynamic_configs import DynamicBrokerConfigs
+from trafka.broker.coordinators.group import GroupCoordinator
+from trafka.broker.testcontrol.faults import FaultTable
 from trafka.broker.handlers.metadata import MetadataCache
-from trafka.broker.log_tasks import StorageThreads, every, storage_tasks
-from trafka.broker.features import FeatureLevels
-from trafka.broker.producer_ids import ProducerIdManager
-from trafka.broker.quotas import ClientQuotas
-from trafka.broker.registry import load_handlers
-from trafka.broker.stats import BrokerStats
+from trafka.broker.operations.log_tasks import StorageThreads, every, storage_tasks
+from trafka.broker.metadata.features import FeatureLevels
+from trafka.broker.metadata.producer_ids import ProducerIdManager
+from trafka.broker.metadata.quotas import ClientQuotas
+from trafka.broker.requests.routes import load_handlers
+from trafka.broker.operations.stats import BrokerStats
 from trafka.broker.security.authorizer import make_authorizer
 from trafka.broker.security.layer import SecurityLayer
 from trafka.broker.security.listeners import Listener, configured_listeners
-from trafka.broker.group_configs import GroupConfigs
-from trafka.broker.telemetry import ClientMetricsManager
-from trafka.broker.share.coordinator import ShareCoordinator
-from trafka.broker.transaction import TransactionCoordinator
+from trafka.broker.metadata.group_configs import GroupConfigs
+from trafka.broker.operations.telemetry import ClientMetricsManager
+from trafka.broker.coordinators.share.coordinator import ShareCoordinator
+from trafka.broker.coordinators.transaction import TransactionCoordinator
 from trafka.storage.clock import BrokerClock
 from trafka.storage.files import atomic_write
 from trafka.storage.manager import LOCK_FILE, LogManager
@@ -42,7 +42,7 @@ class Broker:
     """Everything a handler reaches through `ctx.broker`."""
 
     def __init__(self, data_dir: Path, config: BrokerConfig, clock=None, *, cluster=None):
-        """`cluster`: the simulated cluster (trafka/broker/nodes.py) this broker is one node of;
+        """`cluster`: the simulated cluster (trafka/broker/cluster/nodes.py) this broker is one node of;
         None for a broker on its own. Its nodes share one clock, cluster id, producer-id block,
         credentials, ACLs, quotas, features, group configs and client-metrics subscriptions
         (what Kafka keeps in its metadata log), taken from the first node."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from trafka.broker.connection import dispatch
+from trafka.broker.network.connection import dispatch
 from trafka.wire import framing
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode

@@ -122,7 +122,7 @@ def records_query(broker, request, topic: str, index: int) -> dict:
 
 def telemetry_view(broker) -> list[dict]:
     """Each client instance that asked for its telemetry subscription (KIP-714): its
-    subscription and the metrics it pushed last, decoded (trafka/broker/telemetry.py)."""
+    subscription and the metrics it pushed last, decoded (trafka/broker/operations/telemetry.py)."""
     return [
         {"instance_id": str(t.instance_id), "client_id": printable(t.client_id),
          "software": printable(" ".join(p for p in (t.software_name, t.software_version) if p)) or None,

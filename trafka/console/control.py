@@ -1,7 +1,7 @@
 """The test-control endpoints: /api/v1/clock, /api/v1/faults, /api/v1/snapshot, /api/v1/brokers,
 /api/v1/partitions and /api/v1/nemesis.
 
-Each request is handed to `trafka.broker.control.handle`, the same code `TrafkaBroker`'s
+Each request is handed to `trafka.broker.testcontrol.endpoints.handle`, the same code `TrafkaBroker`'s
 in-process calls run, on the broker's trio thread. They answer only when the console listens
 on a loopback address or `console.control.enabled=true` is set, so a container publishing its
 console cannot be steered by anyone on the network; otherwise 403 saying how to allow them.
@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from trafka.broker import control
+from trafka.broker.testcontrol import endpoints
 from trafka.console.app import ApiError
 
 
@@ -48,7 +48,7 @@ def routes(broker) -> list:
                 body = json.loads(raw) if raw.strip() else {}
             except ValueError:
                 raise ApiError(400, "the request body must be a JSON object") from None
-        answer = control.handle(broker, request.method, request.url.path, body)
+        answer = endpoints.handle(broker, request.method, request.url.path, body)
         path = request.url.path.rstrip("/")
         status = 200
         if request.method == "POST" and path.endswith("/faults"):

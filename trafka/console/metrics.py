@@ -1,7 +1,7 @@
 """GET /metrics: Prometheus text format, written by prometheus_client from the broker's state.
 
 One registry per broker (several in-process brokers may share a test process). The collector
-reads the request counters (trafka.broker.stats), the logs and the group coordinator when
+reads the request counters (trafka.broker.operations.stats), the logs and the group coordinator when
 Prometheus scrapes, so nothing is kept twice.
 
     trafka_requests_total{api}                       requests answered, per API
@@ -26,7 +26,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 from starlette.routing import Route
 
-from trafka.broker.stats import LATENCY_BUCKETS
+from trafka.broker.operations.stats import LATENCY_BUCKETS
 from trafka.console import views
 
 

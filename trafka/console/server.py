@@ -102,7 +102,7 @@ async def console_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> No
 
 async def schema_registry_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """The broker service for schema.registry.port (rules: `listen`): Confluent's Schema
-    Registry REST API (trafka/console/schema_registry.py)."""
+    Registry REST API (trafka/console/schema_api.py)."""
     bound = listen(broker, "schema.registry.port", "the schema registry")
     if bound is None:
         task_status.started(None)
@@ -111,7 +111,7 @@ async def schema_registry_service(broker, *, task_status=trio.TASK_STATUS_IGNORE
     task_status.started(broker.schema_registry_url)
     try:
         await first_connection(sock)
-        from trafka.console.schema_registry import build_app
+        from trafka.console.schema_api import build_app
 
         await serve_app(build_app(broker), sock, "trafka.schemas.http")
     finally:

@@ -12,7 +12,7 @@ import base64
 import json
 from datetime import datetime, timezone
 
-from trafka.broker.nemesis import runner as nemesis_runner
+from trafka.broker.testcontrol.nemesis import runner as nemesis_runner
 from trafka.storage.errors import OffsetOutOfRange, UnknownTopic
 from trafka.storage.retention import segment_largest_timestamp
 from trafka.wire import records as rec
@@ -288,7 +288,7 @@ def _internal(name: str) -> bool:
 
 
 def group(broker, group_id: str, log_end: dict | None = None) -> dict:
-    """The one description of a group (trafka/broker/coordinator/describe.py)."""
+    """The one description of a group (trafka/broker/coordinators/group/describe.py)."""
     coordinator = group_coordinator(broker, group_id)
     if log_end is None:
         return coordinator.describe_group(group_id, lambda t, p: _high_watermark(broker, t, p))

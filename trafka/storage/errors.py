@@ -1,5 +1,5 @@
 """Storage raises these. Each carries the Kafka error code a client is answered with
-(`error_code`); the broker reads it through one function, trafka.broker.errors.error_code."""
+(`error_code`); the broker reads it through one function, trafka.broker.requests.errors.error_code."""
 
 from __future__ import annotations
 

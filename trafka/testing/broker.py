@@ -242,9 +242,9 @@ class TrafkaBroker:
         if not self.running:
             raise RuntimeError("the broker is not running")
         if self.in_process:
-            from trafka.broker import control
+            from trafka.broker.testcontrol import endpoints
 
-            return self._thread_broker.call(control.handle, self._thread_broker.broker, method, path, body)
+            return self._thread_broker.call(endpoints.handle, self._thread_broker.broker, method, path, body)
         return _http_control(self, method, path, body)
 
     def clock(self) -> dict:

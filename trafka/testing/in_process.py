@@ -66,7 +66,7 @@ class InProcessBroker:
 
     def _run(self) -> None:
         from trafka.broker.config import BrokerConfig
-        from trafka.broker.nodes import open_broker
+        from trafka.broker.cluster.nodes import open_broker
         from trafka.broker.server import serve
         from trafka.console.server import console_service, schema_registry_service
 

@@ -1,1 +1,1 @@
-"""One module per API; each registers its handler with `trafka.broker.registry.handles`."""
+"""One module per API; each registers its handler with `trafka.broker.requests.routes.handles`."""

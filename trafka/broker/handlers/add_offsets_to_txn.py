@@ -8,14 +8,14 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, TRANSACTIONAL_ID, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 FIRST_VERSION_WITH_PRODUCER_FENCED = 2
 
 
-@registry.handles(25, min_version=0, max_version=4)
+@routes.handles(25, min_version=0, max_version=4)
 async def handle(ctx, request):
     if not authorize(ctx, Op.WRITE, TRANSACTIONAL_ID, request.transactional_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}

@@ -16,7 +16,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, TRANSACTIONAL_ID, Op, authorize, denied
 from trafka.wire.errors import ErrorCode
 
@@ -53,7 +53,7 @@ def _verify(ctx, txn) -> dict:
     }
 
 
-@registry.handles(24, min_version=0, max_version=5)
+@routes.handles(24, min_version=0, max_version=5)
 async def handle(ctx, request):
     if ctx.version >= FIRST_BATCHED_VERSION:
         if not authorize(ctx, Op.CLUSTER_ACTION, CLUSTER):

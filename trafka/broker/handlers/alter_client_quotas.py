@@ -1,7 +1,7 @@
 """AlterClientQuotas (key 49), versions 0-1.
 
 Behavior:
-- Sets or removes quota values per entity (trafka/broker/quotas.py) with Kafka's controller
+- Sets or removes quota values per entity (trafka/broker/metadata/quotas.py) with Kafka's controller
   checks: entity types user and client-id (alone or together) or ip (alone, an address), their
   keys (producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate;
   connection_creation_rate for ip), values above 0 and whole numbers for the integral keys;
@@ -14,12 +14,12 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(49, min_version=0, max_version=1)
+@routes.handles(49, min_version=0, max_version=1)
 async def handle(ctx, request):
     entries = [
         ([(e.entity_type, e.entity_name) for e in entry.entity], [(op.key, None if op.remove else op.value) for op in entry.ops])

@@ -10,12 +10,12 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import Op
-from trafka.broker.alter_configs import alter_resource, config_authorization_error, response
+from trafka.broker.requests.config_changes import alter_resource, config_authorization_error, response
 
 
-@registry.handles(33, min_version=0, max_version=2)
+@routes.handles(33, min_version=0, max_version=2)
 async def handle(ctx, request):
     results = []
     for resource in request.resources:

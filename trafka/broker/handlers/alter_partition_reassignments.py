@@ -6,7 +6,7 @@ Behavior:
   INVALID_REPLICA_ASSIGNMENT (no such broker is registered), as is an empty or repeated list, as
   Kafka's controller answers. Cancelling (null replicas) is NO_REASSIGNMENT_IN_PROGRESS, a
   partition that does not exist UNKNOWN_TOPIC_OR_PARTITION.
-- In a simulated cluster a reassignment is real (trafka/broker/nodes.py `reassign`): the new
+- In a simulated cluster a reassignment is real (trafka/broker/cluster/nodes.py `reassign`): the new
   replicas fetch from the leader, and once all are in sync the old ones are dropped (their
   copies deleted) and leadership moves if the leader is not among the new replicas. Null
   replicas cancel the move under way. Changing the replication factor is allowed.
@@ -14,7 +14,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
@@ -52,7 +52,7 @@ def _partition(broker, topic: str, partition) -> dict:
     return answer()
 
 
-@registry.handles(45, min_version=0, max_version=1)
+@routes.handles(45, min_version=0, max_version=1)
 async def handle(ctx, request):
     if not authorize(ctx, Op.ALTER, CLUSTER):
         return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)

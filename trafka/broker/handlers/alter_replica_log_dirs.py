@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
@@ -27,7 +27,7 @@ def _error(broker, path: str, topic: str, partition: int) -> ErrorCode:
     return ErrorCode.NONE if hosted else ErrorCode.REPLICA_NOT_AVAILABLE
 
 
-@registry.handles(34, min_version=1, max_version=2)
+@routes.handles(34, min_version=1, max_version=2)
 async def handle(ctx, request):
     allowed = authorize(ctx, Op.ALTER, CLUSTER)  # else every partition is refused, as Kafka answers
     by_topic: dict[str, list[dict]] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.handlers.describe_acls import NOT_AUTHORIZED
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.broker.security.scram import MAX_ITERATIONS, MECHANISMS, MIN_ITERATIONS, ScramCredential
@@ -38,7 +38,7 @@ def _check(store, change, deleting: bool, seen: Counter) -> tuple[int, str] | No
     return None
 
 
-@registry.handles(51, min_version=0, max_version=0)
+@routes.handles(51, min_version=0, max_version=0)
 async def handle(ctx, request):
     if not authorize(ctx, Op.ALTER, CLUSTER):  # every user named gets the error, as in Kafka
         users = dict.fromkeys(c.name for c in [*request.deletions, *request.upsertions])

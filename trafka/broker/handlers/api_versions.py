@@ -4,13 +4,13 @@ Behavior:
 - The table is built from the handler registry: every API advertises its handler's range.
 - A request for a version above 4 is answered with UNSUPPORTED_VERSION and a v0-shaped body
   listing what we serve (the route's answer_too_new: the body cannot be parsed).
-- v3+ carry the features (trafka/broker/features.py): each supported feature's range, the
+- v3+ carry the features (trafka/broker/metadata/features.py): each supported feature's range, the
   finalized levels and their epoch. As in Kafka 4.x, a v3 answer leaves out the supported
   features whose minimum level is 0 (clients before KAFKA-17011 reject such a range); v4 lists
   them all. Finalized features at level 0 are never listed.
 """
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.wire.errors import ErrorCode
 
 FIRST_VERSION_WITH_LEVEL_0 = 4
@@ -19,7 +19,7 @@ FIRST_VERSION_WITH_LEVEL_0 = 4
 def api_keys_table() -> list[dict]:
     return [
         {"api_key": key, "min_version": route.min_version, "max_version": route.max_version}
-        for key, route in sorted(registry.ROUTES.items())
+        for key, route in sorted(routes.ROUTES.items())
     ]
 
 
@@ -45,7 +45,7 @@ def features_fields(features, version: int) -> dict:
     return {"supported_features": supported, "finalized_features_epoch": features.epoch, "finalized_features": finalized}
 
 
-@registry.handles(18, min_version=0, max_version=4, answer_too_new=answer_too_new)
+@routes.handles(18, min_version=0, max_version=4, answer_too_new=answer_too_new)
 async def handle(ctx, request):
     return {
         "error_code": ErrorCode.NONE,

@@ -16,7 +16,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import AclOperation, ResourceType, authorize, authorized_operations
 from trafka.wire.errors import ErrorCode
 from trafka.wire.messages.consumer_group_describe import NO_AUTHORIZED_OPERATIONS
@@ -77,7 +77,7 @@ def _describe(ctx, group_id: str, include_operations: bool, topic_names) -> dict
     }
 
 
-@registry.handles(69, min_version=0, max_version=1)
+@routes.handles(69, min_version=0, max_version=1)
 async def handle(ctx, request):
     topic_names = {metadata.topic_id: name for name, metadata in ctx.broker.logs.topics.items()}
     return {

@@ -1,7 +1,7 @@
 """ConsumerGroupHeartbeat (key 68), versions 0-1: the KIP-848 consumer group protocol.
 
 Behavior:
-- As in Kafka's GroupMetadataManager (see trafka/broker/coordinator/consumer.py): epoch 0
+- As in Kafka's GroupMetadataManager (see trafka/broker/coordinators/group/consumer.py): epoch 0
   joins, -1 leaves, -2 leaves a static member temporarily; the broker computes the
   assignment with a server-side assignor (uniform, range) and hands it out in steps, revoking
   before assigning. Errors: INVALID_REQUEST (with a message) for a malformed request,
@@ -17,8 +17,8 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
-from trafka.broker.coordinator.consumer import HeartbeatRequest, owned_from_request
+from trafka.broker.requests import routes
+from trafka.broker.coordinators.group.consumer import HeartbeatRequest, owned_from_request
 from trafka.broker.handlers.join_group import client_host
 from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize, client_host as peer_host, denied, principal_of
 from trafka.wire.errors import ErrorCode
@@ -34,7 +34,7 @@ def _describe_filter(ctx):
     return lambda name: authorizer.authorize(principal, host, Op.DESCRIBE, TOPIC, name)
 
 
-@registry.handles(68, min_version=0, max_version=1)
+@routes.handles(68, min_version=0, max_version=1)
 async def handle(ctx, request):
     if not authorize(ctx, Op.READ, GROUP, request.group_id):
         return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)

@@ -11,7 +11,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.handlers.describe_acls import NO_AUTHORIZER, NOT_AUTHORIZED
 from trafka.broker.security.authorizer import AclBinding, InvalidAcl, Op, CLUSTER, authorize
 from trafka.wire.errors import ErrorCode
@@ -21,7 +21,7 @@ def _result(error: ErrorCode = ErrorCode.NONE, message: str | None = None) -> di
     return {"error_code": error, "error_message": message}
 
 
-@registry.handles(30, min_version=1, max_version=3)
+@routes.handles(30, min_version=1, max_version=3)
 async def handle(ctx, request):
     authorizer = ctx.broker.authorizer
     if authorizer is None:

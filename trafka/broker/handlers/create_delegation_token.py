@@ -11,13 +11,13 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import USER, Op, authorize
 from trafka.broker.security.tokens import split_principal, token_request_error
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(38, min_version=1, max_version=3)
+@routes.handles(38, min_version=1, max_version=3)
 async def handle(ctx, request):
     requester_type, requester_name = split_principal(ctx.principal)
     owner_type, owner_name = requester_type, requester_name

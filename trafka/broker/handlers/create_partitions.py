@@ -9,10 +9,10 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
-from trafka.broker.cluster import assign, assignment_problem
+from trafka.broker.requests import routes
+from trafka.broker.cluster.describe import assign, assignment_problem
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
-from trafka.broker.errors import error_code, error_message
+from trafka.broker.requests.errors import error_code, error_message
 from trafka.storage.errors import StorageError, UnknownTopic
 from trafka.wire.errors import ErrorCode
 
@@ -46,7 +46,7 @@ def _create(broker, t, validate_only: bool) -> dict:
     return result(t.name)
 
 
-@registry.handles(37, min_version=0, max_version=3)
+@routes.handles(37, min_version=0, max_version=3)
 async def handle(ctx, request):
     return {"throttle_time_ms": 0, "results": [
         _create(ctx.broker, t, request.validate_only) if authorize(ctx, Op.ALTER, TOPIC, t.name)

@@ -13,12 +13,12 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
-from trafka.broker.cluster import assign, assignment_problem, place, replication_factor_problem
-from trafka.broker.log_tasks import sync_topic_metadata
+from trafka.broker.requests import routes
+from trafka.broker.cluster.describe import assign, assignment_problem, place, replication_factor_problem
+from trafka.broker.operations.log_tasks import sync_topic_metadata
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize
-from trafka.broker.topic_configs import topic_config_entries
-from trafka.broker.errors import error_code
+from trafka.broker.metadata.topic_configs import topic_config_entries
+from trafka.broker.requests.errors import error_code
 from trafka.storage import errors as storage_errors
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
@@ -115,7 +115,7 @@ def _config_entries(broker, version: int):
     return entries
 
 
-@registry.handles(19, min_version=2, max_version=7)
+@routes.handles(19, min_version=2, max_version=7)
 async def handle(ctx, request):
     seen: set[str] = set()
     anywhere = authorize(ctx, Op.CREATE, CLUSTER, log_denied=False)  # else CREATE on each topic

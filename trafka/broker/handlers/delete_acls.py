@@ -10,7 +10,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.handlers.describe_acls import NO_AUTHORIZER, NOT_AUTHORIZED
 from trafka.broker.security.authorizer import AclFilter, InvalidAcl, Op, CLUSTER, authorize
 from trafka.wire.errors import ErrorCode
@@ -26,7 +26,7 @@ def _matching(acl) -> dict:
             "host": acl.host, "operation": acl.operation, "permission_type": acl.permission_type}
 
 
-@registry.handles(31, min_version=1, max_version=3)
+@routes.handles(31, min_version=1, max_version=3)
 async def handle(ctx, request):
     authorizer = ctx.broker.authorizer
     if authorizer is None:

@@ -8,12 +8,12 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(42, min_version=0, max_version=2)
+@routes.handles(42, min_version=0, max_version=2)
 async def handle(ctx, request):
     names = list(request.groups_names)
     allowed = [name for name in names if authorize(ctx, Op.DELETE, GROUP, name)]

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import trio
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
-from trafka.broker.topics import find_log, led_elsewhere
+from trafka.broker.requests.topics import find_log, led_elsewhere
 from trafka.storage.errors import OffsetOutOfRange
 from trafka.wire.errors import ErrorCode
 
@@ -61,7 +61,7 @@ async def _await_low_watermarks(broker, answers: list, timeout_ms: int) -> None:
             answer.update(partition_error(answer["partition_index"], ErrorCode.REQUEST_TIMED_OUT))
 
 
-@registry.handles(21, min_version=0, max_version=2)
+@routes.handles(21, min_version=0, max_version=2)
 async def handle(ctx, request):
     topics = [
         {"name": t.name, "partitions": [_delete(ctx.broker, t.name, p) for p in t.partitions]}

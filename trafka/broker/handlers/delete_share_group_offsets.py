@@ -11,9 +11,9 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, Op, authorize
-from trafka.broker.share.offsets import group_refusal, topic, topic_id
+from trafka.broker.coordinators.share.offsets import group_refusal, topic, topic_id
 from trafka.wire.errors import ErrorCode
 
 
@@ -23,7 +23,7 @@ def _refused(request, error: ErrorCode, message: str | None) -> dict:
         for t in request.topics]}
 
 
-@registry.handles(92, min_version=0, max_version=0)
+@routes.handles(92, min_version=0, max_version=0)
 async def handle(ctx, request):
     if not authorize(ctx, Op.DELETE, GROUP, request.group_id):
         return _refused(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)

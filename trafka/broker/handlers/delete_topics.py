@@ -10,7 +10,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.storage.errors import UnknownTopic
 from trafka.storage.files import remove_dirs
@@ -44,7 +44,7 @@ def _delete(ctx, name: str | None, topic_id, doomed: list) -> dict:
     return {"name": topic.name, "topic_id": topic.topic_id, "error_code": error, "error_message": message}
 
 
-@registry.handles(20, min_version=1, max_version=6)
+@routes.handles(20, min_version=1, max_version=6)
 async def handle(ctx, request):
     if ctx.version >= 6:
         wanted = [(t.name, t.topic_id if t.topic_id.int else None) for t in request.topics]

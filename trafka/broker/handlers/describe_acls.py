@@ -10,7 +10,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import AclFilter, InvalidAcl, Op, CLUSTER, authorize
 from trafka.wire.errors import ErrorCode
 
@@ -22,7 +22,7 @@ def _answer(error: ErrorCode, message: str | None = None, resources=()) -> dict:
     return {"throttle_time_ms": 0, "error_code": error, "error_message": message, "resources": list(resources)}
 
 
-@registry.handles(29, min_version=1, max_version=3)
+@routes.handles(29, min_version=1, max_version=3)
 async def handle(ctx, request):
     authorizer = ctx.broker.authorizer
     if authorizer is None:

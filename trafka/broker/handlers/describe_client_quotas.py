@@ -1,7 +1,7 @@
 """DescribeClientQuotas (key 48), versions 0-1.
 
 Behavior:
-- The quotas AlterClientQuotas stored (trafka/broker/quotas.py), filtered as Kafka filters them:
+- The quotas AlterClientQuotas stored (trafka/broker/metadata/quotas.py), filtered as Kafka filters them:
   each component matches an entity type by exact name, the default (null) name, or any name;
   `strict` leaves out entities with types the filter does not name. A bad filter is the whole
   answer's error (INVALID_REQUEST; an unknown entity type UNSUPPORTED_VERSION) with null entries.
@@ -11,13 +11,13 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
-from trafka.broker.quotas import QuotaError
+from trafka.broker.requests import routes
+from trafka.broker.metadata.quotas import QuotaError
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(48, min_version=0, max_version=1)
+@routes.handles(48, min_version=0, max_version=1)
 async def handle(ctx, request):
     if not authorize(ctx, Op.DESCRIBE_CONFIGS, CLUSTER):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "error_message": None, "entries": None}

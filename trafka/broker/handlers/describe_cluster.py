@@ -13,8 +13,8 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
-from trafka.broker.cluster import cluster_authorized_operations, controller_id, live_brokers
+from trafka.broker.requests import routes
+from trafka.broker.cluster.describe import cluster_authorized_operations, controller_id, live_brokers
 from trafka.wire.errors import ErrorCode
 
 BROKERS, CONTROLLERS = 1, 2
@@ -25,7 +25,7 @@ def _refuse(endpoint_type: int, error: ErrorCode, message: str, cluster_id: str)
             "cluster_id": cluster_id, "controller_id": -1, "brokers": []}
 
 
-@registry.handles(60, min_version=0, max_version=2)
+@routes.handles(60, min_version=0, max_version=2)
 async def handle(ctx, request):
     broker = ctx.broker
     endpoint_type = request.endpoint_type

@@ -21,14 +21,14 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
-from trafka.broker.alter_configs import config_authorization_error
+from trafka.broker.requests import routes
+from trafka.broker.requests.config_changes import config_authorization_error
 from trafka.broker.security.authorizer import Op
 from trafka.broker.config import SETTINGS, listener_setting
-from trafka.broker.dynamic_configs import is_listener_override
-from trafka.broker.group_configs import GROUP_CONFIGS
+from trafka.broker.metadata.dynamic_configs import is_listener_override
+from trafka.broker.metadata.group_configs import GROUP_CONFIGS
 from trafka.settings import ConfigType
-from trafka.broker.topic_configs import ConfigSource, ResourceType, cluster_dynamic_defaults, topic_config_entries
+from trafka.broker.metadata.topic_configs import ConfigSource, ResourceType, cluster_dynamic_defaults, topic_config_entries
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
 
@@ -151,7 +151,7 @@ def _group_configs(broker, resource, include_synonyms: bool) -> list[dict]:
 
 def _client_metrics_configs(broker, resource, include_synonyms: bool) -> list[dict]:
     """A client-metrics subscription's configs (KIP-714), set ones as CLIENT_METRICS_CONFIG."""
-    from trafka.broker.telemetry import DEFAULT_INTERVAL_MS, SUBSCRIPTION_CONFIGS
+    from trafka.broker.operations.telemetry import DEFAULT_INTERVAL_MS, SUBSCRIPTION_CONFIGS
 
     values = broker.client_metrics.overrides(resource.resource_name)
     defaults = {"metrics": "", "interval.ms": str(DEFAULT_INTERVAL_MS), "match": ""}
@@ -194,7 +194,7 @@ def _describe(broker, resource, include_synonyms: bool) -> dict:
     }
 
 
-@registry.handles(32, min_version=1, max_version=4)
+@routes.handles(32, min_version=1, max_version=4)
 async def handle(ctx, request):
     return {
         "throttle_time_ms": 0,

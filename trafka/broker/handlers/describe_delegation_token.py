@@ -8,10 +8,10 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.tokens import token_request_error
 
 
-@registry.handles(41, min_version=1, max_version=3)
+@routes.handles(41, min_version=1, max_version=3)
 async def handle(ctx, request):
     return {"error_code": token_request_error(ctx.session), "tokens": [], "throttle_time_ms": 0}

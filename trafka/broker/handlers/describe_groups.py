@@ -12,9 +12,9 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, Op, authorize, authorized_operations
-from trafka.broker.coordinator.group import GroupState
+from trafka.broker.coordinators.group.group import GroupState
 from trafka.wire.errors import ErrorCode
 
 NO_PROTOCOL = ""
@@ -60,7 +60,7 @@ def _describe(coordinator, group_id: str, version: int) -> dict:
     }
 
 
-@registry.handles(15, min_version=0, max_version=6)
+@routes.handles(15, min_version=0, max_version=6)
 async def handle(ctx, request):
     coordinator = ctx.broker.group_coordinator
     groups = []

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shutil
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.wire.errors import ErrorCode
 
@@ -53,7 +53,7 @@ def _lag(broker, topic: str, partition: int, partition_log) -> int:
     return max(leader.logs.log(topic, partition).high_watermark - partition_log.log_end_offset, 0)
 
 
-@registry.handles(35, min_version=1, max_version=5)
+@routes.handles(35, min_version=1, max_version=5)
 async def handle(ctx, request):
     if not authorize(ctx, Op.DESCRIBE, CLUSTER):
         return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)

@@ -10,9 +10,9 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
-from trafka.broker.topics import find_log, led_elsewhere
+from trafka.broker.requests.topics import find_log, led_elsewhere
 from trafka.wire.errors import ErrorCode
 
 
@@ -38,7 +38,7 @@ def _partition(broker, topic: str, index: int) -> dict:
     return {"partition_index": index, "error_code": ErrorCode.NONE, "error_message": None, "active_producers": producers}
 
 
-@registry.handles(61, min_version=0, max_version=0)
+@routes.handles(61, min_version=0, max_version=0)
 async def handle(ctx, request):
     return {
         "throttle_time_ms": 0,

@@ -12,7 +12,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
@@ -33,7 +33,7 @@ def _partition(broker, topic: str, partition: int, now: int) -> dict:
             "current_voters": [voter], "observers": []}
 
 
-@registry.handles(55, min_version=0, max_version=2)
+@routes.handles(55, min_version=0, max_version=2)
 async def handle(ctx, request):
     if not authorize(ctx, Op.DESCRIBE, CLUSTER):
         return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)

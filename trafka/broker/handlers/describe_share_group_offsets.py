@@ -11,9 +11,9 @@ share group: GROUP_ID_NOT_FOUND. An unknown topic's partitions: UNKNOWN_TOPIC_OR
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize
-from trafka.broker.share.formats import SharePartitionKey
+from trafka.broker.coordinators.share.formats import SharePartitionKey
 from trafka.storage.errors import StorageError
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
@@ -60,6 +60,6 @@ def _group(ctx, wanted) -> dict:
     return answer
 
 
-@registry.handles(90, min_version=0, max_version=1)
+@routes.handles(90, min_version=0, max_version=1)
 async def handle(ctx, request):
     return {"throttle_time_ms": 0, "groups": [_group(ctx, g) for g in request.groups]}

@@ -16,7 +16,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, Op, authorize, authorized_operations
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
@@ -41,7 +41,7 @@ def _partition(broker, topic, index: int) -> dict:
             "offline_replicas": []}
 
 
-@registry.handles(75, min_version=0, max_version=0)
+@routes.handles(75, min_version=0, max_version=0)
 async def handle(ctx, request):
     broker = ctx.broker
     names = sorted({t.name for t in request.topics} if request.topics else broker.logs.list_topics())

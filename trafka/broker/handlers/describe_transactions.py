@@ -8,7 +8,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TRANSACTIONAL_ID, Op, authorize
 from trafka.wire.errors import ErrorCode
 
@@ -36,7 +36,7 @@ def _state(txn_coordinator, transactional_id: str) -> dict:
     }
 
 
-@registry.handles(65, min_version=0, max_version=0)
+@routes.handles(65, min_version=0, max_version=0)
 async def handle(ctx, request):
     return {
         "throttle_time_ms": 0,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.handlers.describe_acls import NOT_AUTHORIZED
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.broker.security.scram import MECHANISM_IDS
@@ -21,7 +21,7 @@ def _result(user: str, error=ErrorCode.NONE, message=None, infos=()) -> dict:
     return {"user": user, "error_code": error, "error_message": message, "credential_infos": list(infos)}
 
 
-@registry.handles(50, min_version=0, max_version=0)
+@routes.handles(50, min_version=0, max_version=0)
 async def handle(ctx, request):
     if not authorize(ctx, Op.DESCRIBE, CLUSTER):
         # Named users each get the error, the top level only when all users were asked for:

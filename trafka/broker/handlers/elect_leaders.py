@@ -14,7 +14,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.storage.errors import UnknownTopic
 from trafka.wire.errors import ErrorCode
@@ -53,7 +53,7 @@ def _every_partition(broker, election_type: int) -> list[dict]:
     return results
 
 
-@registry.handles(43, min_version=0, max_version=2)
+@routes.handles(43, min_version=0, max_version=2)
 async def handle(ctx, request):
     if not authorize(ctx, Op.ALTER, CLUSTER):
         return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)

@@ -13,12 +13,12 @@ Behavior:
   the response names the producer id and epoch to use next. A retry after completion (the
   epoch before the bump) is NONE with the current id and epoch; an abort with nothing added is
   allowed. A transaction begun under version 0 (AddPartitionsToTxn) is finished without a bump
-  even by v5 (trafka/broker/transaction/coordinator.py). v0-4 answer as before.
+  even by v5 (trafka/broker/coordinators/transaction/coordinator.py). v0-4 answer as before.
 """
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TRANSACTIONAL_ID, Op, authorize
 from trafka.wire.errors import ErrorCode
 
@@ -26,7 +26,7 @@ FIRST_VERSION_WITH_PRODUCER_FENCED = 2
 FIRST_TRANSACTION_V2_VERSION = 5
 
 
-@registry.handles(26, min_version=0, max_version=5)
+@routes.handles(26, min_version=0, max_version=5)
 async def handle(ctx, request):
     if not authorize(ctx, Op.WRITE, TRANSACTIONAL_ID, request.transactional_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}

@@ -7,7 +7,7 @@ connections, DELEGATION_TOKEN_AUTH_DISABLED elsewhere, with expiry timestamp -1.
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.handlers.renew_delegation_token import handle as _answer_without_tokens
 
-handle = registry.handles(40, min_version=1, max_version=2)(_answer_without_tokens)
+handle = routes.handles(40, min_version=1, max_version=2)(_answer_without_tokens)

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import trio
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
-from trafka.broker.log_tasks import load_off_loop
-from trafka.broker.cluster import fetch_refusal
-from trafka.broker.topics import find_log, topic_name
+from trafka.broker.operations.log_tasks import load_off_loop
+from trafka.broker.cluster.describe import fetch_refusal
+from trafka.broker.requests.topics import find_log, topic_name
 from trafka.storage.errors import OffsetOutOfRange
 from trafka.wire.errors import ErrorCode
 from trafka.wire.framing import FrameWriter
@@ -133,7 +133,7 @@ def _has_error(topics: list[dict]) -> bool:
     return any(p["error_code"] != ErrorCode.NONE for t in topics for p in t["partitions"])
 
 
-@registry.handles(1, min_version=4, max_version=18)
+@routes.handles(1, min_version=4, max_version=18)
 async def handle(ctx, request):
     broker = ctx.broker
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000

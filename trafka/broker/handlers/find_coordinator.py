@@ -12,8 +12,8 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
-from trafka.broker.cluster import node_address
+from trafka.broker.requests import routes
+from trafka.broker.cluster.describe import node_address
 from trafka.broker.security.authorizer import GROUP, TRANSACTIONAL_ID, Op, authorize
 from trafka.wire.errors import ErrorCode
 
@@ -54,7 +54,7 @@ def _coordinator(ctx, key: str, key_type: int) -> dict:
     return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": error, "error_message": message}
 
 
-@registry.handles(10, min_version=0, max_version=6)
+@routes.handles(10, min_version=0, max_version=6)
 async def handle(ctx, request):
     key_type = request.key_type
     if ctx.version >= 4:

@@ -1,5 +1,5 @@
 """GetTelemetrySubscriptions (key 71), version 0 (KIP-714): the metrics the client-metrics
-subscriptions matching this client ask it to push, and how often (trafka/broker/telemetry.py).
+subscriptions matching this client ask it to push, and how often (trafka/broker/operations/telemetry.py).
 
 Behavior: a zero client instance id is assigned a new one; no matching subscription gives an
 empty metric list (the client then pushes nothing). Accepted compression: zstd, lz4, gzip,
@@ -9,12 +9,12 @@ version (ApiVersions) and address are what subscriptions match.
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 
 
-@registry.handles(71, min_version=0, max_version=0)
+@routes.handles(71, min_version=0, max_version=0)
 async def handle(ctx, request):
-    from trafka.broker.telemetry import ACCEPTED_COMPRESSION
+    from trafka.broker.operations.telemetry import ACCEPTED_COMPRESSION
 
     info = ctx.broker.stats.connections.get(ctx.peer)
     error, client = ctx.broker.client_metrics.get_subscriptions(

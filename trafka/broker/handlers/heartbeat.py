@@ -9,12 +9,12 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, Op, authorize, denied
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(12, min_version=0, max_version=4)
+@routes.handles(12, min_version=0, max_version=4)
 async def handle(ctx, request):
     if not authorize(ctx, Op.READ, GROUP, request.group_id):
         return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)

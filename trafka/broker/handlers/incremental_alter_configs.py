@@ -14,9 +14,9 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import Op
-from trafka.broker.alter_configs import alter_resource, config_authorization_error, response
+from trafka.broker.requests.config_changes import alter_resource, config_authorization_error, response
 from trafka.settings import TOPIC_CONFIGS, ConfigType
 from trafka.storage.config import KAFKA_DEFAULTS
 from trafka.storage.errors import InvalidConfig
@@ -52,7 +52,7 @@ def apply_operations(configs, current: dict) -> dict:
     return result
 
 
-@registry.handles(44, min_version=0, max_version=1)
+@routes.handles(44, min_version=0, max_version=1)
 async def handle(ctx, request):
     return {
         "throttle_time_ms": 0,

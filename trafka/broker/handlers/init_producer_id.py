@@ -5,7 +5,7 @@ Behavior:
 - Idempotent producers (no transactional id) get a fresh producer id with epoch 0.
 - v3+ may name its current id and epoch to bump the epoch (KIP-360): the same id comes back
   with epoch + 1; at the largest epoch a new id is handed out instead.
-- A transactional id goes to the transaction coordinator (trafka/broker/transaction): the
+- A transactional id goes to the transaction coordinator (trafka/broker/coordinators/transaction): the
   first call makes its producer id, each later one bumps the epoch and fences the previous
   producer, aborting its open transaction. transaction_timeout_ms above
   transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT.
@@ -15,7 +15,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, TRANSACTIONAL_ID, Op, authorize, authorize_any
 from trafka.wire.errors import ErrorCode
 
@@ -23,7 +23,7 @@ MAX_EPOCH = 32766  # Kafka keeps Short.MaxValue - 1 as the last usable epoch
 FIRST_VERSION_WITH_PRODUCER_FENCED = 4
 
 
-@registry.handles(22, min_version=0, max_version=5)
+@routes.handles(22, min_version=0, max_version=5)
 async def handle(ctx, request):
     current_id = request.producer_id
     current_epoch = request.producer_epoch

@@ -1,7 +1,7 @@
 """JoinGroup (key 11), versions 0-9.
 
 Behavior:
-- The classic group protocol as in Kafka's GroupCoordinator (see trafka/broker/coordinator):
+- The classic group protocol as in Kafka's GroupCoordinator (see trafka/broker/coordinators/group):
   the request waits in the handler until the rebalance completes (all known members rejoined,
   or the largest rebalance timeout passed), then every member gets the generation and the
   leader also gets the members' metadata.
@@ -19,10 +19,10 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, Op, authorize
 from trafka.wire.errors import ErrorCode
-from trafka.broker.coordinator.classic import JoinRequest
+from trafka.broker.coordinators.group.classic import JoinRequest
 
 FIRST_VERSION_REQUIRING_MEMBER_ID = 4
 
@@ -32,7 +32,7 @@ def client_host(ctx) -> str:
     return "/" + ctx.peer.rsplit(":", 1)[0]
 
 
-@registry.handles(11, min_version=0, max_version=9)
+@routes.handles(11, min_version=0, max_version=9)
 async def handle(ctx, request):
     if not authorize(ctx, Op.READ, GROUP, request.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "generation_id": -1,

@@ -10,14 +10,14 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, Op, authorize
 from trafka.wire.errors import ErrorCode
 
 FIRST_BATCH_VERSION = 3
 
 
-@registry.handles(13, min_version=0, max_version=5)
+@routes.handles(13, min_version=0, max_version=5)
 async def handle(ctx, request):
     if not authorize(ctx, Op.READ, GROUP, request.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "members": []}

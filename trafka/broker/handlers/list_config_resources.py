@@ -12,7 +12,7 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.wire.errors import ErrorCode
 
@@ -30,7 +30,7 @@ def _names(broker, resource_type: int) -> list[str]:
     return broker.client_metrics.names()  # CLIENT_METRICS
 
 
-@registry.handles(74, min_version=0, max_version=1)
+@routes.handles(74, min_version=0, max_version=1)
 async def handle(ctx, request):
     if not authorize(ctx, Op.DESCRIBE_CONFIGS, CLUSTER):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "config_resources": []}

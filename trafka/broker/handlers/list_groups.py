@@ -14,7 +14,7 @@ Behavior:
 from __future__ import annotations
 
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, GROUP, Op, authorize
 from trafka.wire.errors import ErrorCode
 
@@ -28,7 +28,7 @@ def _listed(group) -> dict:
     }
 
 
-@registry.handles(16, min_version=0, max_version=5)
+@routes.handles(16, min_version=0, max_version=5)
 async def handle(ctx, request):
     states = {name.strip().lower() for name in request.states_filter}
     types = {name.lower() for name in request.types_filter}

@@ -20,10 +20,10 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
-from trafka.broker.log_tasks import load_off_loop
+from trafka.broker.requests import routes
+from trafka.broker.operations.log_tasks import load_off_loop
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
-from trafka.broker.topics import find_log, led_elsewhere
+from trafka.broker.requests.topics import find_log, led_elsewhere
 from trafka.wire.errors import ErrorCode
 
 LATEST = -1
@@ -80,7 +80,7 @@ def _partition(broker, topic: str, p, read_committed: bool, version: int) -> dic
     return {"partition_index": index, "error_code": ErrorCode.NONE, "timestamp": timestamp, "offset": offset, "leader_epoch": epoch}
 
 
-@registry.handles(2, min_version=1, max_version=11)
+@routes.handles(2, min_version=1, max_version=11)
 async def handle(ctx, request):
     broker = ctx.broker
     read_committed = request.isolation_level == READ_COMMITTED

@@ -10,12 +10,12 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(46, min_version=0, max_version=0)
+@routes.handles(46, min_version=0, max_version=0)
 async def handle(ctx, request):
     if not authorize(ctx, Op.DESCRIBE, CLUSTER):
         return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import re
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TRANSACTIONAL_ID, Op, authorize
-from trafka.broker.transaction.formats import TxnState
+from trafka.broker.coordinators.transaction.formats import TxnState
 from trafka.wire.errors import ErrorCode
 
 KNOWN_STATES = {s.kafka_name for s in TxnState}
 
 
-@registry.handles(66, min_version=0, max_version=2)
+@routes.handles(66, min_version=0, max_version=2)
 async def handle(ctx, request):
     states = set(request.state_filters)
     unknown = sorted(states - KNOWN_STATES)

@@ -2,7 +2,7 @@
 
 Behavior:
 - One broker, the leader and only replica of every partition; it is also the controller. In a
-  simulated cluster (`cluster.brokers`, trafka/broker/nodes.py) every live broker is listed, at
+  simulated cluster (`cluster.brokers`, trafka/broker/cluster/nodes.py) every live broker is listed, at
   its listener of the caller's listener name, and each partition's leader, replicas and ISR
   come from the controller.
 - Unknown topics are auto-created with num.partitions when auto.create.topics.enable is true
@@ -22,11 +22,11 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
-from trafka.broker.cluster import cluster_authorized_operations, controller_id, live_brokers
+from trafka.broker.requests import routes
+from trafka.broker.cluster.describe import cluster_authorized_operations, controller_id, live_brokers
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize, authorized_operations, client_host, principal_of
-from trafka.broker.sending import EncodedBody
-from trafka.broker.topics import get_or_create_topic
+from trafka.broker.network.sending import EncodedBody
+from trafka.broker.requests.topics import get_or_create_topic
 from trafka.storage.errors import InvalidTopic, UnknownTopic
 from trafka.storage.manager import validate_topic_name
 from trafka.wire.codegen import Shared
@@ -184,7 +184,7 @@ def _caller(ctx) -> tuple:
     return () if ctx.broker.authorizer is None else (principal_of(ctx), client_host(ctx))
 
 
-@registry.handles(3, min_version=0, max_version=13)
+@routes.handles(3, min_version=0, max_version=13)
 async def handle(ctx, request):
     broker = ctx.broker
     cache = broker.metadata_cache
@@ -192,7 +192,7 @@ async def handle(ctx, request):
     answer = cache.get(broker, key)
     if answer is None:
         # Auto-creation inside _answer bumps the generation; the answer is cached after it.
-        answer = EncodedBody(registry.ROUTES[3].api, ctx.version, _answer(ctx, request))
+        answer = EncodedBody(routes.ROUTES[3].api, ctx.version, _answer(ctx, request))
         cache.put(broker, key, answer)
     return answer
 

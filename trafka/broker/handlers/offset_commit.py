@@ -17,14 +17,14 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize, denied
-from trafka.broker.topics import topic_name
+from trafka.broker.requests.topics import topic_name
 from trafka.wire.errors import ErrorCode
-from trafka.broker.coordinator.offsets import OffsetCommit
+from trafka.broker.coordinators.group.offsets import OffsetCommit
 
 
-@registry.handles(8, min_version=2, max_version=10)
+@routes.handles(8, min_version=2, max_version=10)
 async def handle(ctx, request):
     if not authorize(ctx, Op.READ, GROUP, request.group_id):
         return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)

@@ -11,12 +11,12 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize, denied
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(47, min_version=0, max_version=0)
+@routes.handles(47, min_version=0, max_version=0)
 async def handle(ctx, request):
     if not authorize(ctx, Op.DELETE, GROUP, request.group_id):
         return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)

@@ -19,11 +19,11 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from dataclasses import dataclass
 
 from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize
-from trafka.broker.topics import topic_name
+from trafka.broker.requests.topics import topic_name
 from trafka.wire.errors import ErrorCode
 
 NO_OFFSET = -1
@@ -116,7 +116,7 @@ def _member_group(ctx, group, require_stable: bool) -> dict:
     return {"group_id": group.group_id, "topics": by_id + unknown, "error_code": error}
 
 
-@registry.handles(9, min_version=1, max_version=10)
+@routes.handles(9, min_version=1, max_version=10)
 async def handle(ctx, request):
     require_stable = request.require_stable
     if ctx.version >= 8:

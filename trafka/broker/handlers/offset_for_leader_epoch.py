@@ -19,9 +19,9 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize
-from trafka.broker.topics import find_log, led_elsewhere
+from trafka.broker.requests.topics import find_log, led_elsewhere
 from trafka.storage.log_replica import epoch_end_offset
 from trafka.wire.errors import ErrorCode
 
@@ -56,7 +56,7 @@ def _refused(index: int) -> dict:
     return {"partition": index, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "leader_epoch": UNDEFINED, "end_offset": UNDEFINED}
 
 
-@registry.handles(23, min_version=2, max_version=4)
+@routes.handles(23, min_version=2, max_version=4)
 async def handle(ctx, request):
     everything = authorize(ctx, Op.CLUSTER_ACTION, CLUSTER, log_denied=False)  # a follower; clients are not
     topics = []

@@ -42,13 +42,13 @@ import logging
 
 import trio
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, TRANSACTIONAL_ID, Op, authorize
-from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
-from trafka.broker.errors import error_code
-from trafka.broker.log_tasks import flush_off_loop, load_off_loop
-from trafka.broker.topics import find_log, led_elsewhere, topic_name
-from trafka.broker.transaction.state_topic import TRANSACTION_STATE_TOPIC
+from trafka.broker.coordinators.group.offsets_topic import OFFSETS_TOPIC
+from trafka.broker.requests.errors import error_code
+from trafka.broker.operations.log_tasks import flush_off_loop, load_off_loop
+from trafka.broker.requests.topics import find_log, led_elsewhere, topic_name
+from trafka.broker.coordinators.transaction.state_topic import TRANSACTION_STATE_TOPIC
 from trafka.storage import errors as storage_errors
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode
@@ -239,7 +239,7 @@ def _respond(request, per_partition, names=None) -> dict:
     return {"responses": responses, "throttle_time_ms": 0}
 
 
-@registry.handles(0, min_version=0, max_version=13)
+@routes.handles(0, min_version=0, max_version=13)
 async def handle(ctx, request):
     if ctx.version < FIRST_RECORD_BATCH_VERSION:
         return _respond(request, lambda _, p: partition_error(p.index, ErrorCode.UNSUPPORTED_VERSION))

@@ -9,10 +9,10 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.tokens import token_request_error
 
 
-@registry.handles(39, min_version=1, max_version=2)
+@routes.handles(39, min_version=1, max_version=2)
 async def handle(ctx, request):
     return {"error_code": token_request_error(ctx.session), "expiry_timestamp_ms": -1, "throttle_time_ms": 0}

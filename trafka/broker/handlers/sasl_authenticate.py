@@ -10,10 +10,10 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 
 
-@registry.handles(36, min_version=0, max_version=2)
+@routes.handles(36, min_version=0, max_version=2)
 async def handle(ctx, request):
     error, message, reply, lifetime = ctx.session.authenticate(bytes(request.auth_bytes))
     return {"error_code": error, "error_message": message, "auth_bytes": reply, "session_lifetime_ms": lifetime}

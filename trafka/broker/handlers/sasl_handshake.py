@@ -10,10 +10,10 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 
 
-@registry.handles(17, min_version=0, max_version=1)
+@routes.handles(17, min_version=0, max_version=1)
 async def handle(ctx, request):
     error, mechanisms = ctx.session.handshake(request.mechanism, ctx.version)
     return {"error_code": error, "mechanisms": mechanisms}

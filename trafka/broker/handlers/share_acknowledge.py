@@ -9,12 +9,12 @@ which the answer's acquisition_lock_timeout_ms gives."""
 
 from __future__ import annotations
 
-from trafka.broker import registry
-from trafka.broker.share.fetching import FINAL_EPOCH, Refused, acknowledge_all, responses, session_step
+from trafka.broker.requests import routes
+from trafka.broker.coordinators.share.fetching import FINAL_EPOCH, Refused, acknowledge_all, responses, session_step
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(79, min_version=1, max_version=2)
+@routes.handles(79, min_version=1, max_version=2)
 async def handle(ctx, request):
     def answer(error: ErrorCode, message: str | None = None, topics=()) -> dict:
         return {"throttle_time_ms": 0, "error_code": error, "error_message": message, "responses": list(topics),

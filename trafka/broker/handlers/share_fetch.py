@@ -1,5 +1,5 @@
 """ShareFetch (key 78), versions 1-2: a share group member acknowledges records and acquires more
-(KIP-932; trafka/broker/share/).
+(KIP-932; trafka/broker/coordinators/share/).
 
 Behavior:
 - The share session: epoch 0 opens one on the partitions named (acknowledgements then are
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import trio
 
-from trafka.broker import registry
-from trafka.broker.share.fetching import (FINAL_EPOCH, Refused, acknowledge_all, acquire_all, next_lock_deadline,
+from trafka.broker.requests import routes
+from trafka.broker.coordinators.share.fetching import (FINAL_EPOCH, Refused, acknowledge_all, acquire_all, next_lock_deadline,
                                           responses, session_step)
 from trafka.wire.errors import ErrorCode
 
@@ -39,7 +39,7 @@ def _answer(ctx, request, error: ErrorCode, message: str | None = None, topics=(
             "responses": list(topics), "node_endpoints": []}
 
 
-@registry.handles(78, min_version=1, max_version=2)
+@routes.handles(78, min_version=1, max_version=2)
 async def handle(ctx, request):
     try:
         session = session_step(ctx, request, fetching=True)

@@ -4,7 +4,7 @@ GROUP_ID_NOT_FOUND with a message, as in Kafka; DESCRIBE on the group is checked
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, Op, authorize
 from trafka.wire.errors import ErrorCode
 
@@ -41,6 +41,6 @@ def _describe(ctx, group_id: str) -> dict:
             "members": members}
 
 
-@registry.handles(77, min_version=1, max_version=1)
+@routes.handles(77, min_version=1, max_version=1)
 async def handle(ctx, request):
     return {"throttle_time_ms": 0, "groups": [_describe(ctx, group_id) for group_id in request.group_ids]}

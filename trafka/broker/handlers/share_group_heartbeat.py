@@ -1,6 +1,6 @@
 """ShareGroupHeartbeat (key 76), version 1: a share group member joins, heartbeats, leaves.
 
-Behavior (trafka/broker/share/group.py): epoch 0 joins with the member id the client chose,
+Behavior (trafka/broker/coordinators/share/group.py): epoch 0 joins with the member id the client chose,
 -1 leaves (the records it holds stay its own until its share session ends: the final
 ShareAcknowledge that close() sends next, or its connection), a member silent for
 group.share.session.timeout.ms is removed and its records released. Every change is written to
@@ -14,14 +14,14 @@ TOPIC_AUTHORIZATION_FAILED (DESCRIBE on a subscribed topic).
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.handlers.join_group import client_host
 from trafka.broker.security.authorizer import GROUP, TOPIC, Op, authorize, denied
-from trafka.broker.share.group import ShareHeartbeat
+from trafka.broker.coordinators.share.group import ShareHeartbeat
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(76, min_version=1, max_version=1)
+@routes.handles(76, min_version=1, max_version=1)
 async def handle(ctx, request):
     if not authorize(ctx, Op.READ, GROUP, request.group_id):
         return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)

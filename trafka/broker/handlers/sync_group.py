@@ -10,12 +10,12 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, Op, authorize, denied
 from trafka.wire.errors import ErrorCode
 
 
-@registry.handles(14, min_version=0, max_version=5)
+@routes.handles(14, min_version=0, max_version=5)
 async def handle(ctx, request):
     if not authorize(ctx, Op.READ, GROUP, request.group_id):
         return denied(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)

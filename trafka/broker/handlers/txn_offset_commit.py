@@ -16,10 +16,10 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import GROUP, TOPIC, TRANSACTIONAL_ID, Op, authorize, denied
-from trafka.broker.coordinator.offsets import OffsetCommit
-from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
+from trafka.broker.coordinators.group.offsets import OffsetCommit
+from trafka.broker.coordinators.group.offsets_topic import OFFSETS_TOPIC
 from trafka.wire.errors import ErrorCode
 
 FIRST_IMPLICIT_ADD_VERSION = 5
@@ -36,7 +36,7 @@ def _respond(request, errors) -> dict:
     }
 
 
-@registry.handles(28, min_version=0, max_version=5)
+@routes.handles(28, min_version=0, max_version=5)
 async def handle(ctx, request):
     if not authorize(ctx, Op.WRITE, TRANSACTIONAL_ID, request.transactional_id):
         return denied(ctx, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)

@@ -2,7 +2,7 @@
 
 Behavior:
 - As Kafka's controller (FeatureControlManager): every update is checked against the supported
-  ranges and the finalized levels (trafka/broker/features.py); the first failing one is the
+  ranges and the finalized levels (trafka/broker/metadata/features.py); the first failing one is the
   answer's error (INVALID_UPDATE_VERSION and Kafka's message) and nothing changes; otherwise all
   are applied together, the epoch goes up by one, and the levels are on disk before the answer.
   validate_only (v1+) checks without applying.
@@ -17,8 +17,8 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
-from trafka.broker.features import SAFE_DOWNGRADE, UPGRADE, FeatureUpdate
+from trafka.broker.requests import routes
+from trafka.broker.metadata.features import SAFE_DOWNGRADE, UPGRADE, FeatureUpdate
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.wire.errors import ErrorCode
 
@@ -30,7 +30,7 @@ def _answer(error: ErrorCode, message: str | None, features: list[str]) -> dict:
     return {"throttle_time_ms": 0, "error_code": error, "error_message": message, "results": results}
 
 
-@registry.handles(57, min_version=0, max_version=2)
+@routes.handles(57, min_version=0, max_version=2)
 async def handle(ctx, request):
     updates = [
         FeatureUpdate(

@@ -15,11 +15,11 @@ Behavior:
 
 from __future__ import annotations
 
-from trafka.broker import registry
+from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize, denied
-from trafka.broker.coordinator.offsets_topic import OFFSETS_TOPIC
-from trafka.broker.errors import error_code
-from trafka.broker.topics import find_log, led_elsewhere
+from trafka.broker.coordinators.group.offsets_topic import OFFSETS_TOPIC
+from trafka.broker.requests.errors import error_code
+from trafka.broker.requests.topics import find_log, led_elsewhere
 from trafka.storage.errors import StorageError
 from trafka.wire.errors import ErrorCode
 
@@ -42,7 +42,7 @@ def _write(broker, marker, topic: str, partition: int) -> ErrorCode:
     return ErrorCode.NONE
 
 
-@registry.handles(27, min_version=1, max_version=2)
+@routes.handles(27, min_version=1, max_version=2)
 async def handle(ctx, request):
     if not authorize(ctx, Op.CLUSTER_ACTION, CLUSTER):
         return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)

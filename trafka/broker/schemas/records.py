@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from trafka.broker.runtime.records import UnknownRecord
+from trafka.broker.coordinators.runtime.records import UnknownRecord
 
 
 @dataclass(frozen=True)

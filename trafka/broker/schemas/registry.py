@@ -19,9 +19,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 
-from trafka.broker.runtime.internal_topic import InternalTopic
-from trafka.broker.runtime.records import CoordinatorRecord, CoordinatorResult
-from trafka.broker.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError
+from trafka.broker.coordinators.runtime.internal_topic import InternalTopic
+from trafka.broker.coordinators.runtime.records import CoordinatorRecord, CoordinatorResult
+from trafka.broker.coordinators.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError
 from trafka.broker.schemas import kinds, records
 from trafka.broker.schemas.records import Reference, SchemaRecord
 

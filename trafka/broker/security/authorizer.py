@@ -393,15 +393,15 @@ def authorized_operations(ctx, resource_type: ResourceType, name: str = CLUSTER_
 
 def denied(ctx, request, error: int) -> dict:
     """The whole request answered with one authorization error, in every error_code field and for
-    every requested topic, partition or group (trafka.broker.error_responses)."""
-    from trafka.broker.error_responses import error_response
-    from trafka.broker.registry import ROUTES
+    every requested topic, partition or group (trafka.broker.requests.error_responses)."""
+    from trafka.broker.requests.error_responses import error_response
+    from trafka.broker.requests.routes import ROUTES
 
     return error_response(ROUTES[ctx.header.api_key].api, ctx.version, request, error)
 
 
 def _api_name(ctx) -> str:
-    from trafka.broker.registry import ROUTES
+    from trafka.broker.requests.routes import ROUTES
 
     route = ROUTES.get(ctx.header.api_key)
     return route.api.name if route else str(ctx.header.api_key)

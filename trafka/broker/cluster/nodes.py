@@ -1,0 +1,565 @@
+"""A simulated cluster: `cluster.brokers` brokers in one process (docs/cluster.md).
+
+Each node is a whole `Broker` with its own node id, listeners and data dir
+(`<data dir>/broker-<i>/`); one `Controller` says where each partition lives, and
+`Replication` copies replicated partitions from their leaders. It is a test harness for
+clients that must survive brokers that stop and leaders that move, never a way to scale:
+every node shares the process, its cores and its disk.
+
+Topic metadata is what Kafka's brokers learn from the metadata log: every node holds every
+topic, under the same topic id, and opens only the partitions it hosts (the others stay
+placeholders, trafka/storage/manager.py). A topic created, grown, reconfigured or deleted on
+one node is applied to every running node at once (`_mirror_from`), and a node that starts
+catches up from a running one (`joined`).
+
+A node stops (`stop_broker`) by closing its listeners and connections, unloading its
+coordinators' shards and closing its logs (cleanly, or as a killed process leaves them); the
+controller moves the leadership of its partitions, and the new leaders load the coordinator
+shards of the internal partitions they now lead. It starts again (`start_broker`) by opening
+its logs (recovering them), truncating each followed partition to where it agrees with the
+leader, and serving on the ports it had.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from pathlib import Path
+
+import trio
+
+from trafka.broker.config import BrokerConfig, ConfigError
+from trafka.broker.cluster.controller import NO_LEADER, Controller, LeaderChange
+from trafka.broker.operations.log_tasks import every
+from trafka.broker.cluster.replication import Replication
+from trafka.broker.server import Broker, ListenError, serve_node
+from trafka.storage.errors import StorageError
+
+# A node starting again whose port is taken tries this often, this far apart, before it moves.
+RELISTEN_ATTEMPTS, RELISTEN_BACKOFF_S = 5, 0.2
+
+log = logging.getLogger("trafka.broker")
+
+# Internal topics and the settings that size their replication (capped at the cluster's size).
+INTERNAL_REPLICATION = {
+    "__consumer_offsets": "offsets.topic.replication.factor",
+    "__transaction_state": "transaction.state.log.replication.factor",
+    "__share_group_state": "share.coordinator.state.topic.replication.factor",
+    "_schemas": "offsets.topic.replication.factor",
+}
+
+
+def open_broker(data_dir: Path, config: BrokerConfig, clock=None) -> Broker:
+    """The broker `trafka serve` runs: one Broker, or with `cluster.brokers` > 1 the first node
+    of a simulated cluster, which serves and closes them all (`serve`, `Broker.close`)."""
+    if config["cluster.brokers"] > 1:
+        return Cluster(Path(data_dir), config, clock).nodes[0]
+    return Broker(Path(data_dir), config, clock)
+
+
+def node_dir(data_dir: Path, node_id: int) -> Path:
+    return Path(data_dir) / f"broker-{node_id}"
+
+
+def node_config(config: BrokerConfig, node_id: int, rack: str | None) -> BrokerConfig:
+    """Node `node_id`'s settings: the process's, with its own node id and rack."""
+    values = {**config.raw, "node.id": str(node_id)}
+    values.pop("broker.id", None)
+    if rack:
+        values["broker.rack"] = rack
+    return BrokerConfig(values)
+
+
+def racks_of(config: BrokerConfig, brokers: int) -> list[str | None]:
+    """`cluster.broker.racks` (a,b,c: broker i in the i-th), else every broker's `broker.rack`."""
+    text = config["cluster.broker.racks"]
+    if not text:
+        rack = config["broker.rack"] or None
+        return [rack] * brokers
+    racks = [r.strip() or None for r in text.split(",")]
+    if len(racks) != brokers:
+        raise ConfigError(f"cluster.broker.racks names {len(racks)} racks for {brokers} brokers (cluster.brokers)")
+    return racks
+
+
+class Cluster:
+    """The nodes of one process, their controller and their replication."""
+
+    def __init__(self, data_dir: Path, config: BrokerConfig, clock=None):
+        self.data_dir = Path(data_dir)
+        self.config = config
+        count = config["cluster.brokers"]
+        if config["default.replication.factor"] > count:
+            raise ConfigError(f"default.replication.factor {config['default.replication.factor']} is larger than "
+                              f"cluster.brokers {count}")
+        self.controller = Controller(count, racks_of(config, count), self.data_dir)
+        self.replication = Replication(self)
+        self.nodes: list = []
+        self.stopped: set[int] = set()  # nodes whose logs are closed until start_broker
+        self._mirroring = False
+        self._nursery: trio.Nursery | None = None  # where the nodes serve (serve_cluster)
+        self._host = "127.0.0.1"
+        self._port = 0
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            for node_id in range(count):  # each joins self.nodes as soon as its logs are open
+                Broker(node_dir(self.data_dir, node_id), node_config(config, node_id, self.controller.racks[node_id]),
+                       clock, cluster=self)
+        except BaseException:
+            self.close()
+            raise
+        # Partitions offline when the process last stopped elect a leader now every node is up.
+        self._apply(self.controller.elect_offline(self._partitions()))
+        for node in self.nodes:
+            self._truncate_followers(node)
+            node.txn_coordinator.retry_markers()  # markers for partitions of nodes made after it
+
+    # --- where partitions live -------------------------------------------------------------
+
+    def leads(self, node_id: int, topic: str, partition: int) -> bool:
+        """Whether `node_id` leads the partition (a coordinator loads the shards it leads)."""
+        return self.leader_id(topic, partition) == node_id
+
+    def leader_id(self, topic: str, partition: int) -> int:
+        metadata = self._topic(topic)
+        return NO_LEADER if metadata is None else self.controller.leader(metadata.topic_id, partition)
+
+    def leader_node(self, topic: str, partition: int):
+        """The Broker leading the partition, or None (offline, stopped, or not built yet)."""
+        leader = self.leader_id(topic, partition)
+        if 0 <= leader < len(self.nodes) and leader not in self.stopped:
+            return self.nodes[leader]
+        return None
+
+    def _topic(self, topic: str):
+        for node in self.running_nodes():
+            metadata = node.logs.topics.get(topic)
+            if metadata is not None:
+                return metadata
+        return None
+
+    def coordinator_runtime(self, topic: str, partition: int):
+        """The coordinator runtime holding the shard of an internal-topic partition: on its
+        leader (NotCoordinator when it has none)."""
+        from trafka.broker.coordinators.runtime.runtime import NotCoordinator
+
+        leader = self.leader_node(topic, partition)
+        if leader is None:
+            raise NotCoordinator(f"{topic}-{partition} has no leader")
+        return leader.coordinator_runtimes()[topic]
+
+    def schema_registry(self):
+        """The schema registry on the leader of `_schemas` (made, with the topic, at first use):
+        its state is the leader's replica, and every route reads and writes there, as
+        Confluent's registry forwards writes to its leader. 50004 (unknown leader) without one."""
+        from trafka.broker.schemas.registry import SCHEMAS_TOPIC, RegistryError
+
+        running = self.running_nodes()
+        if running and SCHEMAS_TOPIC not in running[0].logs.topics:
+            running[0].local_schema_registry()  # creates `_schemas`, placed and mirrored on every node
+        leader = self.leader_node(SCHEMAS_TOPIC, 0)
+        if leader is None:
+            raise RegistryError(500, 50004, f"Unknown leader: {SCHEMAS_TOPIC} has no live leader")
+        return leader.local_schema_registry()
+
+    def coordinator_runtimes(self, topic: str) -> list:
+        """Every running broker's coordinator runtime of an internal topic."""
+        return [node.coordinator_runtimes()[topic] for node in self.running_nodes()]
+
+    def running_nodes(self) -> list:
+        """The nodes whose logs are open (all but the stopped ones)."""
+        return [node for node in self.nodes if node.node_id not in self.stopped]
+
+    def live_nodes(self) -> list:
+        """The nodes clients can reach (alive in the controller's view)."""
+        return [node for node in self.nodes if node.node_id in self.controller.alive]
+
+    def _partitions(self) -> list[tuple]:
+        """(topic id, partition, unclean.leader.election.enable) of every partition."""
+        nodes = self.running_nodes()
+        if not nodes:
+            return []
+        logs = nodes[0].logs
+        return [(metadata.topic_id, p, logs.log_config(name).unclean_leader_election)
+                for name, metadata in logs.topics.items() for p in range(metadata.partitions)]
+
+    # --- topic metadata, the same on every node ----------------------------------------------
+
+    def joined(self, broker) -> None:
+        """A node's logs are open: bring its topics in line with the running nodes' (created
+        with the same ids, grown, reconfigured, or deleted), then mirror its changes."""
+        reference = next((n for n in self.running_nodes() if n is not broker), None)
+        if reference is not None:
+            self._catch_up(broker.logs, reference.logs)
+        self._stamp_leader_epochs(broker)
+        broker.logs.on_topic_change = self._mirror_from(broker)
+        broker.logs.set_on_append(partial(self.replication.appended, broker))
+        if broker not in self.nodes:
+            self.nodes.append(broker)
+
+    def _stamp_leader_epochs(self, broker) -> None:
+        """From the moment a node's logs open, each partition it leads stamps its batches with
+        the current leader epoch (Kafka's makeLeader), whoever appends first: a Produce, or a
+        coordinator loading its shard."""
+        names = {metadata.topic_id: name for name, metadata in broker.logs.topics.items()}
+        for topic_id, p, epoch in self.controller.led_since_a_change(broker.node_id):
+            if topic_id in names:
+                broker.logs.log(names[topic_id], p).leader_epoch = epoch
+
+    @staticmethod
+    def _catch_up(target, reference) -> None:
+        for name, metadata in list(target.topics.items()):
+            ref = reference.topics.get(name)
+            if ref is None or ref.topic_id != metadata.topic_id:
+                log.info("node %s: dropping topic %s, deleted while it was down", target.data_dir.name, name)
+                target.delete_topic(name)
+        for name, ref in reference.topics.items():
+            metadata = target.topics.get(name)
+            if metadata is None:
+                target.create_topic(name, ref.partitions, ref.configs, topic_id=ref.topic_id)
+                continue
+            if metadata.partitions < ref.partitions:
+                target.create_partitions(name, ref.partitions)
+            if metadata.configs != ref.configs:
+                target.set_topic_config(name, ref.configs)
+
+    def _mirror_from(self, origin):
+        def mirror(change: str, metadata) -> None:
+            if self._mirroring:
+                return
+            self._mirroring = True
+            try:
+                for node in self.running_nodes():
+                    if node is not origin:
+                        self._apply_topic_change(node.logs, change, metadata)
+                if change == "deleted":
+                    self.controller.forget(metadata.topic_id)
+                elif change in ("created", "grown"):
+                    self._place(metadata, change == "grown")
+            finally:
+                self._mirroring = False
+        return mirror
+
+    def _place(self, metadata, grown: bool) -> None:
+        """New partitions get the default replication (their topic's own when it grew; the
+        internal topics' settings, capped at the cluster's size); CreateTopics and
+        CreatePartitions may replace it with what the request asks."""
+        if grown:
+            factor = len(self.controller.replicas(metadata.topic_id, 0))
+        elif metadata.name in INTERNAL_REPLICATION:
+            factor = min(self.config[INTERNAL_REPLICATION[metadata.name]], self.controller.brokers)
+        else:
+            factor = self.config["default.replication.factor"]
+        existing = self.controller.partitions_placed(metadata.topic_id)
+        self.controller.place(metadata.topic_id, range(existing if grown else 0, metadata.partitions), factor)
+
+    @staticmethod
+    def _apply_topic_change(logs, change: str, metadata) -> None:
+        name = metadata.name
+        try:
+            if change == "created":
+                logs.create_topic(name, metadata.partitions, metadata.configs, topic_id=metadata.topic_id)
+            elif change == "deleted":
+                if name in logs.topics:
+                    logs.delete_topic(name)
+            elif change == "grown":
+                logs.create_partitions(name, metadata.partitions)
+            elif change == "configured":
+                logs.set_topic_config(name, metadata.configs)
+        except StorageError as exc:
+            # The node's copy is out of line until it restarts (joined() catches it up).
+            log.error("node %s: cannot apply topic %s being %s: %s", logs.data_dir.name, name, change, exc)
+
+    # --- serving ---------------------------------------------------------------------------
+
+    async def serve(self, host: str, port: int, services, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Serve every node, each under its own cancel scope (stop_broker cancels one), node i
+        on the configured ports + i; the services (console, schema registry) beside them,
+        outside any node, so they outlive a stopped node 0."""
+        self._host, self._port = host, port
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            first = None
+            for node in self.nodes:
+                bound = await nursery.start(self._serve_node, node)
+                first = bound if first is None else first
+            for service in services:
+                await nursery.start(service, self.nodes[0])
+            task_status.started(first)
+
+    async def _serve_node(self, node, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Serve one node until it is stopped. A node starting again whose port another socket
+        took meanwhile (a client's ephemeral port can land on it) tries again for a while, then
+        listens on a free port when its ports were free ones (clients find it through
+        Metadata), else stays stopped: one node that cannot listen never ends the process."""
+        with trio.CancelScope() as scope:
+            node.serving = scope
+            restarting = bool(node.listeners)
+            for attempt in range(RELISTEN_ATTEMPTS + 1):
+                try:
+                    await serve_node(node, self._host, self._port, port_offset=node.node_id, task_status=task_status)
+                    return
+                except ListenError as exc:
+                    if not restarting:
+                        raise  # the first start reports it, as a single broker does
+                    if attempt < RELISTEN_ATTEMPTS:
+                        log.warning("broker %d: %s; trying again", node.node_id, exc)
+                        await trio.sleep(RELISTEN_BACKOFF_S)
+                    elif self._port == 0:
+                        log.warning("broker %d: %s; it listens on a free port instead", node.node_id, exc)
+                        node.listeners = []
+                        await serve_node(node, self._host, self._port, port_offset=node.node_id, task_status=task_status)
+                        return
+                    else:
+                        log.error("broker %d: %s; it stays stopped", node.node_id, exc)
+                        self.stop_broker(node.node_id)
+                        return
+
+    def node_tasks(self, node) -> list:
+        """Background tasks each node runs while it serves: its replica fetcher, and the
+        cluster's ISR and leader-balance checks (which act on the first running node only)."""
+        tasks = [partial(self.replication.run, node)]
+        lag = self.config["replica.lag.time.max.ms"]
+        tasks.append(partial(every, node, max(lag // 2, 1), partial(self._check_isr, node)))
+        if self.config["auto.leader.rebalance.enable"]:
+            interval = self.config["leader.imbalance.check.interval.seconds"] * 1000
+            tasks.append(partial(every, node, interval, partial(self._rebalance_leaders, node)))
+        return tasks
+
+    def _check_isr(self, node) -> None:
+        if node is self.running_nodes()[0]:  # one checker for the cluster: the first running node's
+            self.replication.check_isr(node.clock.time_ms(), self.config["replica.lag.time.max.ms"])
+
+    def _rebalance_leaders(self, node) -> None:
+        """auto.leader.rebalance.enable, as Kafka's controller: a broker whose preferred
+        partitions are led elsewhere above leader.imbalance.per.broker.percentage gets them
+        back, where it is a live in-sync replica."""
+        if node is not self.running_nodes()[0]:
+            return
+        threshold = self.config["leader.imbalance.per.broker.percentage"] / 100
+        preferred: dict[int, list] = {}
+        for topic_id, p, _ in self._partitions():
+            state = self.controller.partition(topic_id, p)
+            preferred.setdefault(state.replicas[0], []).append((topic_id, p, state))
+        changes = []
+        for broker_id, partitions in preferred.items():
+            elsewhere = [(t, p) for t, p, state in partitions if state.leader != broker_id]
+            if not partitions or len(elsewhere) / len(partitions) <= threshold:
+                continue
+            for topic_id, p in elsewhere:
+                change = self.controller.elect_preferred(topic_id, p)
+                if change is not None:
+                    changes.append(change)
+        if changes:
+            log.info("auto leader rebalance: %d partitions back on their preferred leaders", len(changes))
+            self._apply(changes)
+
+    # --- stopping and starting ---------------------------------------------------------------
+
+    def _node(self, node_id: int):
+        if not isinstance(node_id, int) or not 0 <= node_id < len(self.nodes):
+            raise LookupError(f"no broker {node_id} (this cluster has brokers 0-{len(self.nodes) - 1})")
+        return self.nodes[node_id]
+
+    def stop_broker(self, node_id: int, *, kill: bool = False) -> dict:
+        """Stop broker `node_id`: its listeners and connections close, its coordinators unload,
+        the storage work its worker threads are doing finishes (a flush, a load: the cancelled
+        tasks would wait for it, the close cannot), its logs close (with `kill`, as a killed
+        process leaves them: no flush, no clean-shutdown marker), and the leadership of its
+        partitions moves to in-sync replicas."""
+        node = self._node(node_id)
+        if node_id in self.stopped:
+            raise ValueError(f"broker {node_id} is already stopped")
+        if node.serving is not None:
+            node.serving.cancel()
+        for runtime in node.coordinator_runtimes().values():
+            for partition in list(runtime.shards):
+                runtime.unload(partition)
+        changes = self.controller.broker_stopped(node_id, self._partitions())
+        self.stopped.add(node_id)
+        node.storage_threads.wait_idle()
+        node.logs.close(clean=not kill)
+        self._apply(changes)
+        self._refresh_high_watermarks()  # ISRs without the stopped broker: high watermarks move
+        log.warning("broker %d %s; %d partition leaders moved", node_id, "killed" if kill else "stopped", len(changes))
+        return self.describe_broker(node_id)
+
+    def start_broker(self, node_id: int) -> dict:
+        """Start a stopped broker: its logs open (recovering), its topics catch up, its followed
+        partitions truncate to where they agree with their leaders, and it serves again on its
+        ports; it rejoins each ISR once it has caught up."""
+        node = self._node(node_id)
+        if node_id not in self.stopped:
+            raise ValueError(f"broker {node_id} is running")
+        changes = self.controller.broker_started(node_id, self._partitions())
+        node.reopen()  # loads the coordinator shards of partitions it leads again
+        self.stopped.discard(node_id)
+        self._apply(changes)
+        self._truncate_followers(node)
+        if self._nursery is not None:
+            self._nursery.start_soon(self._serve_node, node)
+        log.warning("broker %d started", node_id)
+        return self.describe_broker(node_id)
+
+    def _refresh_high_watermarks(self) -> None:
+        running = self.running_nodes()
+        if not running:
+            return
+        for name, p, topic_id in self.replication.replicated_partitions(running[0]):
+            leader = self.leader_node(name, p)
+            if leader is not None:
+                self.replication.advance_high_watermark(leader, name, p, topic_id)
+
+    def _truncate_followers(self, node) -> None:
+        """A node starts: each partition it follows agrees with its leader before anything is
+        served (the fetcher would do it at its first pass; this is before any client asks)."""
+        for name, p, topic_id in self.replication.followed(node):
+            leader = self.leader_node(name, p)
+            if leader is not None and leader is not node:
+                self.replication.truncate_diverged(node, name, p, topic_id, leader)
+                self.replication.checked_at_epoch(node, name, p)
+
+    def _apply(self, changes) -> None:
+        """Leaders moved: the old leaders' coordinator shards unload, the new leaders' load,
+        and each new leader stamps its epoch and holds its high watermark to its ISR."""
+        if not changes:
+            return
+        running = self.running_nodes()
+        if not running:
+            return
+        names = {metadata.topic_id: name for name, metadata in running[0].logs.topics.items()}
+        for change in changes:
+            name = names.get(change.topic_id)
+            if name is None:
+                continue
+            old = self.nodes[change.old] if 0 <= change.old < len(self.nodes) and change.old not in self.stopped else None
+            if old is not None:
+                runtime = old.coordinator_runtimes().get(name)
+                if runtime is not None:
+                    runtime.unload(change.partition)
+            new = self.nodes[change.new] if change.new >= 0 and change.new not in self.stopped else None
+            if new is None:
+                continue
+            self.replication.became_leader(new, name, change.partition, change.topic_id)
+            runtime = new.coordinator_runtimes().get(name)
+            if runtime is not None and change.partition not in runtime.shards:
+                runtime.load(change.partition)
+                if name == new.txn_coordinator.state_topic.name:
+                    new.txn_coordinator.finish_unfinished()
+        for node in running:
+            # Markers that found no leader go now (Kafka's marker channel sends them once the
+            # partition has a leader), not at the next timed-out-transaction check.
+            node.txn_coordinator.retry_markers()
+            node.notify_data_arrived()  # waiting Fetches and Produces look at the new leadership
+
+    # --- elections and moves -----------------------------------------------------------------
+
+    def _topic_id(self, topic: str, partition: int):
+        metadata = self._topic(topic)
+        if metadata is None or not 0 <= partition < metadata.partitions:
+            raise LookupError(f"no partition {topic}-{partition}")
+        return metadata.topic_id
+
+    def elect_preferred(self, topic: str, partition: int) -> LeaderChange | None:
+        """ElectLeaders (preferred): None when not needed; ValueError when the preferred
+        replica is not a live in-sync one."""
+        topic_id = self._topic_id(topic, partition)
+        state = self.controller.partition(topic_id, partition)
+        if state.leader == state.replicas[0]:
+            return None
+        change = self.controller.elect_preferred(topic_id, partition)
+        if change is None:
+            raise ValueError(f"the preferred leader {state.replicas[0]} of {topic}-{partition} is not a live in-sync replica")
+        self._apply([change])
+        return change
+
+    def elect_unclean(self, topic: str, partition: int) -> LeaderChange | None:
+        """ElectLeaders (unclean): None when the partition has a leader; ValueError when no
+        replica is alive."""
+        topic_id = self._topic_id(topic, partition)
+        if self.controller.partition(topic_id, partition).leader != NO_LEADER:
+            return None
+        change = self.controller.elect_unclean(topic_id, partition)
+        if change is None:
+            raise ValueError(f"no replica of {topic}-{partition} is alive")
+        self._apply([change])
+        return change
+
+    def move_leader(self, topic: str, partition: int, leader: int) -> dict:
+        """Make in-sync replica `leader` lead the partition now (kfake's MoveTopicPartition
+        for leadership, librdkafka's partition_set_leader)."""
+        topic_id = self._topic_id(topic, partition)
+        change = self.controller.elect(topic_id, partition, leader)
+        if change is not None:
+            self._apply([change])
+        return self.describe_partition(topic, partition)
+
+    def reassign(self, topic: str, partition: int, replicas: list[int] | None) -> dict:
+        """Move the partition to `replicas` (None: cancel the move under way). The new replicas
+        fetch from the leader; once all are in sync the partition drops the others (their
+        copies are deleted) and, if its leader is not among them, the first in-sync one leads."""
+        topic_id = self._topic_id(topic, partition)
+        if replicas is None:
+            before = self.controller.partition(topic_id, partition).replicas
+            try:
+                change = self.controller.cancel_reassignment(topic_id, partition)
+            except LookupError:
+                raise LookupError(f"no reassignment of {topic}-{partition} is under way") from None
+            self._apply([change] if change is not None else [])
+            self._drop_replicas(topic, partition, topic_id, before)
+            self._apply_leadership(topic, partition, topic_id)
+            return self.describe_partition(topic, partition)
+        problem = self.controller.validate_replicas(replicas)
+        if problem is not None:
+            raise ValueError(problem)
+        self.controller.reassign(topic_id, partition, tuple(replicas))
+        self.reassignment_caught_up(topic, partition, topic_id)  # a target already in sync finishes now
+        for node in self.running_nodes():
+            node.notify_data_arrived()  # the new replicas' fetchers start
+        return self.describe_partition(topic, partition)
+
+    def reassignment_caught_up(self, topic: str, partition: int, topic_id) -> None:
+        """A replica joined the ISR during a reassignment: finish it if the whole target is in sync."""
+        before = self.controller.partition(topic_id, partition).replicas
+        change = self.controller.complete_reassignment(topic_id, partition)
+        if change is False:
+            return
+        self._apply([change] if change is not None else [])
+        self._drop_replicas(topic, partition, topic_id, before)
+        self._apply_leadership(topic, partition, topic_id)
+        log.info("%s-%d: reassignment to %s complete", topic, partition,
+                 list(self.controller.partition(topic_id, partition).replicas))
+
+    def _apply_leadership(self, topic: str, partition: int, topic_id) -> None:
+        leader = self.leader_node(topic, partition)
+        if leader is not None:
+            self.replication.track(leader, topic, partition, topic_id)
+            if len(self.controller.replicas(topic_id, partition)) > 1:
+                self.replication.advance_high_watermark(leader, topic, partition, topic_id)
+
+    def _drop_replicas(self, topic: str, partition: int, topic_id, before) -> None:
+        """Delete the copies of the partition on brokers no longer among its replicas."""
+        now = self.controller.replicas(topic_id, partition)
+        for node_id in before:
+            if node_id not in now and node_id not in self.stopped:
+                self.nodes[node_id].logs.drop_replica(topic, partition)
+
+    def describe_partition(self, topic: str, partition: int) -> dict:
+        topic_id = self._topic_id(topic, partition)
+        state = self.controller.partition(topic_id, partition)
+        under_way = self.controller.reassignment(topic_id, partition)
+        return {"topic": topic, "partition": partition, "leader": state.leader, "leader_epoch": state.leader_epoch,
+                "replicas": list(state.replicas), "isr": list(state.isr),
+                "reassigning_to": list(under_way[0]) if under_way else None}
+
+    def describe_broker(self, node_id: int) -> dict:
+        node = self.nodes[node_id]
+        return {"node_id": node_id, "alive": node_id in self.controller.alive,
+                "host": node.host, "port": node.port, "rack": self.controller.racks[node_id]}
+
+    # --- life ------------------------------------------------------------------------------
+
+    def close(self, clean: bool = True) -> None:
+        for node in self.nodes:
+            if node.node_id not in self.stopped:
+                node.logs.close(clean)

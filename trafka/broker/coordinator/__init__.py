@@ -1,5 +1,0 @@
-"""The group coordinator: consumer groups and committed offsets, kept in `__consumer_offsets`."""
-
-from trafka.broker.coordinator.coordinator import GroupCoordinator
-
-__all__ = ["GroupCoordinator"]

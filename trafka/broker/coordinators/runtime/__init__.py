@@ -1,0 +1,1 @@
+"""The coordinator runtime every coordinator runs on (docs/architecture.md)."""

@@ -1,0 +1,378 @@
+"""The share coordinator: every share-partition's durable state, in `__share_group_state`,
+on the coordinator runtime; and the share sessions of ShareFetch / ShareAcknowledge.
+
+A share-partition is (share group, topic id, partition). It lives in the `__share_group_state`
+partition its key "group:topicId:partition" hashes to, as Kafka's share coordinator keys it,
+and each such partition is one `ShareStateShard`. Its state (`partition.SharePartition`) is
+created at the group's first fetch of the partition, starting at the log end offset
+(`share.auto.offset.reset` latest, Kafka's default) or the log start (earliest).
+
+Write, then apply: an acknowledgement, a lock expiry or a session's release is applied to a
+copy of the share-partition; when the copy's snapshot (formats.py) differs from the one last
+written, it is written; only then does the copy replace the share-partition. A failed write
+leaves it as it was and the acknowledgement is answered with the error. Every write goes
+through `_write`. Acquisitions are not written on their own: the next write carries their
+delivery counts (an acquired record is written AVAILABLE with its count, as Kafka's persister
+has it).
+
+The acquisition lock is a timer on the broker clock (`run`, and `expire_due` from
+advance_clock), as Kafka's AcquisitionLockTimerTask: when a lock runs out its records are
+available again (or archived at the delivery limit) and the share-partition's state is
+written, so delivery counts survive a restart. A write that fails is tried again after
+RETRY_MS, with one log line per share-partition until it succeeds.
+
+A share-partition is written first when it is created (its start offset), then at each
+durable change.
+
+Share sessions (KIP-932), as Kafka's ShareSessionCache keeps them: a member's ShareFetch with
+epoch 0 opens a session on the partitions it names, each later request carries the next epoch
+and may add partitions or forget them. The session ends with the final epoch (-1), after that
+request's acknowledgements are applied, or when its connection closes; either way the records
+the member still holds are released. Leaving the group does not touch the session: a client's
+close() leaves, then acknowledges with the final epoch.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import uuid
+from dataclasses import dataclass, field
+
+import trio
+
+from trafka.broker.coordinators.runtime.internal_topic import InternalTopic
+from trafka.broker.coordinators.runtime.records import CoordinatorRecord, CoordinatorResult
+from trafka.broker.coordinators.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError
+from trafka.broker.coordinators.share import formats
+from trafka.broker.coordinators.share.formats import SharePartitionKey, ShareSnapshot
+from trafka.broker.coordinators.share.partition import RecordState, SharePartition
+from trafka.wire.text import printable
+from trafka.wire.errors import ErrorCode
+
+log = logging.getLogger("trafka.share")
+
+SHARE_STATE_TOPIC = "__share_group_state"
+TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024)}
+FINAL_EPOCH = -1
+
+
+class ShareStateShard:
+    """The share-partitions of one `__share_group_state` partition, and the state last written
+    for each (its snapshot epoch and (start offset, state batches))."""
+
+    def __init__(self) -> None:
+        self.partitions: dict[SharePartitionKey, SharePartition] = {}
+        self.written: dict[SharePartitionKey, tuple[int, tuple]] = {}
+
+    def replay(self, key: bytes, value: bytes | None) -> None:
+        k = formats.parse_key(key)
+        if value is None:
+            self.partitions.pop(k, None)
+            self.written.pop(k, None)
+            return
+        snapshot = formats.parse_value(value)
+        restored = SharePartition.restore(snapshot.start_offset, list(snapshot.batches))
+        self.partitions[k] = restored
+        self.written[k] = (snapshot.snapshot_epoch, restored.snapshot())
+
+
+@dataclass
+class ShareSession:
+    epoch: int  # the epoch the next request must carry
+    connection: str  # the connection that opened it: its close ends the session
+    partitions: set[tuple[uuid.UUID, int]] = field(default_factory=set)
+
+
+class ShareSessionError(Exception):
+    def __init__(self, error: ErrorCode, message: str):
+        super().__init__(message)
+        self.error = error
+
+
+# A failed timer write (a lock expiry) is tried again this much later, not at every tick.
+RETRY_MS = 1000
+# The timer task never spins faster than this, whatever the deadlines say.
+MIN_TIMER_MS = 5
+
+
+class ShareCoordinator:
+    def __init__(self, logs, config, clock, group_configs, *, leads=None):
+        self.logs = logs
+        self.config = config
+        self.clock = clock
+        self.group_configs = group_configs
+        self.state_topic = InternalTopic(logs, SHARE_STATE_TOPIC, config["share.coordinator.state.topic.num.partitions"],
+                                         TOPIC_CONFIGS, clock)
+        self.runtime: CoordinatorRuntime[ShareStateShard] = CoordinatorRuntime(self.state_topic, lambda p: ShareStateShard())
+        self.runtime.load_all(leads)
+        self.sessions: dict[tuple[str, str], ShareSession] = {}
+        # A simulated cluster routes each share-partition to the runtime of the broker leading
+        # its state partition (`route(partition)`), and group-wide work to all (`everywhere()`).
+        self.route = None
+        self.everywhere = None
+        self._wakeup = trio.Event()
+        self._failing: dict[SharePartitionKey, int] = {}  # share-partitions whose timer write failed: retry at
+        log.info("loaded %d share-partitions from %s", sum(len(s.partitions) for s in self.runtime), SHARE_STATE_TOPIC)
+
+    # --- settings -----------------------------------------------------------------------------
+
+    def lock_ms(self, group_id: str) -> int:
+        return self.group_configs.value(group_id, "share.record.lock.duration.ms")
+
+    def delivery_limit(self, group_id: str) -> int:
+        return self.group_configs.value(group_id, "share.delivery.count.limit")
+
+    def max_in_flight(self, group_id: str) -> int:
+        return self.group_configs.value(group_id, "share.partition.max.record.locks")
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    def open_session(self, group_id: str, member_id: str, epoch: int, add, forget, connection: str) -> ShareSession:
+        """The member's session after this request's epoch, partitions added and forgotten (the
+        final epoch returns it unchanged: `close_session` ends it once the request's
+        acknowledgements are applied). Raises ShareSessionError: SHARE_SESSION_NOT_FOUND,
+        INVALID_SHARE_SESSION_EPOCH."""
+        key = (group_id, member_id)
+        if epoch == 0:
+            session = self.sessions[key] = ShareSession(1, connection, set(add))
+            return session
+        session = self.sessions.get(key)
+        if session is None:
+            raise ShareSessionError(ErrorCode.SHARE_SESSION_NOT_FOUND, f"No share session for member {member_id}.")
+        if epoch == FINAL_EPOCH:
+            return session
+        if epoch != session.epoch:
+            raise ShareSessionError(ErrorCode.INVALID_SHARE_SESSION_EPOCH,
+                                    f"The share session epoch is {session.epoch}, not {epoch}.")
+        session.epoch = session.epoch + 1 if session.epoch < 2**31 - 1 else 1
+        session.partitions |= set(add)
+        session.partitions -= set(forget)
+        return session
+
+    def close_session(self, group_id: str, member_id: str) -> None:
+        """The session ends (its final epoch, or its connection closed): the records the member
+        still holds in its partitions are released, and written."""
+        session = self.sessions.pop((group_id, member_id), None)
+        if session is None:
+            return
+        for topic_id, partition in sorted(session.partitions, key=lambda tp: (str(tp[0]), tp[1])):
+            key = SharePartitionKey(group_id, topic_id, partition)
+            if self.existing(key) is not None:
+                limit = self.delivery_limit(group_id)
+                self.change(key, lambda sp: (sp.release_member(member_id, limit), ErrorCode.NONE)[1])
+
+    def disconnected(self, connection: str) -> None:
+        """A connection closed: every share session it opened ends, as Kafka's ShareSessionCache
+        does on a disconnect."""
+        for (group_id, member_id), session in list(self.sessions.items()):
+            if session.connection == connection:
+                self.close_session(group_id, member_id)
+
+    # --- share-partitions ---------------------------------------------------------------------
+
+    def _partition_of(self, key: SharePartitionKey) -> int:
+        return self.state_topic.partition_for(f"{key.group_id}:{key.topic_id}:{key.partition}")
+
+    def _runtime(self, key: SharePartitionKey) -> CoordinatorRuntime:
+        """The runtime holding the share-partition's state: this broker's, or in a simulated
+        cluster the one on the leader of its `__share_group_state` partition (`route`; Kafka's
+        partition leaders reach the share coordinator over the network)."""
+        return self.runtime if self.route is None else self.route(self._partition_of(key))
+
+    def _runtimes(self) -> list[CoordinatorRuntime]:
+        """Every runtime holding some share-partition state (all brokers' in a cluster)."""
+        return [self.runtime] if self.everywhere is None else self.everywhere()
+
+    def _shard(self, key: SharePartitionKey) -> ShareStateShard:
+        return self._runtime(key).shard(self._partition_of(key))
+
+    def _write(self, key: SharePartitionKey, state: SharePartition | None, what: str, snapshot=None) -> ErrorCode:
+        """The one way a share-partition's state changes: write its snapshot (None: a tombstone)
+        to `__share_group_state`, then install it. A failed write changes nothing, is logged
+        and is the answer."""
+        shard = self._shard(key)
+        if state is None:
+            record = CoordinatorRecord(formats.key(key), None)
+        else:
+            epoch = shard.written[key][0] + 1 if key in shard.written else 0
+            start, batches = snapshot = snapshot or state.snapshot()
+            record = CoordinatorRecord(formats.key(key), formats.value(ShareSnapshot(epoch, 0, start, tuple(batches))))
+
+        def apply() -> None:
+            if state is None:
+                shard.partitions.pop(key, None)
+                shard.written.pop(key, None)
+            else:
+                shard.partitions[key] = state.installed()
+                shard.written[key] = (epoch, snapshot)
+        try:
+            self._runtime(key).write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
+        except CoordinatorWriteError as exc:
+            log.error("share-partition %s: cannot write %s: %s", key, what, exc.cause)
+            return exc.error
+        return ErrorCode.NONE
+
+    def share_partition(self, key: SharePartitionKey, start_offset: int) -> ErrorCode:
+        """Make sure the share-partition exists: at the group's first fetch of the partition it is
+        created at `start_offset` (share.auto.offset.reset, fetching.py) and its first snapshot
+        written (Kafka's InitializeShareGroupState), so a restart goes on from there."""
+        if key in self._shard(key).partitions:
+            return ErrorCode.NONE
+        return self._write(key, SharePartition(start_offset), "its initial state")
+
+    def existing(self, key: SharePartitionKey) -> SharePartition | None:
+        return self._shard(key).partitions.get(key)
+
+    def change(self, key: SharePartitionKey, change, what: str = "its state") -> ErrorCode:
+        """Apply `change(copy)` (which returns an error code, NONE to go on) to a copy of the
+        share-partition; write the copy when its durable part differs from what was last
+        written, then install it. A failed write leaves the share-partition as it was and is
+        the answer."""
+        shard = self._shard(key)
+        current = shard.partitions.get(key)
+        if current is None:
+            return ErrorCode.INVALID_RECORD_STATE
+        work = current.fork()
+        error = change(work)
+        if error:
+            return error
+        written, snapshot = shard.written.get(key), work.snapshot()
+        if written is not None and snapshot == written[1]:
+            shard.partitions[key] = work.installed()  # only volatile state moved (locks): nothing to write
+            return ErrorCode.NONE
+        return self._write(key, work, what, snapshot)
+
+    def acknowledge(self, key: SharePartitionKey, member_id: str, batches, *, renew: bool = False) -> ErrorCode:
+        """One partition's acknowledgement batches, all or nothing. With `renew` (IsRenewAck,
+        v2) RENEW acknowledgements lock their records for another share.record.lock.duration.ms."""
+        now = self.clock.time_ms()
+        renew_until = now + self.lock_ms(key.group_id) if renew else None
+        limit = self.delivery_limit(key.group_id)
+
+        def apply(sp: SharePartition) -> ErrorCode:
+            sp.expire_locks(now, limit)
+            for batch in batches:
+                error = sp.acknowledge(member_id, batch.first_offset, batch.last_offset, list(batch.acknowledge_types),
+                                       limit, renew_until)
+                if error:
+                    return error
+            return ErrorCode.NONE
+        error = self.change(key, apply)
+        self.reschedule()
+        return error
+
+    def release_member(self, group_id: str, member_id: str) -> None:
+        """A member was removed from the group (its heartbeats stopped): the records it holds are
+        available again. Its share session stays until its final epoch or its connection ends."""
+        limit = self.delivery_limit(group_id)
+        for shard in [shard for runtime in self._runtimes() for shard in runtime]:
+            for key in [k for k in shard.partitions if k.group_id == group_id]:
+                self.change(key, lambda sp: (sp.release_member(member_id, limit), ErrorCode.NONE)[1])
+
+    # --- the acquisition lock timer -----------------------------------------------------------
+
+    async def run(self) -> None:
+        """The broker's lock timer task: expire what is due, sleep until the next lock deadline
+        or until an acquisition or a clock move changes the deadlines."""
+        while True:
+            self._wakeup = trio.Event()
+            now = self.clock.time_ms()
+            due = self.expire_due(now)
+            timeout = math.inf if due is None else max(due - now, MIN_TIMER_MS) / 1000
+            with trio.move_on_after(timeout):
+                await self._wakeup.wait()
+
+    def reschedule(self) -> None:
+        """Re-check the lock deadlines now (records were acquired, or the broker clock moved)."""
+        self._wakeup.set()
+
+    def expire_due(self, now: int) -> int | None:
+        """Every lock of this broker's share-partitions that ran out by `now` releases its
+        records, written; the next deadline (a lock's, or a failed write's retry)."""
+        deadlines = []
+        for shard in self.runtime:
+            for key in list(shard.partitions):
+                due = self._expire_if_due(key, now)
+                if due is not None:
+                    deadlines.append(max(due, self._failing.get(key, due)))
+        return min(deadlines, default=None)
+
+    def expire_locks(self, key: SharePartitionKey) -> None:
+        """Before an acquisition: locks of this share-partition that ran out make their records
+        available (written)."""
+        self._expire_if_due(key, self.clock.time_ms())
+
+    def _expire_if_due(self, key: SharePartitionKey, now: int) -> int | None:
+        """Expire the share-partition's locks that ran out by `now`, unless a failed write of
+        them waits for its retry; its next lock deadline after that."""
+        sp = self.existing(key)
+        due = sp.next_lock_deadline() if sp is not None else None
+        if due is None or due > now or self._failing.get(key, now) > now:
+            return due
+        limit = self.delivery_limit(key.group_id)
+        error = self.change(key, lambda work: (work.expire_locks(now, limit), ErrorCode.NONE)[1], "its expired locks")
+        if error:
+            if key not in self._failing:
+                log.error("share-partition %s: its expired locks are kept until the state can be written "
+                          "(tried again every %d ms)", key, RETRY_MS)
+            self._failing[key] = now + RETRY_MS
+        elif self._failing.pop(key, None) is not None:
+            log.info("share-partition %s: its expired locks are written now", key)
+        sp = self.existing(key)
+        return sp.next_lock_deadline() if sp is not None else None
+
+    def describe(self, group_id: str, topic_name) -> list[dict]:
+        """Each share-partition of the group for the console and /metrics: start and end
+        offsets, records in flight by state and against the group's in-flight cap, how many
+        in-flight records have each delivery count, and the acquired ones as runs of offsets
+        held by one member with one delivery count and one lock deadline."""
+        now = self.clock.time_ms()
+        rows = []
+        for key, sp in sorted(self.group_partitions(group_id).items(), key=lambda kv: (str(kv[0].topic_id), kv[0].partition)):
+            counts = {state.name.lower(): 0 for state in RecordState}
+            deliveries: dict[int, int] = {}
+            held: list[dict] = []
+            for offset, entry in sorted(sp.records.items()):
+                counts[entry.state.name.lower()] += 1
+                if entry.delivery_count:
+                    deliveries[entry.delivery_count] = deliveries.get(entry.delivery_count, 0) + 1
+                if entry.state is not RecordState.ACQUIRED:
+                    continue
+                run = held[-1] if held else None
+                if (run is not None and run["last_offset"] == offset - 1 and run["member_id"] == printable(entry.member_id)
+                        and run["delivery_count"] == entry.delivery_count and run["lock_until_ms"] == entry.lock_deadline):
+                    run["last_offset"] = offset
+                    continue
+                held.append({"first_offset": offset, "last_offset": offset, "member_id": printable(entry.member_id),
+                             "delivery_count": entry.delivery_count, "lock_until_ms": entry.lock_deadline,
+                             "lock_remaining_ms": max((entry.lock_deadline or now) - now, 0)})
+            # Offsets from the end offset to the log end are available without an entry.
+            rows.append({"topic": topic_name(key.topic_id) or str(key.topic_id), "partition": key.partition,
+                         "start_offset": sp.start_offset, "end_offset": sp.end_offset, "records": counts,
+                         "in_flight": sp.in_flight(), "max_in_flight": self.max_in_flight(group_id),
+                         "delivery_counts": {str(count): n for count, n in sorted(deliveries.items())},
+                         "max_delivery_count": max(deliveries, default=0), "acquired": held})
+        return rows
+
+    def group_partitions(self, group_id: str) -> dict[SharePartitionKey, SharePartition]:
+        return {k: sp for runtime in self._runtimes() for shard in runtime
+                for k, sp in shard.partitions.items() if k.group_id == group_id}
+
+    def delete_group(self, group_id: str) -> ErrorCode:
+        """Tombstones for every share-partition of the group (DeleteGroups)."""
+        for key in list(self.group_partitions(group_id)):
+            error = self.delete_partition(key)
+            if error:
+                return error
+        return ErrorCode.NONE
+
+    def delete_partition(self, key: SharePartitionKey) -> ErrorCode:
+        """A tombstone for one share-partition (DeleteShareGroupOffsets, DeleteGroups): the
+        group's next fetch of it starts again by share.auto.offset.reset."""
+        return self._write(key, None, "its deletion")
+
+    def reset_partition(self, key: SharePartitionKey, start_offset: int) -> ErrorCode:
+        """A new start offset for one share-partition of an empty group, nothing in flight
+        (AlterShareGroupOffsets): written as a fresh snapshot, then installed."""
+        return self._write(key, SharePartition(start_offset), "its new start offset")

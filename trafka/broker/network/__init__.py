@@ -1,0 +1,1 @@
+"""The network side: one client connection, sending a response frame, connection quotas."""

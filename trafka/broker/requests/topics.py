@@ -1,0 +1,60 @@
+"""Topic lookup and auto-creation shared by the handlers that may create topics."""
+
+from __future__ import annotations
+
+import logging
+
+from trafka.storage.errors import InvalidTopic, TopicAlreadyExists, UnknownTopic
+
+log = logging.getLogger("trafka.broker")
+
+
+def get_or_create_topic(broker, name: str, *, allow_auto_create: bool = True):
+    """The topic called `name`, auto-created with num.partitions when Kafka would create it."""
+    topic = broker.logs.topics.get(name)
+    if topic is not None or not (allow_auto_create and broker.config["auto.create.topics.enable"]):
+        return topic
+    try:
+        topic = broker.logs.create_topic(name, broker.config["num.partitions"], {})
+    except TopicAlreadyExists:
+        return broker.logs.topics.get(name)
+    except InvalidTopic:
+        return None
+    log.info("auto-created topic %s with %d partitions", name, topic.partitions)
+    return topic
+
+
+def topic_name(broker, name: str, topic_id, *, by_id: bool) -> str | None:
+    """The topic a request names: by name up to the versions that carry names, by topic id
+    after (`by_id`: Fetch v13+, Produce v13+); None when no topic has that id."""
+    if not by_id:
+        return name
+    try:
+        return broker.logs.topic_by_id(topic_id).name
+    except UnknownTopic:
+        return None
+
+
+def find_log(broker, topic: str, partition: int):
+    """The partition's log, or None when the topic or partition does not exist."""
+    try:
+        return broker.logs.log(topic, partition)
+    except UnknownTopic:
+        return None
+
+
+def led_elsewhere(broker, topic: str, partition: int) -> bool:
+    """In a simulated cluster: the partition exists and this broker does not lead it (the
+    handler answers NOT_LEADER_OR_FOLLOWER, and the client asks Metadata who does). When this
+    broker does lead a replicated partition, its high watermark is held to what the in-sync
+    replicas have from here on (trafka/broker/cluster/replication.py)."""
+    cluster = broker.cluster
+    if cluster is None:
+        return False
+    metadata = broker.logs.topics.get(topic)
+    if metadata is None or not 0 <= partition < metadata.partitions:
+        return False
+    if cluster.controller.leader(metadata.topic_id, partition) != broker.node_id:
+        return True
+    cluster.replication.track(broker, topic, partition, metadata.topic_id)
+    return False

@@ -1,6 +1,0 @@
-"""The transaction coordinator: transactional ids, their producers and transactions, kept in
-`__transaction_state`."""
-
-from trafka.broker.transaction.coordinator import TransactionCoordinator
-
-__all__ = ["TransactionCoordinator"]
