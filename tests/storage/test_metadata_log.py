@@ -1,0 +1,106 @@
+"""The cluster metadata log (trafka/storage/metadata_log.py): append and replay, snapshots and
+the segments they make useless, a torn tail cut at every byte, a damaged snapshot refused."""
+
+import os
+
+import pytest
+
+from trafka.storage.metadata_log import MetadataLog, MetadataLogCorrupt, metadata_log_dir, snapshots
+
+
+def _image(log: MetadataLog) -> dict:
+    image = {}
+    for record in log.read():
+        if record.value is None:
+            image.pop(record.key, None)
+        else:
+            image[record.key] = record.value
+    return image
+
+
+def test_appends_replay_in_order_and_survive_a_reopen(tmp_path):
+    log = MetadataLog(tmp_path)
+    assert log.empty
+    assert log.append([(b"a", b"1"), (b"b", b"2")]) == 0
+    assert log.append([(b"a", b"3"), (b"b", None)]) == 2
+    log.close()
+    again = MetadataLog(tmp_path)
+    assert not again.empty
+    assert [(r.offset, r.key, r.value) for r in again.read()] == [(0, b"a", b"1"), (1, b"b", b"2"), (2, b"a", b"3"),
+                                                                  (3, b"b", None)]
+    assert _image(again) == {b"a": b"3"}
+    again.close()
+
+
+def test_the_log_is_not_a_partition_directory_of_the_data_dir(tmp_path):
+    from trafka.storage.manager import parse_partition_dir
+
+    log = MetadataLog(tmp_path)
+    log.append([(b"k", b"v")])
+    log.close()
+    top = metadata_log_dir(tmp_path).relative_to(tmp_path).parts[0]
+    assert parse_partition_dir(top) is None
+
+
+def test_a_snapshot_holds_the_image_and_the_older_segments_go(tmp_path):
+    log = MetadataLog(tmp_path, max_bytes_between_snapshots=200)
+    for i in range(20):
+        log.append([(b"key-%d" % (i % 3), b"value-%d" % i)])
+    assert log.snapshot_due
+    image = _image(log)
+    path = log.write_snapshot(sorted(image.items()))
+    assert path.name == "00000000000000000020-0000000000.checkpoint"
+    assert not log.snapshot_due
+    log.append([(b"after", b"x")])
+    log.close()
+    directory = metadata_log_dir(tmp_path)
+    assert sorted(p.name for p in directory.glob("*.log")) == ["00000000000000000020.log"]
+    again = MetadataLog(tmp_path)
+    records = list(again.read())
+    assert [r.offset for r in records] == [-1, -1, -1, 20]
+    assert _image(again) == {**image, b"after": b"x"}
+    again.write_snapshot(sorted(_image(again).items()))
+    assert [offset for offset, _ in snapshots(directory)] == [21]  # the older snapshot went
+    again.close()
+
+
+def test_a_torn_last_batch_leaves_the_old_or_the_new_image_at_every_byte(tmp_path):
+    log = MetadataLog(tmp_path)
+    log.append([(b"a", b"old"), (b"b", b"old")])
+    old = _image(log)
+    log.append([(b"a", b"new"), (b"b", None), (b"c", b"new")])
+    new = _image(log)
+    log.close()
+    segment = metadata_log_dir(tmp_path) / "00000000000000000000.log"
+    whole = segment.read_bytes()
+    first_batch_end = int.from_bytes(whole[8:12], "big") + 12  # batchLength + offset and length fields
+    for cut in range(first_batch_end, len(whole) + 1):
+        segment.write_bytes(whole[:cut])
+        opened = MetadataLog(tmp_path)
+        assert _image(opened) == (new if cut == len(whole) else old), cut
+        opened.close()
+        segment.write_bytes(whole)
+
+
+def test_a_damaged_snapshot_stops_the_open_with_one_clear_error(tmp_path):
+    log = MetadataLog(tmp_path)
+    log.append([(b"a", b"1")])
+    path = log.write_snapshot([(b"a", b"1")])
+    log.close()
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(MetadataLogCorrupt) as refused:
+        list(MetadataLog(tmp_path).read())
+    assert str(path) in str(refused.value) and "unreadable metadata records" in str(refused.value)
+
+
+def test_a_missing_snapshot_under_a_truncated_log_is_refused(tmp_path):
+    log = MetadataLog(tmp_path)
+    log.append([(b"a", b"1")])
+    path = log.write_snapshot([(b"a", b"1")])
+    log.append([(b"b", b"2")])
+    log.close()
+    os.unlink(path)
+    with pytest.raises(MetadataLogCorrupt, match="no snapshot covers"):
+        MetadataLog(tmp_path)

@@ -1,0 +1,211 @@
+"""The cluster metadata log: Kafka's `__cluster_metadata-0`, one partition of record batches
+with snapshots of the whole image beside it. Storage knows batches, not what they mean
+(trafka/broker/metadata/records.py declares the records; image.py applies them).
+
+```
+<data dir>/metadata/__cluster_metadata-0/
+  00000000000000000000.log ...              record batches, one per change (PartitionLog segments)
+  00000000000000000042-0000000000.checkpoint  a snapshot: the image as of offset 42, as batches
+```
+
+The log is a `PartitionLog`, so it is the segment store's format byte for byte and opens as any
+partition does: a batch torn by a crash at the tail is cut off at open (log_loader.py). It lives
+in its own directory, `metadata/`, which is not a partition directory, so the LogManager never
+takes it for a topic and no client sees it.
+
+* `append(records)` writes the records as one batch and fsyncs before it returns: a change of
+  several records is all there after a crash, or none of it.
+* `read()` gives the image's records: the newest snapshot's, then the log's from the snapshot's
+  offset on.
+* `write_snapshot(records)` writes `<offset>-<epoch>.checkpoint` (offset: the log end offset the
+  snapshot covers, exclusive, as Kafka names them; epoch: 0, there is no quorum) atomically
+  (temporary file, fsync, rename), then rolls the log and deletes the segments and snapshots
+  the new snapshot makes useless. `snapshot_due` says when the log has grown by more than
+  `max_bytes_between_snapshots` since the last one (Kafka's
+  `metadata.log.max.record.bytes.between.snapshots`).
+
+A snapshot or a log batch that cannot be read stops the open with one `MetadataLogCorrupt`
+naming the file and what to do; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from trafka.storage.config import LogConfig
+from trafka.storage.errors import StorageError
+from trafka.storage.files import atomic_write
+from trafka.storage.log import PartitionLog
+from trafka.storage.log_read import replay_log
+from trafka.wire import records as rec
+
+log = logging.getLogger("trafka.storage")
+
+METADATA_DIR = "metadata"
+PARTITION_DIR = "__cluster_metadata-0"
+SNAPSHOT_SUFFIX = ".checkpoint"
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+# Kafka's metadata.log.max.record.bytes.between.snapshots is 20 MiB; trafka's image is small
+# and every start replays the log after the snapshot, so it snapshots sooner.
+MAX_BYTES_BETWEEN_SNAPSHOTS = 1024 * 1024
+_SEGMENT_BYTES = 8 * 1024 * 1024
+
+
+class MetadataLogCorrupt(StorageError):
+    """The metadata log or a snapshot of it cannot be read: the start stops, naming the file."""
+
+
+@dataclass(frozen=True)
+class LoggedRecord:
+    offset: int  # -1 for a snapshot's records
+    key: bytes
+    value: bytes | None
+
+
+def metadata_log_dir(data_dir: Path) -> Path:
+    return Path(data_dir) / METADATA_DIR / PARTITION_DIR
+
+
+def snapshot_name(offset: int, epoch: int = 0) -> str:
+    return f"{offset:020d}-{epoch:010d}{SNAPSHOT_SUFFIX}"
+
+
+def snapshots(directory: Path) -> list[tuple[int, Path]]:
+    """(offset, path) of every snapshot in the directory, oldest first."""
+    found = []
+    if directory.is_dir():
+        for name in os.listdir(directory):
+            match = _SNAPSHOT_NAME.match(name)
+            if match:
+                found.append((int(match[1]), directory / name))
+    return sorted(found)
+
+
+def _records_of(data: bytes, where: str) -> Iterator[tuple[int, rec.Record]]:
+    try:
+        for pos, header in rec.iter_batches(data):
+            if rec.is_control(header.attributes):
+                continue
+            for record in rec.decode_records(data, pos):
+                yield record.offset, record
+    except (rec.CorruptRecordError, ValueError) as exc:
+        raise MetadataLogCorrupt(f"{where}: unreadable metadata records ({exc})") from None
+
+
+class MetadataLog:
+    def __init__(self, data_dir: Path, *, clock=None,
+                 max_bytes_between_snapshots: int = MAX_BYTES_BETWEEN_SNAPSHOTS):
+        self.directory = metadata_log_dir(data_dir)
+        self.max_bytes_between_snapshots = max_bytes_between_snapshots
+        self._clock = clock
+        config = LogConfig.of({"segment.bytes": str(_SEGMENT_BYTES), "retention.ms": "-1",
+                               "retention.bytes": "-1"})
+        # A log whose files cannot be opened stops the start with the cause, not a traceback.
+        try:
+            self.log = PartitionLog(self.directory, config, clock=clock)
+        except (OSError, StorageError, rec.CorruptRecordError, ValueError) as exc:
+            raise MetadataLogCorrupt(f"{self.directory}: cannot open the metadata log ({exc})") from None
+        found = snapshots(self.directory)
+        self.snapshot_offset = found[-1][0] if found else 0
+        self.bytes_since_snapshot = self._bytes_after(self.snapshot_offset)
+        if self.log.log_start_offset > self.snapshot_offset:
+            raise MetadataLogCorrupt(
+                f"{self.directory}: the log starts at offset {self.log.log_start_offset} but no snapshot covers "
+                "the offsets before it (a snapshot file is missing); restore it from a backup")
+        if self.snapshot_offset > self.log.log_end_offset:
+            raise MetadataLogCorrupt(
+                f"{found[-1][1]}: the snapshot is at offset {self.snapshot_offset}, past the log's end "
+                f"{self.log.log_end_offset} (segments are missing); restore them from a backup")
+
+    def _bytes_after(self, offset: int) -> int:
+        return sum(s.size for s in self.log.segments if s.next_offset > offset)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing was ever written (no snapshot, no batch): a first start, or an upgrade."""
+        return self.log.log_end_offset == 0 and self.snapshot_offset == 0
+
+    @property
+    def end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def read(self) -> Iterator[LoggedRecord]:
+        """The newest snapshot's records, then the log's from the snapshot's offset on."""
+        found = snapshots(self.directory)
+        if found:
+            offset, path = found[-1]
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise MetadataLogCorrupt(f"{path}: cannot read the metadata snapshot ({exc.strerror or exc})") from None
+            for _, record in _records_of(data, f"{path} (a metadata snapshot; a torn one is never renamed "
+                                                  "into place, so the file was damaged afterwards)"):
+                yield LoggedRecord(-1, record.key, record.value)
+        start = self.snapshot_offset
+        if start >= self.log.log_end_offset:
+            return
+
+        def entries(data: bytes, offset: int):
+            end = offset
+            for record_offset, record in _records_of(data, f"{self.directory} at offset {offset}"):
+                end = record_offset + 1
+                if record_offset >= start:
+                    yield LoggedRecord(record_offset, record.key, record.value)
+            return end
+
+        yield from replay_log(self.log, entries)
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def append(self, records: Iterable[tuple[bytes, bytes | None]]) -> int:
+        """The records as one batch, fsynced before this returns; the batch's base offset.
+        Raises the storage errors of PartitionLog.append (nothing is written then) or OSError
+        from the fsync (the batch may be there, unsynced: the caller must not apply it)."""
+        now = self._clock.time_ms() if self._clock is not None else 0
+        batch = rec.encode_batch([rec.Record(key, value, (), now) for key, value in records])
+        info = self.log.append(batch)
+        self.log.flush()
+        self.bytes_since_snapshot += len(batch)
+        return info.base_offset
+
+    @property
+    def snapshot_due(self) -> bool:
+        return self.bytes_since_snapshot > self.max_bytes_between_snapshots
+
+    def write_snapshot(self, records: Iterable[tuple[bytes, bytes | None]]) -> Path:
+        """The whole image as of the log end, atomically; then older segments and snapshots go."""
+        offset = self.log.log_end_offset
+        batches, chunk = [], []
+        for key, value in records:
+            chunk.append(rec.Record(key, value, (), 0))
+            if len(chunk) == 1000:
+                batches.append(rec.encode_batch(chunk, base_offset=len(batches) * 1000))
+                chunk = []
+        if chunk:
+            batches.append(rec.encode_batch(chunk, base_offset=len(batches) * 1000))
+        path = self.directory / snapshot_name(offset)
+        atomic_write(path, b"".join(batches))
+        self.snapshot_offset = offset
+        self.bytes_since_snapshot = 0
+        log.info("%s: wrote metadata snapshot %s", self.directory, path.name)
+        # The log before the snapshot is no longer needed: roll, then drop the whole segments below it.
+        if self.log.active_segment.size:
+            self.log.roll()
+        if offset > self.log.log_start_offset:
+            self.log.delete_records_before(offset)
+        for older, older_path in snapshots(self.directory):
+            if older < offset:
+                older_path.unlink(missing_ok=True)
+        return path
+
+    def close(self) -> None:
+        """Every append was fsynced: close the files without a clean-shutdown marker, so each
+        open checks the active segment's batches (a torn tail is cut there)."""
+        self.log.abandon()
