@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -61,15 +62,20 @@ def test_unreadable_topic_metadata_stops_the_start_with_the_file_named(stopped_b
 
 
 def test_corrupt_producer_id_block_stops_the_start(stopped_broker_with_data):
+    """An older trafka's data dir (no metadata log, a producer_ids file): the file is imported
+    at the first start, and a corrupt one stops it, naming the file."""
     broker = stopped_broker_with_data
+    shutil.rmtree(broker.data_dir / "metadata")
     (broker.data_dir / "producer_ids").write_text("garbage\n")
     with pytest.raises(BrokerFailedToStart) as refused:
         broker.start()
     assert "producer_ids is corrupt" in str(refused.value)
+    assert "Traceback" not in str(refused.value)
     (broker.data_dir / "producer_ids").write_text("5000\n")
     broker.start()
     produce(broker, "kept", [b"after"])
     assert read_all(broker, "kept")[-1] == b"after"
+    assert (broker.data_dir / "producer_ids.migrated").read_text() == "5000\n"
 
 
 def test_torn_tail_and_garbage_checkpoints_are_recovered_with_a_log_line(stopped_broker_with_data):

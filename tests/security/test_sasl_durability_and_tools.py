@@ -28,8 +28,8 @@ def test_scram_credentials_survive_a_restart_and_are_never_stored_in_plaintext(p
             ("SCRAM_SHA_512", 4096)]
         auth = Auth("SASL_PLAINTEXT", "SCRAM-SHA-512", "carol", "carol-secret-password")
         assert roundtrip_confluent(broker.bootstrap("SASL_PLAINTEXT"), auth).startswith(b"sec-")
-        stored = (tmp_path / "data" / "scram_credentials.json").read_text()
-        assert "carol" in stored and "carol-secret-password" not in stored
+        stored = b"".join(p.read_bytes() for p in (tmp_path / "data" / "metadata").rglob("*.log"))
+        assert b"carol" in stored and b"carol-secret-password" not in stored
     finally:
         broker.stop()
 

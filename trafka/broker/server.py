@@ -19,6 +19,7 @@ from trafka.broker.testcontrol.faults import FaultTable
 from trafka.broker.handlers.metadata import MetadataCache
 from trafka.broker.operations.log_tasks import StorageThreads, every, storage_tasks
 from trafka.broker.metadata.features import FeatureLevels
+from trafka.broker.metadata.image import ClusterMetadata
 from trafka.broker.metadata.producer_ids import ProducerIdManager
 from trafka.broker.metadata.quotas import ClientQuotas
 from trafka.broker.requests.routes import load_handlers
@@ -57,19 +58,22 @@ class Broker:
         self.timers: list = []  # log_tasks.Timer, one per `every` loop; advance_clock runs the due ones
         self.storage_threads = StorageThreads()  # its storage work in worker threads (log_tasks.py)
         self.node_id = config["node.id"]
+        # Cluster metadata (Kafka's metadata log, trafka/broker/metadata/image.py): one log in the
+        # cluster's data dir, which every store below writes to and is rebuilt from.
+        self.metadata = first.metadata if first else _open_metadata(self.data_dir, cluster, self.clock)
         # Dynamic broker configs (AlterConfigs on BROKER resources), over the static settings.
-        self.dynamic_configs = DynamicBrokerConfigs(self.data_dir / "broker_configs", config, self.node_id)
+        self.dynamic_configs = DynamicBrokerConfigs(self.metadata, config, self.node_id)
         self.cluster_id = _cluster_id(cluster.data_dir if cluster is not None else self.data_dir)
         self.host = "127.0.0.1"
         self.port = 0
         self.console_url: str | None = None  # set by the console service when it listens
         self.schema_registry_url: str | None = None  # set by the schema registry service when it listens
         if first is None:
-            self.producer_ids = ProducerIdManager(self.data_dir / "producer_ids")
-            self.features = FeatureLevels(self.data_dir / "finalized_features", self.node_id)  # ApiVersions, UpdateFeatures
-            self.quotas = ClientQuotas(self.data_dir / "client_quotas")  # Describe/AlterClientQuotas; not enforced
+            self.producer_ids = ProducerIdManager(self.metadata, self.node_id)
+            self.features = FeatureLevels(self.metadata, self.node_id)  # ApiVersions, UpdateFeatures
+            self.quotas = ClientQuotas(self.metadata)  # Describe/AlterClientQuotas; not enforced
             # Group configs (GROUP config resources): read by the group and share coordinators.
-            self.group_configs = GroupConfigs(self.data_dir / "group_configs", config)
+            self.group_configs = GroupConfigs(self.metadata, config)
         else:
             self.producer_ids, self.features = first.producer_ids, first.features
             self.quotas, self.group_configs = first.quotas, first.group_configs
@@ -86,9 +90,9 @@ class Broker:
             self.clock.on_advance(lambda: self.share_coordinator.reschedule())
         self.stats = BrokerStats()  # requests, bytes and connections, for the console
         if first is None:
-            self.client_metrics = ClientMetricsManager(self.data_dir / "client_metrics", config)  # KIP-714 subscriptions
-            self.security = SecurityLayer(config, self.data_dir, self.clock)  # SCRAM credentials load here
-            self.authorizer = make_authorizer(config, self.data_dir)  # None without authorizer.class.name; ACLs load here
+            self.client_metrics = ClientMetricsManager(self.metadata, config)  # KIP-714 subscriptions
+            self.security = SecurityLayer(config, self.data_dir, self.clock, self.metadata)  # SCRAM credentials load here
+            self.authorizer = make_authorizer(config, self.metadata)  # None without authorizer.class.name; ACLs load here
         else:
             self.client_metrics, self.security, self.authorizer = first.client_metrics, first.security, first.authorizer
         self.listeners: list[Listener] = []  # bound by serve()
@@ -281,11 +285,21 @@ class Broker:
     def close(self, clean: bool = True) -> None:
         """Close the logs; `clean=False` leaves them as a killed process would. The first node
         of a simulated cluster closes every node's."""
+        if self.cluster is None or self is self.cluster.nodes[0]:
+            self.metadata.close()  # every record in it was fsynced when written
         if self.cluster is not None and self is self.cluster.nodes[0]:
             self.cluster.close(clean)
         else:
             self.logs.close(clean)
 
+
+
+def _open_metadata(data_dir: Path, cluster, clock) -> ClusterMetadata:
+    """The cluster's metadata log, in the cluster's data dir; the first start over an older
+    trafka's data dir imports its JSON files (this node's, the cluster's, each node's
+    broker_configs)."""
+    home = cluster.data_dir if cluster is not None else data_dir
+    return ClusterMetadata(home, clock=clock, migrate_from=[data_dir, home, *sorted(home.glob("broker-*"))])
 
 
 def _cluster_id(data_dir: Path) -> str:

@@ -30,6 +30,7 @@ naming the file and what to do; nothing is guessed.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import re
@@ -99,17 +100,28 @@ def _records_of(data: bytes, where: str) -> Iterator[tuple[int, rec.Record]]:
 
 class MetadataLog:
     def __init__(self, data_dir: Path, *, clock=None,
-                 max_bytes_between_snapshots: int = MAX_BYTES_BETWEEN_SNAPSHOTS):
+                 max_bytes_between_snapshots: int = MAX_BYTES_BETWEEN_SNAPSHOTS, lock: bool = True):
+        """`lock=False`: no lock file (a store's own log in a unit test, reopened without a close)."""
         self.directory = metadata_log_dir(data_dir)
         self.max_bytes_between_snapshots = max_bytes_between_snapshots
         self._clock = clock
+        self._lock = self._take_lock() if lock else -1
         config = LogConfig.of({"segment.bytes": str(_SEGMENT_BYTES), "retention.ms": "-1",
                                "retention.bytes": "-1"})
         # A log whose files cannot be opened stops the start with the cause, not a traceback.
         try:
             self.log = PartitionLog(self.directory, config, clock=clock)
         except (OSError, StorageError, rec.CorruptRecordError, ValueError) as exc:
+            if self._lock >= 0:
+                os.close(self._lock)
             raise MetadataLogCorrupt(f"{self.directory}: cannot open the metadata log ({exc})") from None
+        try:
+            self._check_snapshots()
+        except MetadataLogCorrupt:
+            self.close()
+            raise
+
+    def _check_snapshots(self) -> None:
         found = snapshots(self.directory)
         self.snapshot_offset = found[-1][0] if found else 0
         self.bytes_since_snapshot = self._bytes_after(self.snapshot_offset)
@@ -121,6 +133,18 @@ class MetadataLog:
             raise MetadataLogCorrupt(
                 f"{found[-1][1]}: the snapshot is at offset {self.snapshot_offset}, past the log's end "
                 f"{self.log.log_end_offset} (segments are missing); restore them from a backup")
+
+    def _take_lock(self) -> int:
+        """One process per metadata log (the LogManager locks the data dir later, after the
+        stores were rebuilt from this log)."""
+        self.directory.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.directory.parent / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StorageError(f"{self.directory.parent} is in use by another trafka process") from None
+        return fd
 
     def _bytes_after(self, offset: int) -> int:
         return sum(s.size for s in self.log.segments if s.next_offset > offset)
@@ -208,4 +232,9 @@ class MetadataLog:
     def close(self) -> None:
         """Every append was fsynced: close the files without a clean-shutdown marker, so each
         open checks the active segment's batches (a torn tail is cut there)."""
+        if self._lock is None:
+            return
         self.log.abandon()
+        if self._lock >= 0:
+            os.close(self._lock)
+        self._lock = None

@@ -6,7 +6,7 @@ Behavior:
 - Each binding is checked alone, with Kafka's INVALID_REQUEST messages (UNKNOWN/ANY values,
   MATCH/ANY pattern types, an empty name, a CLUSTER name other than kafka-cluster, a principal
   without a type); the valid ones are stored (a binding that exists already is no error) and
-  written to <data dir>/acls.json before the answer.
+  written to the metadata log (an AccessControlEntryRecord each) before the answer.
 """
 
 from __future__ import annotations

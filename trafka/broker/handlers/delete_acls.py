@@ -4,8 +4,8 @@ Behavior:
 - Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED for every filter otherwise).
 - Without an authorizer every filter is answered SECURITY_DISABLED, as Kafka does.
 - Each filter removes every binding it matches (filter rules as DescribeAcls) and lists them; a
-  filter with UNKNOWN values is INVALID_REQUEST. The change is written to <data dir>/acls.json
-  before the answer.
+  filter with UNKNOWN values is INVALID_REQUEST. The change is written to the metadata log
+  (a RemoveAccessControlEntryRecord each, one batch) before the answer.
 """
 
 from __future__ import annotations

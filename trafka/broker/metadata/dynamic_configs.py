@@ -12,22 +12,21 @@ listener. Of those, what trafka acts on applies at once (`APPLIED`: the topic-co
 `message.max.bytes`, `min.insync.replicas`..., and the connection limits); the rest is stored
 and reported only, as docs/compatibility.md says.
 
-Durable in `<data dir>/broker_configs` (JSON: {"": {...}, "<node id>": {...}}), written
-atomically before the answer (Kafka keeps them as ConfigRecords in its metadata log). Kafka 4.1+
-(KIP-966) writes `min.insync.replicas` as a cluster default when its controller first starts;
-trafka does the same when it first starts on a data dir.
+Kept as Kafka keeps them: ConfigRecords on resource type BROKER (named "" or the node id) in the
+metadata log (image.py), fsynced before the answer and applied only then. Kafka 4.1+ (KIP-966)
+writes `min.insync.replicas` as a cluster default when its controller first starts; trafka does
+the same when it first starts on a data dir (an empty metadata log).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from pathlib import Path
 
 from trafka.broker.config import listener_setting
+from trafka.broker.metadata.image import ClusterMetadata
+from trafka.broker.metadata.records import BROKER, config_changes, replay_configs
 from trafka.settings import BROKER_SETTINGS, TOPIC_CONFIGS, ConfigError, Update
 from trafka.storage.errors import InvalidConfig, StorageError
-from trafka.storage.files import atomic_write
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.broker")
@@ -59,28 +58,22 @@ def is_listener_override(name: str) -> bool:
 
 
 class DynamicBrokerConfigs:
-    def __init__(self, path: Path | None, config, node_id: int):
-        """`path` None keeps them in memory only (a broker object built alone in a unit test)."""
-        self.path = Path(path) if path is not None else None
+    def __init__(self, metadata, config, node_id: int):
+        """`metadata`: the broker's ClusterMetadata; None keeps them in memory only (a broker
+        object built alone in a unit test)."""
         self.config = config
         self.node_id = node_id
-        self.levels: dict[str, dict[str, str]] = self._read()
+        self.levels: dict[str, dict[str, str]] = {}
         self.on_change = lambda: None  # the broker re-reads what it applies (server.py)
+        self.metadata = ClusterMetadata.of(metadata)
+        self.metadata.register(["ConfigRecord"], self._replay)
+        if self.metadata.fresh and "min.insync.replicas" not in self.levels.get(CLUSTER_DEFAULT, {}):
+            self.metadata.write(config_changes(BROKER, CLUSTER_DEFAULT, {}, self._first_start()))
         self._install()
 
-    def _read(self) -> dict[str, dict[str, str]]:
-        if self.path is None:
-            return {CLUSTER_DEFAULT: self._first_start()}
-        try:
-            data = json.loads(self.path.read_text())
-            return {str(level): {str(k): str(v) for k, v in values.items()} for level, values in data.items()}
-        except FileNotFoundError:
-            levels = {CLUSTER_DEFAULT: self._first_start()}
-            atomic_write(self.path, json.dumps(levels, sort_keys=True, indent=1) + "\n")
-            return levels
-        except (ValueError, AttributeError, TypeError):
-            raise StorageError(f"{self.path} is corrupt: it must hold the dynamic broker configs as JSON "
-                               '({"": {"name": "value"}, "0": {...}}); fix or remove it') from None
+    def _replay(self, record) -> None:
+        if record.fields["resource_type"] == BROKER and record.fields["resource_name"] in (CLUSTER_DEFAULT, str(self.node_id)):
+            replay_configs(self.levels, record)
 
     def _first_start(self) -> dict[str, str]:
         """KIP-966: the cluster-level min.insync.replicas, from the static setting (default 1)."""
@@ -142,13 +135,8 @@ class DynamicBrokerConfigs:
         self.validate(entity, values)
         if validate_only:
             return
-        levels = {**self.levels, entity: values}
-        if not values:
-            levels.pop(entity)
-        if self.path is not None:
-            atomic_write(self.path, json.dumps(levels, sort_keys=True, indent=1) + "\n")
         changed = sorted(set(values.items()) ^ set(self.levels.get(entity, {}).items()))
-        self.levels = levels
+        self.metadata.write(config_changes(BROKER, entity, self.levels.get(entity, {}), values))
         self._install()
         self.on_change()
         log.info("dynamic broker configs (%s): %s", "cluster default" if entity == CLUSTER_DEFAULT else f"broker {entity}",

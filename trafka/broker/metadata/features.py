@@ -16,21 +16,20 @@ and tools look at:
   finalized level: UpdateFeatures lowering it to 0 or 1 turns its new producers back to the
   classic protocol.
 
-A feature at level 0 is not listed as finalized, as in KRaft. Finalized levels that differ
-from the defaults and the epoch live in `<data dir>/finalized_features` (JSON), written
-atomically before UpdateFeatures answers, so they survive a restart.
+A feature at level 0 is not listed as finalized, as in KRaft. The levels UpdateFeatures set are
+FeatureLevelRecords of the metadata log (image.py), one per feature in one batch, fsynced before
+UpdateFeatures answers and applied only then; each carries the epoch it made (trafka's field:
+Kafka takes the epoch from the metadata log's offset).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 
+from trafka.broker.metadata.image import ClusterMetadata
+from trafka.broker.metadata.records import MetadataRecord
 from trafka.broker.requests import routes
-from trafka.storage.errors import StorageError
-from trafka.storage.files import atomic_write
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.broker")
@@ -71,27 +70,20 @@ class FeatureLevels:
 
     FIRST_EPOCH = 1
 
-    def __init__(self, path: Path, node_id: int):
-        self.path = Path(path)
+    def __init__(self, metadata, node_id: int):
+        """`metadata`: the broker's ClusterMetadata (ClusterMetadata.of for the other forms)."""
         self.node_id = node_id
-        self.epoch, self._set = self._read()
+        self.epoch, self._set = self.FIRST_EPOCH, {}
+        self.metadata = ClusterMetadata.of(metadata)
+        self.metadata.register(["FeatureLevelRecord"], self._replay)
+
+    def _replay(self, record: MetadataRecord) -> None:
+        self._set[str(record.fields["name"])] = int(record.fields["feature_level"])
+        self.epoch = max(self.epoch, int(record.fields.get("epoch", self.epoch)))
 
     @property
     def supported(self) -> dict[str, tuple[int, int]]:
         return supported_features(routes.ROUTES)
-
-    def _read(self) -> tuple[int, dict[str, int]]:
-        try:
-            data = json.loads(self.path.read_text())
-            levels = {str(k): int(v) for k, v in data["levels"].items()}
-            return int(data["epoch"]), levels
-        except FileNotFoundError:
-            return self.FIRST_EPOCH, {}
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise StorageError(
-                f"{self.path} is corrupt: it must hold the finalized feature levels as JSON "
-                '({"epoch": N, "levels": {"feature": level}}); remove it to start from the defaults'
-            ) from None
 
     def level(self, feature: str) -> int:
         lo, hi = self.supported.get(feature, (0, 0))
@@ -136,10 +128,9 @@ class FeatureLevels:
 
     def apply(self, updates: list[FeatureUpdate]) -> None:
         """Set the levels (already checked) and bump the epoch, durably."""
-        levels = dict(self._set)
-        for update in updates:
-            levels[update.feature] = max(update.max_version_level, 0)
         epoch = self.epoch + 1
-        atomic_write(self.path, json.dumps({"epoch": epoch, "levels": levels}, sort_keys=True) + "\n")
-        self.epoch, self._set = epoch, levels
+        levels = {update.feature: max(update.max_version_level, 0) for update in updates}
+        self.metadata.write([MetadataRecord("FeatureLevelRecord", {"name": name, "feature_level": level, "epoch": epoch})
+                             for name, level in sorted(levels.items())])
+        self.epoch = epoch  # also when every update was already in force (no record changed the epoch)
         log.info("finalized features now %s (epoch %d)", self.finalized(), epoch)

@@ -7,19 +7,18 @@ in `GROUP_CONFIGS` and is validated as Kafka validates it: within the broker's
 `group.{consumer,share}.min/max.*` bounds, an offset-reset policy Kafka knows, an isolation
 level. The coordinators read a group's setting in force with `value(group_id, name)`.
 
-Durable in `<data dir>/group_configs` (JSON), written atomically before the answer (Kafka keeps
-them as ConfigRecords in its metadata log).
+Kept as Kafka keeps them: ConfigRecords on resource type GROUP in the metadata log (image.py),
+fsynced before the answer and applied only then.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
-from trafka.storage.errors import InvalidConfig, StorageError
-from trafka.storage.files import atomic_write
+from trafka.broker.metadata.image import ClusterMetadata
+from trafka.broker.metadata.records import GROUP, config_changes, replay_configs
+from trafka.storage.errors import InvalidConfig
 
 
 @dataclass(frozen=True)
@@ -74,23 +73,17 @@ def duration_ms(text: str) -> int | None:
 
 
 class GroupConfigs:
-    def __init__(self, path: Path | None, broker_config):
-        """`path` None keeps them in memory only (a coordinator built alone, in a unit test)."""
-        self.path = Path(path) if path is not None else None
+    def __init__(self, metadata, broker_config):
+        """`metadata`: the broker's ClusterMetadata; None keeps them in memory only (a coordinator
+        built alone, in a unit test)."""
         self.broker_config = broker_config
-        self.groups: dict[str, dict[str, str]] = self._read()
+        self.groups: dict[str, dict[str, str]] = {}
+        self.metadata = ClusterMetadata.of(metadata)
+        self.metadata.register(["ConfigRecord"], self._replay)
 
-    def _read(self) -> dict[str, dict[str, str]]:
-        if self.path is None:
-            return {}
-        try:
-            data = json.loads(self.path.read_text())
-            return {str(g): {str(k): str(v) for k, v in values.items()} for g, values in data.items()}
-        except FileNotFoundError:
-            return {}
-        except (ValueError, AttributeError, TypeError):
-            raise StorageError(f"{self.path} is corrupt: it must hold the group configs as JSON "
-                               '({"group": {"name": "value"}}); fix or remove it') from None
+    def _replay(self, record) -> None:
+        if record.fields["resource_type"] == GROUP:
+            replay_configs(self.groups, record)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -149,9 +142,5 @@ class GroupConfigs:
         self.validate(values)
         if validate_only:
             return
-        groups = {**self.groups, group_id: dict(values)}
-        if not values:
-            groups.pop(group_id)
-        if self.path is not None:
-            atomic_write(self.path, json.dumps(groups, sort_keys=True, indent=1) + "\n")
-        self.groups = groups
+        self.metadata.write(config_changes(GROUP, group_id, self.groups.get(group_id, {}),
+                                           {k: str(v) for k, v in values.items()}))

@@ -5,18 +5,16 @@ An entity is a set of (type, name) pairs: `user`, `client-id` (alone or together
 checks are Kafka's ClientQuotaControlManager's, the filter Kafka's ClientQuotasImage.describe.
 Kafka throttles clients over their quotas; trafka never throttles (docs/compatibility.md).
 
-The quotas live in `<data dir>/client_quotas` (JSON), written atomically before
-AlterClientQuotas answers, so they survive a restart.
+The quotas are ClientQuotaRecords of the metadata log (image.py), one per entity and key, all of
+one AlterClientQuotas in one batch, fsynced before it answers and applied only then.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
-from pathlib import Path
 
-from trafka.storage.errors import StorageError
-from trafka.storage.files import atomic_write
+from trafka.broker.metadata.image import ClusterMetadata
+from trafka.broker.metadata.records import MetadataRecord
 from trafka.wire.errors import ErrorCode
 
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
@@ -90,28 +88,33 @@ def _check_value(keys: dict[str, str], key: str, value: float) -> None:
 
 
 class ClientQuotas:
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.entities: dict[Entity, dict[str, float]] = self._read()
+    def __init__(self, metadata=None):
+        """`metadata`: the broker's ClusterMetadata (ClusterMetadata.of for the other forms)."""
+        self.entities: dict[Entity, dict[str, float]] = {}
+        self.metadata = ClusterMetadata.of(metadata)
+        self.metadata.register(["ClientQuotaRecord"], self._replay)
 
-    def _read(self) -> dict[Entity, dict[str, float]]:
-        try:
-            data = json.loads(self.path.read_text())
-            return {
-                frozenset((t, n) for t, n in item["entity"]): {str(k): float(v) for k, v in item["values"].items()}
-                for item in data
-            }
-        except FileNotFoundError:
-            return {}
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise StorageError(
-                f"{self.path} is corrupt: it must hold the client quotas as JSON "
-                '([{"entity": [[type, name]], "values": {key: value}}]); fix or remove it'
-            ) from None
+    def _replay(self, record: MetadataRecord) -> None:
+        entity = frozenset((t, n) for t, n in record.fields["entity"])
+        values = self.entities.setdefault(entity, {})
+        if record.removal:
+            values.pop(record.fields["key"], None)
+        else:
+            values[record.fields["key"]] = float(record.fields["value"])
+        if not values:
+            del self.entities[entity]
 
-    def _write(self, entities: dict[Entity, dict[str, float]]) -> None:
-        data = [{"entity": sorted(entity, key=lambda p: p[0]), "values": values} for entity, values in entities.items()]
-        atomic_write(self.path, json.dumps(data, sort_keys=True) + "\n")
+    @staticmethod
+    def _records(before: dict[Entity, dict[str, float]], after: dict[Entity, dict[str, float]]) -> list[MetadataRecord]:
+        records = []
+        for entity in sorted(set(before) | set(after), key=lambda e: sorted(map(str, e))):
+            old, new = before.get(entity, {}), after.get(entity, {})
+            pairs = sorted([t, n] for t, n in entity)
+            for key in sorted(set(old) | set(new)):
+                if old.get(key) != new.get(key):
+                    records.append(MetadataRecord("ClientQuotaRecord", {
+                        "entity": pairs, "key": key, "value": new.get(key), "remove": key not in new}))
+        return records
 
     def alter(self, entries: list[tuple[list[tuple[str, str | None]], list[tuple[str, float | None]]]],
               validate_only: bool) -> list[tuple[ErrorCode, str | None]]:
@@ -147,8 +150,7 @@ class ClientQuotas:
                 del changed[entity]
             results.append((ErrorCode.NONE, None))
         if not validate_only and changed != self.entities:
-            self._write(changed)
-            self.entities = changed
+            self.metadata.write(self._records(self.entities, changed))
         return results
 
     def describe(self, components: list[tuple[str, int, str | None]], strict: bool) -> list[tuple[Entity, dict[str, float]]]:

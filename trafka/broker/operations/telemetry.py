@@ -9,7 +9,8 @@ IncrementalAlterConfigs and read with DescribeConfigs / ListConfigResources:
   match        key=regex pairs a client must all match: client_instance_id, client_id,
                client_software_name, client_software_version, client_source_address,
                client_source_port (none: every client)
-Kept in `<data dir>/client_metrics` (JSON), written atomically before the answer.
+Kept as Kafka keeps them: ConfigRecords on resource type CLIENT_METRICS in the metadata log
+(trafka/broker/metadata/image.py), fsynced before the answer and applied only then.
 
 A client's subscription is every matching subscription's metrics at the shortest interval of
 them; its id is a CRC-32C over the metrics, the interval and the client instance id, so it
@@ -20,15 +21,14 @@ package after the client's compression is undone.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from trafka.storage.errors import InvalidConfig, StorageError
-from trafka.storage.files import atomic_write
+from trafka.broker.metadata.image import ClusterMetadata
+from trafka.broker.metadata.records import CLIENT_METRICS, config_changes, replay_configs
+from trafka.storage.errors import InvalidConfig
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
@@ -70,23 +70,17 @@ def _parse_list(text: str) -> list[str]:
 
 
 class ClientMetricsManager:
-    def __init__(self, path: Path | None, config):
-        self.path = Path(path) if path is not None else None
+    def __init__(self, metadata, config):
+        """`metadata`: the broker's ClusterMetadata (ClusterMetadata.of for the other forms)."""
         self.config = config
-        self.subscriptions: dict[str, dict[str, str]] = self._read()
+        self.subscriptions: dict[str, dict[str, str]] = {}
         self.clients: dict[uuid.UUID, ClientTelemetry] = {}
+        self.metadata = ClusterMetadata.of(metadata)
+        self.metadata.register(["ConfigRecord"], self._replay)
 
-    def _read(self) -> dict[str, dict[str, str]]:
-        if self.path is None:
-            return {}
-        try:
-            data = json.loads(self.path.read_text())
-            return {str(n): {str(k): str(v) for k, v in values.items()} for n, values in data.items()}
-        except FileNotFoundError:
-            return {}
-        except (ValueError, AttributeError, TypeError):
-            raise StorageError(f"{self.path} is corrupt: it must hold the client-metrics subscriptions as JSON "
-                               '({"name": {"metrics": ..., "interval.ms": ..., "match": ...}}); fix or remove it') from None
+    def _replay(self, record) -> None:
+        if record.fields["resource_type"] == CLIENT_METRICS:
+            replay_configs(self.subscriptions, record)
 
     # --- subscriptions (config resources) -------------------------------------------------------
 
@@ -117,12 +111,8 @@ class ClientMetricsManager:
         self.validate(values)
         if validate_only:
             return
-        subscriptions = {**self.subscriptions, name: dict(values)}
-        if not values:
-            subscriptions.pop(name)
-        if self.path is not None:
-            atomic_write(self.path, json.dumps(subscriptions, sort_keys=True, indent=1) + "\n")
-        self.subscriptions = subscriptions
+        self.metadata.write(config_changes(CLIENT_METRICS, name, self.subscriptions.get(name, {}),
+                                           {k: str(v) for k, v in values.items()}))
         for client in self.clients.values():  # the next push tells them their subscription changed
             self._subscribe(client)
 

@@ -10,26 +10,27 @@ covers the resource and `allow.everyone.if.no.acl.found` is true. ALLOW on READ,
 or ALTER implies DESCRIBE, ALLOW on ALTER_CONFIGS implies DESCRIBE_CONFIGS; ALL matches every
 operation. `super.users` are allowed everything.
 
-The bindings live in `<data dir>/acls.json`, replaced atomically before a CreateAcls or
-DeleteAcls is answered, and read at start. Handlers ask through `authorize(ctx, ...)`, which
+The bindings live where Kafka keeps them: an AccessControlEntryRecord (with a random id) per
+binding created and a RemoveAccessControlEntryRecord per binding deleted, a request's in one
+batch of the metadata log (trafka/broker/metadata/image.py), fsynced before the answer and
+applied only then. Handlers ask through `authorize(ctx, ...)`, which
 allows everything when no authorizer is configured (as Kafka does).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import logging
+import uuid
 from functools import lru_cache
 from dataclasses import asdict, dataclass
 from enum import IntEnum
-from pathlib import Path
 
-from trafka.storage.files import atomic_write
+from trafka.broker.metadata.image import ClusterMetadata
+from trafka.broker.metadata.records import MetadataRecord
 
 log = logging.getLogger("trafka.broker")
 
-FILE_NAME = "acls.json"
 CLUSTER_NAME = "kafka-cluster"
 WILDCARD = "*"
 WILDCARD_PRINCIPAL = "User:*"
@@ -237,16 +238,30 @@ class AclFilter:
 class Authorizer:
     """The broker's ACLs, their file, and the one question handlers ask."""
 
-    def __init__(self, config, data_dir: Path):
-        self.path = Path(data_dir) / FILE_NAME
+    def __init__(self, config, metadata=None):
+        """`metadata`: the broker's ClusterMetadata (ClusterMetadata.of for the other forms)."""
         self.super_users = frozenset(u.strip() for u in (config["super.users"] or "").split(";") if u.strip())
         self.allow_if_no_acl = config["allow.everyone.if.no.acl.found"]
         self.acls: list[AclBinding] = []
-        if self.path.exists():
-            try:
-                self.acls = [AclBinding.from_json(entry) for entry in json.loads(self.path.read_text())]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"unreadable ACL file {self.path}: {exc}") from None
+        self._ids: dict[AclBinding, str] = {}  # each binding's record id
+        self.metadata = ClusterMetadata.of(metadata)
+        self.metadata.register(["AccessControlEntryRecord", "RemoveAccessControlEntryRecord"], self._replay)
+
+    def _replay(self, record: MetadataRecord) -> None:
+        acl_id = record.fields["id"]
+        if record.removal:
+            gone = [b for b, i in self._ids.items() if i == acl_id]
+            for binding in gone:
+                del self._ids[binding]
+            self.acls = [acl for acl in self.acls if acl not in gone]
+            return
+        try:
+            binding = AclBinding.from_json(record.fields)
+        except (KeyError, ValueError) as exc:
+            raise ValueError(f"unreadable ACL record {acl_id} in the metadata log: {exc}") from None
+        if binding not in self._ids:
+            self.acls.append(binding)
+        self._ids[binding] = acl_id
 
     # -- the question ------------------------------------------------------------------------
     def authorize(self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType,
@@ -306,8 +321,8 @@ class Authorizer:
         known = set(self.acls)
         added = [b for b in dict.fromkeys(bindings) if b not in known]
         if added:
-            self.acls.extend(added)
-            self._save()
+            self.metadata.write([MetadataRecord("AccessControlEntryRecord", {"id": str(uuid.uuid4()), **b.to_json()})
+                                 for b in added])
             log.info("created ACLs: %s", "; ".join(map(_describe, added)))
 
     def describe(self, acl_filter: AclFilter) -> list[AclBinding]:
@@ -318,13 +333,10 @@ class Authorizer:
         removed = [[acl for acl in self.acls if f.matches(acl)] for f in filters]
         gone = {acl for acls in removed for acl in acls}
         if gone:
-            self.acls = [acl for acl in self.acls if acl not in gone]
-            self._save()
+            self.metadata.write([MetadataRecord("RemoveAccessControlEntryRecord", {"id": self._ids[acl]})
+                                 for acl in self.acls if acl in gone])
             log.info("deleted ACLs: %s", "; ".join(map(_describe, gone)))
         return removed
-
-    def _save(self) -> None:
-        atomic_write(self.path, json.dumps([acl.to_json() for acl in self.acls], indent=1))
 
 
 @lru_cache(maxsize=256)
@@ -348,8 +360,10 @@ def _describe(acl: AclBinding) -> str:
             f"{acl.resource_type.name}:{acl.pattern_type.name}:{acl.resource_name}")
 
 
-def make_authorizer(config, data_dir: Path) -> Authorizer | None:
-    return Authorizer(config, data_dir) if config["authorizer.class.name"] else None
+def make_authorizer(config, metadata) -> Authorizer | None:
+    """The authorizer over the ACLs in `metadata` (ClusterMetadata), or None without
+    authorizer.class.name (the ACLs stay in the metadata log either way)."""
+    return Authorizer(config, metadata) if config["authorizer.class.name"] else None
 
 
 def principal_of(ctx) -> str:

@@ -34,19 +34,21 @@ _BEFORE_AUTH = frozenset({17, 18, 36})  # and ApiVersions
 
 
 class SecurityLayer:
-    def __init__(self, config, data_dir, clock=None):
+    def __init__(self, config, data_dir, clock=None, metadata=None):
+        """`metadata`: the broker's ClusterMetadata, where the SCRAM credentials live."""
         self.config = config
+        self.data_dir = data_dir
         # Session expiry and token expiry are read on the broker clock, so a test moves time
         # (advance_clock) instead of sleeping past a session or a token's exp.
         self.clock = clock or SystemClock()
-        self.scram = ScramCredentialStore(data_dir)
+        self.scram = ScramCredentialStore(metadata)
         self._contexts: dict[str, ssl.SSLContext] = {}
 
     def prepare(self, listeners: list[Listener]) -> None:
         """Check every listener's settings before anything listens: bad TLS or JAAS stops the start."""
         for listener in listeners:
             if listener.tls:
-                self._contexts[listener.name] = tls.server_context(self.config, listener.name, self.scram.path.parent)
+                self._contexts[listener.name] = tls.server_context(self.config, listener.name, self.data_dir)
             if listener.sasl:
                 for mechanism in self.mechanisms(listener):
                     if mechanism not in SUPPORTED_MECHANISMS:

@@ -1,8 +1,10 @@
 """SCRAM-SHA-256/512 (RFC 5802, RFC 7677): the credential store and the server side.
 
 Clients send AlterUserScramCredentials with a salted password they computed themselves; the
-store keeps what Kafka keeps — salt, stored key, server key, iterations — in one JSON file in
-the data dir, replaced atomically on every change. Passwords are never stored.
+store keeps what Kafka keeps — salt, stored key, server key, iterations — as Kafka does: one
+UserScramCredentialRecord (or RemoveUserScramCredentialRecord) per change in the metadata log
+(trafka/broker/metadata/image.py), a request's changes in one batch, fsynced before the answer
+and applied only then. Passwords are never stored.
 """
 
 from __future__ import annotations
@@ -10,20 +12,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import secrets
 from dataclasses import dataclass
-from pathlib import Path
 
+from trafka.broker.metadata.image import ClusterMetadata
+from trafka.broker.metadata.records import MetadataRecord
 from trafka.broker.security.mechanism import AuthenticationFailed
-from trafka.storage.files import atomic_write
 
 MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 MECHANISM_IDS = {name: number for number, name in MECHANISMS.items()}
 _HASHES = {"SCRAM-SHA-256": hashlib.sha256, "SCRAM-SHA-512": hashlib.sha512}
 MIN_ITERATIONS = 4096  # Kafka's bounds for AlterUserScramCredentials
 MAX_ITERATIONS = 16384
-FILE_NAME = "scram_credentials.json"
 
 
 @dataclass(frozen=True)
@@ -58,37 +58,42 @@ class ScramCredential:
 
 
 class ScramCredentialStore:
-    """user -> mechanism -> credential, durable in <data dir>/scram_credentials.json."""
+    """user -> mechanism -> credential, kept in the metadata log. `upsert` and `delete` gather a
+    request's changes; `save` writes them as one batch and applies them once it is durable."""
 
-    def __init__(self, data_dir: Path):
-        self.path = Path(data_dir) / FILE_NAME
+    def __init__(self, metadata=None):
+        """`metadata`: the broker's ClusterMetadata (ClusterMetadata.of for the other forms)."""
         self.users: dict[str, dict[str, ScramCredential]] = {}
-        if self.path.exists():
-            try:
-                raw = json.loads(self.path.read_text())
-                self.users = {user: {mech: ScramCredential.from_json(c) for mech, c in mechs.items()}
-                              for user, mechs in raw.items()}
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"unreadable SCRAM credentials file {self.path}: {exc}") from None
+        self._pending: list[MetadataRecord] = []
+        self.metadata = ClusterMetadata.of(metadata)
+        self.metadata.register(["UserScramCredentialRecord", "RemoveUserScramCredentialRecord"], self._replay)
+
+    def _replay(self, record: MetadataRecord) -> None:
+        user, mechanism = record.fields["name"], record.fields["mechanism"]
+        if record.removal:
+            mechs = self.users.get(user, {})
+            mechs.pop(mechanism, None)
+            if not mechs:
+                self.users.pop(user, None)
+        else:
+            self.users.setdefault(user, {})[mechanism] = ScramCredential.from_json(record.fields)
 
     def get(self, user: str, mechanism: str) -> ScramCredential | None:
         return self.users.get(user, {}).get(mechanism)
 
     def upsert(self, user: str, mechanism: str, credential: ScramCredential) -> None:
-        self.users.setdefault(user, {})[mechanism] = credential
+        self._pending.append(MetadataRecord("UserScramCredentialRecord",
+                                            {"name": user, "mechanism": mechanism, **credential.to_json()}))
 
     def delete(self, user: str, mechanism: str) -> bool:
-        mechs = self.users.get(user, {})
-        if mechanism not in mechs:
+        if self.get(user, mechanism) is None:
             return False
-        del mechs[mechanism]
-        if not mechs:
-            del self.users[user]
+        self._pending.append(MetadataRecord("RemoveUserScramCredentialRecord", {"name": user, "mechanism": mechanism}))
         return True
 
     def save(self) -> None:
-        data = {user: {m: c.to_json() for m, c in mechs.items()} for user, mechs in self.users.items()}
-        atomic_write(self.path, json.dumps(data))  # the rename made durable too (the directory's fsync)
+        pending, self._pending = self._pending, []
+        self.metadata.write(pending)
 
 
 def _saslname(text: str) -> str:
