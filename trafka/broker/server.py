@@ -295,11 +295,8 @@ class Broker:
 
 
 def _open_metadata(data_dir: Path, cluster, clock) -> ClusterMetadata:
-    """The cluster's metadata log, in the cluster's data dir; the first start over an older
-    trafka's data dir imports its JSON files (this node's, the cluster's, each node's
-    broker_configs)."""
-    home = cluster.data_dir if cluster is not None else data_dir
-    return ClusterMetadata(home, clock=clock, migrate_from=[data_dir, home, *sorted(home.glob("broker-*"))])
+    """The cluster's metadata log, in the cluster's data dir (shared with its controller)."""
+    return ClusterMetadata.opened(cluster.data_dir if cluster is not None else data_dir, clock=clock)
 
 
 def _cluster_id(data_dir: Path) -> str:

@@ -34,6 +34,7 @@ import fcntl
 import logging
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -192,7 +193,7 @@ class MetadataLog:
         """The records as one batch, fsynced before this returns; the batch's base offset.
         Raises the storage errors of PartitionLog.append (nothing is written then) or OSError
         from the fsync (the batch may be there, unsynced: the caller must not apply it)."""
-        now = self._clock.time_ms() if self._clock is not None else 0
+        now = self._clock.time_ms() if self._clock is not None else int(time.time() * 1000)
         batch = rec.encode_batch([rec.Record(key, value, (), now) for key, value in records])
         info = self.log.append(batch)
         self.log.flush()

@@ -10,25 +10,28 @@ Placement is Kafka's rack-unaware default: the replicas of partition p of a topi
 brokers `(start + p + j) % N` for j in 0..RF-1, the first of them the preferred leader, with
 `start` taken from the topic id (Kafka picks it at random; a topic id is random too). A
 partition nothing has happened to is led by its preferred leader, epoch 0, every replica in
-sync. What differs from that is stored, keyed by topic id, in `cluster_state.json` in the data
-dir, rewritten (atomically) at each change: replica lists not of replication factor 1 by
-default placement, and each partition's leader, leader epoch and ISR once they changed.
+sync. What differs from that is kept as Kafka keeps it, in the metadata log
+(trafka/broker/metadata/image.py): a PartitionRecord per partition a change touched (its
+replicas where they are not the default placement's, its leader, leader epoch and ISR once they
+changed, the target and original replicas of a reassignment under way), a RemoveTopicRecord when
+its topic goes. A change is worked out on the maps below and written, one batch, before anything
+can read it (the methods are synchronous: no other task runs between); a failed write puts the
+maps back as the log has them and raises.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from trafka.storage.files import atomic_write
+from trafka.broker.metadata.image import ClusterMetadata
+from trafka.broker.metadata.records import MetadataRecord
 
 log = logging.getLogger("trafka.broker")
 
-STATE_FILE = "cluster_state.json"
 NO_LEADER = -1
 
 
@@ -54,7 +57,8 @@ class Controller:
         self.brokers = brokers
         self.racks = racks
         self.alive: set[int] = set(range(brokers))
-        self._path = Path(data_dir) / STATE_FILE if data_dir is not None else None
+        # The cluster's metadata log (None: in memory only, a controller built alone in a test).
+        self._metadata = ClusterMetadata.opened(data_dir) if data_dir is not None else None
         # topic id (hex) -> partition -> replicas, where they differ from RF 1 default placement
         self._assignments: dict[str, dict[int, tuple[int, ...]]] = {}
         # topic id (hex) -> partition -> (leader, epoch, isr), once it changed
@@ -63,40 +67,89 @@ class Controller:
         self._reassignments: dict[str, dict[int, tuple[tuple[int, ...], tuple[int, ...]]]] = {}
         # Bumped on every change a Metadata answer shows (leaders, replicas, ISR, live brokers).
         self.generation = 0
-        if self._path is not None and self._path.exists():
-            self._read()
+        # (topic id hex, partition) -> the PartitionRecord fields the log has for it
+        self._persisted: dict[tuple[str, int], dict] = {}
+        if self._metadata is not None:
+            self._metadata.register(["PartitionRecord", "RemoveTopicRecord"], self._replay)
 
-    def _read(self) -> None:
-        try:
-            state = json.loads(self._path.read_text())
-            self._assignments = {
-                topic: {int(p): tuple(replicas) for p, replicas in partitions.items()}
-                for topic, partitions in state.get("assignments", {}).items()
+    def _replay(self, record: MetadataRecord) -> None:
+        """A PartitionRecord or RemoveTopicRecord: at start, and after each write (when the maps
+        hold it already)."""
+        topic = record.fields["topic_id"]
+        if record.type == "RemoveTopicRecord":
+            for state in (self._assignments, self._leadership, self._reassignments):
+                state.pop(topic, None)
+            for key in [k for k in self._persisted if k[0] == topic]:
+                del self._persisted[key]
+            return
+        f = record.fields
+        p = int(f["partition_id"])
+        self._persisted[(topic, p)] = dict(f)
+        self._put(self._assignments, topic, p, None if f["replicas"] is None else tuple(f["replicas"]))
+        self._put(self._leadership, topic, p,
+                  None if f["leader"] is None else (int(f["leader"]), int(f["leader_epoch"]), tuple(f["isr"])))
+        self._put(self._reassignments, topic, p, None if f["target_replicas"] is None
+                  else (tuple(f["target_replicas"]), tuple(f["original_replicas"])))
+        if (topic, p) in self._persisted and all(f[k] is None for k in ("replicas", "leader", "target_replicas")):
+            del self._persisted[(topic, p)]
+
+    @staticmethod
+    def _put(state: dict, topic: str, partition: int, value) -> None:
+        if value is None:
+            parts = state.get(topic)
+            if parts is not None:
+                parts.pop(partition, None)
+                if not parts:
+                    del state[topic]
+        else:
+            state.setdefault(topic, {})[partition] = value
+
+    def _fields(self) -> dict[tuple[str, int], dict]:
+        """Every partition's PartitionRecord fields as the maps hold them now."""
+        keys = {(t, p) for state in (self._assignments, self._leadership, self._reassignments)
+                for t, parts in state.items() for p in parts}
+        fields = {}
+        for topic, p in keys:
+            replicas = self._assignments.get(topic, {}).get(p)
+            leadership = self._leadership.get(topic, {}).get(p)
+            moving = self._reassignments.get(topic, {}).get(p)
+            fields[(topic, p)] = {
+                "topic_id": topic, "partition_id": p, "replicas": None if replicas is None else list(replicas),
+                "leader": None if leadership is None else leadership[0],
+                "leader_epoch": None if leadership is None else leadership[1],
+                "isr": None if leadership is None else list(leadership[2]),
+                "target_replicas": None if moving is None else list(moving[0]),
+                "original_replicas": None if moving is None else list(moving[1]),
             }
-            self._leadership = {
-                topic: {int(p): (int(leader), int(epoch), tuple(isr)) for p, (leader, epoch, isr) in partitions.items()}
-                for topic, partitions in state.get("leadership", {}).items()
-            }
-            self._reassignments = {
-                topic: {int(p): (tuple(target), tuple(before)) for p, (target, before) in partitions.items()}
-                for topic, partitions in state.get("reassignments", {}).items()
-            }
-        except (OSError, ValueError, AttributeError, TypeError) as exc:
-            log.error("%s is unreadable (%s); every partition is back on its default brokers", self._path, exc)
-            self._assignments, self._leadership = {}, {}
+        return fields
 
     def _write(self) -> None:
+        """Write what the maps changed since the last write, as one batch (see the module doc)."""
         self.generation += 1
-        if self._path is None:
+        if self._metadata is None:
             return
-        state = {
-            "assignments": {t: {str(p): list(r) for p, r in parts.items()} for t, parts in self._assignments.items()},
-            "leadership": {t: {str(p): [leader, epoch, list(isr)] for p, (leader, epoch, isr) in parts.items()}
-                           for t, parts in self._leadership.items()},
-            "reassignments": {t: {str(p): [list(target), list(before)] for p, (target, before) in parts.items()}
-                              for t, parts in self._reassignments.items() if parts},
-        }
-        atomic_write(self._path, json.dumps(state, sort_keys=True))
+        now = self._fields()
+        records = [MetadataRecord("RemoveTopicRecord", {"topic_id": topic})
+                   for topic in sorted({t for t, _ in self._persisted} - {t for t, _ in now})]
+        gone_topics = {r.fields["topic_id"] for r in records}
+        for key in sorted(set(self._persisted) | set(now)):
+            if key[0] in gone_topics or self._persisted.get(key) == now.get(key):
+                continue
+            records.append(MetadataRecord("PartitionRecord", now.get(key) or {
+                "topic_id": key[0], "partition_id": key[1], "replicas": None, "leader": None, "leader_epoch": None,
+                "isr": None, "target_replicas": None, "original_replicas": None}))
+        try:
+            self._metadata.write(records)
+        except BaseException:
+            self._restore()
+            raise
+
+    def _restore(self) -> None:
+        """The maps as the metadata log has them (after a failed write)."""
+        persisted = list(self._persisted.values())
+        self._assignments, self._leadership, self._reassignments, self._persisted = {}, {}, {}, {}
+        for fields in persisted:
+            self._replay(MetadataRecord("PartitionRecord", fields))
 
     # --- placement ---------------------------------------------------------------------------
 

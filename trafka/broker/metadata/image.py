@@ -63,6 +63,19 @@ class ClusterMetadata:
             warn_leftovers(migrate_from)
 
     @classmethod
+    def opened(cls, data_dir: Path, *, clock=None) -> "ClusterMetadata":
+        """The one ClusterMetadata of a cluster's data dir in this process, opened at the first
+        call (the controller of a simulated cluster and its first broker both ask for it; a
+        close forgets it). The first open imports an older trafka's files from the data dir and
+        its node directories (`broker-<id>`)."""
+        home = Path(data_dir).resolve()
+        metadata = _OPENED.get(home)
+        if metadata is None:
+            metadata = _OPENED[home] = cls(home, clock=clock, migrate_from=[home, *sorted(home.glob("broker-*"))])
+            metadata._home = home
+        return metadata
+
+    @classmethod
     def of(cls, metadata) -> "ClusterMetadata":
         """What a store was given: the broker's ClusterMetadata; None, an image in memory only (a
         store built alone in a unit test); a directory, a metadata log of its own there."""
@@ -120,3 +133,8 @@ class ClusterMetadata:
     def close(self) -> None:
         if self.log is not None:
             self.log.close()
+        if _OPENED.get(getattr(self, "_home", None)) is self:
+            del _OPENED[self._home]
+
+
+_OPENED: dict[Path, ClusterMetadata] = {}
