@@ -18,6 +18,8 @@ import uuid
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
+from trafka.storage.checkpoints import (LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, read_offsets_checkpoint,
+                                        write_offsets_checkpoint)
 from trafka.storage.clock import Clock, SystemClock
 from trafka.storage.config import LONG_MAX, LogConfig, topic_defaults_from_broker, validate_topic_config
 from trafka.storage.errors import (
@@ -48,34 +50,9 @@ LOCK_FILE = ".lock"
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 _PARTITION_DIR = re.compile(r"(.+)-(\d+)")
-# Written by a clean close for the whole data directory (Kafka's per-log-dir files), then the
-# clean-shutdown marker beside them; read at the next open only if that marker is there.
-RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
-LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
-_CHECKPOINT_VERSION = 0
 # Partitions are flushed on close by this many threads: fsync releases the GIL, and the file
 # system folds concurrent fsyncs into few journal commits (Kafka: num.recovery.threads.per.data.dir).
 _CLOSE_THREADS = 16
-
-
-def write_offsets_checkpoint(path: Path, offsets: Mapping[tuple[str, int], int]) -> None:
-    """A per-directory offsets checkpoint: a version line, a count line, then one
-    `topic partition offset` line per partition (Kafka's format), replaced atomically."""
-    lines = [str(_CHECKPOINT_VERSION), str(len(offsets))]
-    lines += [f"{topic} {partition} {offset}" for (topic, partition), offset in sorted(offsets.items())]
-    atomic_write(path, "\n".join(lines) + "\n")
-
-
-def read_offsets_checkpoint(path: Path) -> dict[tuple[str, int], int]:
-    """Raises OSError or ValueError for a missing or malformed file."""
-    lines = path.read_text().splitlines()
-    if len(lines) < 2 or int(lines[0]) != _CHECKPOINT_VERSION or int(lines[1]) != len(lines) - 2:
-        raise ValueError(f"{path}: not a version {_CHECKPOINT_VERSION} checkpoint of {len(lines) - 2} entries")
-    offsets = {}
-    for line in lines[2:]:
-        topic, partition, offset = line.split(" ")
-        offsets[(topic, int(partition))] = int(offset)
-    return offsets
 
 
 def validate_topic_name(name: str) -> None:
