@@ -85,7 +85,7 @@ def _listener_summary(broker) -> str:
     summary = ""
     if not (len(broker.listeners) == 1 and broker.listeners[0].protocol == "PLAINTEXT"):
         summary = "; listeners " + " ".join(f"{l.name}={l.host}:{l.port}" for l in broker.listeners)
-    if broker.cluster is not None:
+    if len(broker.cluster.nodes) > 1:
         summary += "; simulated cluster: " + ", ".join(
             f"broker {node.node_id} on {node.host}:{node.port}" for node in broker.cluster.nodes)
     return summary
@@ -287,7 +287,9 @@ def _transactions(args) -> int:
 
 
 def _read_only_commands():
-    return {_dump_log, _describe, _groups, _transactions, _share_groups}
+    from trafka import metadata_command
+
+    return {_dump_log, _describe, _groups, _transactions, _share_groups, metadata_command.run}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -314,6 +316,13 @@ def main(argv: list[str] | None = None) -> int:
     nemesis_p = sub.add_parser("nemesis", help="run a seeded fault schedule on a running broker (docs/nemesis.md)")
     nemesis_command.add_arguments(nemesis_p)
     nemesis_p.set_defaults(run=nemesis_command.run, log_level="WARNING")
+
+    from trafka import metadata_command
+
+    metadata_p = sub.add_parser("metadata", help="print the cluster metadata image (features, quotas, configs, ACLs, "
+                                "SCRAM users, producer ids, partitions) from the metadata log on disk")
+    metadata_command.add_arguments(metadata_p)
+    metadata_p.set_defaults(run=metadata_command.run)
 
     dump_p = sub.add_parser("dump-log", help="print the batches of .log files (transaction markers included), or the entries of .index/.timeindex/.txnindex files")
     dump_p.add_argument("files", nargs="+", metavar="PATH", help="segment files (.log, .index, .timeindex, .txnindex)")

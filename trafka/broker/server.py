@@ -10,7 +10,7 @@ from pathlib import Path
 
 import trio
 
-from trafka.broker.config import BrokerConfig, ConfigError
+from trafka.broker.config import BrokerConfig
 from trafka.broker.network.connection import serve_connection
 from trafka.broker.network.connection_quotas import ConnectionQuotas
 from trafka.broker.metadata.dynamic_configs import DynamicBrokerConfigs
@@ -42,16 +42,17 @@ log = logging.getLogger("trafka.broker")
 class Broker:
     """Everything a handler reaches through `ctx.broker`."""
 
-    def __init__(self, data_dir: Path, config: BrokerConfig, clock=None, *, cluster=None):
-        """`cluster`: the simulated cluster (trafka/broker/cluster/nodes.py) this broker is one node of;
-        None for a broker on its own. Its nodes share one clock, cluster id, producer-id block,
-        credentials, ACLs, quotas, features, group configs and client-metrics subscriptions
-        (what Kafka keeps in its metadata log), taken from the first node."""
+    def __init__(self, data_dir: Path, config: BrokerConfig, clock=None, *, cluster):
+        """`cluster`: the cluster (trafka/broker/cluster/nodes.py) this broker is a node of, the
+        only one or one of a simulated cluster's (made by `open_broker`). Its nodes share one
+        clock, cluster id, producer-id block, credentials, ACLs, quotas, features, group configs
+        and client-metrics subscriptions (what Kafka keeps in its metadata log), taken from the
+        first node."""
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.config = config
         self.cluster = cluster
-        first = cluster.nodes[0] if cluster is not None and cluster.nodes else None
+        first = cluster.nodes[0] if cluster.nodes else None
         # Broker time: the wall clock plus a forward-only offset that tests move (advance_clock).
         self.clock = clock or (first.clock if first else BrokerClock(state_dir=self.data_dir))
         self._clock_moved = trio.Event()
@@ -63,7 +64,7 @@ class Broker:
         self.metadata = first.metadata if first else _open_metadata(self.data_dir, cluster, self.clock)
         # Dynamic broker configs (AlterConfigs on BROKER resources), over the static settings.
         self.dynamic_configs = DynamicBrokerConfigs(self.metadata, config, self.node_id)
-        self.cluster_id = _cluster_id(cluster.data_dir if cluster is not None else self.data_dir)
+        self.cluster_id = _cluster_id(cluster.data_dir)
         self.host = "127.0.0.1"
         self.port = 0
         self.console_url: str | None = None  # set by the console service when it listens
@@ -77,9 +78,6 @@ class Broker:
         else:
             self.producer_ids, self.features = first.producer_ids, first.features
             self.quotas, self.group_configs = first.quotas, first.group_configs
-        if cluster is None and config["default.replication.factor"] > 1:
-            raise ConfigError(f"default.replication.factor {config['default.replication.factor']} is larger than "
-                              "the 1 broker (a simulated cluster of several: cluster.brokers)")
         self.faults = FaultTable()
         self._data_arrived = trio.Event()
         self.serving: trio.CancelScope | None = None  # a simulated cluster's node: cancelled to stop it
@@ -107,27 +105,24 @@ class Broker:
         and recovers every partition; each coordinator replays its internal topic."""
         config, cluster = self.config, self.cluster
         self.logs = LogManager(self.data_dir, broker_config=config.raw, clock=self.clock)
-        if cluster is not None:
-            cluster.joined(self)  # its topics as the cluster has them, and kept so
+        cluster.joined(self)  # its topics as the cluster has them, and kept so
         self.logs.set_topic_defaults(config.effective_raw())
         self._schema_registry = None  # created with `_schemas` at the registry's first request
-        # The coordinators load the shards of the internal-topic partitions this broker leads
-        # (every one, on its own).
-        self._leads = leads = None if cluster is None else partial(cluster.leads, self.node_id)
+        # The coordinators load the shards of the internal-topic partitions this broker leads.
+        self._leads = leads = partial(cluster.leads, self.node_id)
         # Creates __consumer_offsets if missing and replays it: groups and offsets are back.
         self.group_coordinator = GroupCoordinator(self.logs, config, self.clock, self.group_configs, leads=leads)
         # Creates __transaction_state if missing, replays it, finishes interrupted commits/aborts.
         self.txn_coordinator = TransactionCoordinator(
             self.logs, config, self.clock, self.producer_ids, self.group_coordinator, self.features, leads=leads,
-            leader_of=None if cluster is None else cluster.leader_node,
+            leader_of=cluster.leader_node,
         )
         # Creates __share_group_state if missing and replays it: share-partitions are back.
         self.share_coordinator = ShareCoordinator(self.logs, config, self.clock, self.group_configs, leads=leads)
         self.group_coordinator.on_share_member_expired = self.share_coordinator.release_member
         self.group_coordinator.on_share_group_deleted = self.share_coordinator.delete_group
-        if cluster is not None:
-            self.share_coordinator.route = partial(cluster.coordinator_runtime, self.share_coordinator.state_topic.name)
-            self.share_coordinator.everywhere = partial(cluster.coordinator_runtimes, self.share_coordinator.state_topic.name)
+        self.share_coordinator.route = partial(cluster.coordinator_runtime, self.share_coordinator.state_topic.name)
+        self.share_coordinator.everywhere = partial(cluster.coordinator_runtimes, self.share_coordinator.state_topic.name)
         self.metadata_cache = MetadataCache()
         # Injected storage faults reach the coordinators' internal topics here; in a simulated
         # cluster their writes reach the in-sync followers before the coordinator answers.
@@ -136,8 +131,7 @@ class Broker:
 
     def _guard_internal_topic(self, topic) -> None:
         topic.append_guard = self.faults.check_append
-        if self.cluster is not None:
-            topic.after_append = partial(self.cluster.replication.replicate_now, self)
+        topic.after_append = partial(self.cluster.replication.replicate_now, self)
 
     def internal_topics(self) -> list:
         return [self.group_coordinator.offsets_topic, self.txn_coordinator.state_topic,
@@ -155,21 +149,17 @@ class Broker:
         self._open_logs()
 
     def txn_coordinator_for(self, transactional_id: str):
-        """The transaction coordinator of `transactional_id`: this broker's, or in a simulated
-        cluster the one on the leader of its `__transaction_state` partition (None if none)."""
-        if self.cluster is None:
-            return self.txn_coordinator
+        """The transaction coordinator of `transactional_id`: the one on the leader of its
+        `__transaction_state` partition (None if none)."""
         topic = self.txn_coordinator.state_topic
         leader = self.cluster.leader_node(topic.name, topic.partition_for(transactional_id))
         return None if leader is None else leader.txn_coordinator
 
     def schema_registry(self):
-        """The schema registry's state over `_schemas` (trafka/broker/schemas): this broker's,
-        or in a simulated cluster the one on the leader of `_schemas` (Cluster.schema_registry).
-        Made (and the topic created) when it is first used."""
-        if self.cluster is not None:
-            return self.cluster.schema_registry()
-        return self.local_schema_registry()
+        """The schema registry's state over `_schemas` (trafka/broker/schemas): the one on the
+        leader of `_schemas` (Cluster.schema_registry). Made (and the topic created) when it is
+        first used."""
+        return self.cluster.schema_registry()
 
     def local_schema_registry(self):
         """This broker's schema registry, which holds the state while it leads `_schemas`."""
@@ -208,11 +198,10 @@ class Broker:
 
     def notify_data_arrived(self) -> None:
         """Wake every long-polling Fetch (and acks=all Produce); each re-checks its own
-        partitions. In a simulated cluster the replica fetchers look too."""
+        partitions. The replica fetchers look too."""
         event, self._data_arrived = self._data_arrived, trio.Event()
         event.set()
-        if self.cluster is not None:
-            self.cluster.replication.data_arrived()
+        self.cluster.replication.data_arrived()
 
     async def wait_for_data(self) -> None:
         await self._data_arrived.wait()
@@ -225,7 +214,7 @@ class Broker:
         offset = self.clock.advance(ms)  # also wakes the timer loops to recompute their sleeps
         now = self.clock.time_ms()
         # A simulated cluster's nodes share the clock: every running node's checks run.
-        for node in self.cluster.running_nodes() if self.cluster is not None else (self,):
+        for node in self.cluster.running_nodes():
             for timer in list(node.timers):
                 try:
                     timer.run_if_due(now)
@@ -262,7 +251,7 @@ class Broker:
             partial(every, self, self.config["transaction.remove.expired.transaction.cleanup.interval.ms"],
                     self.txn_coordinator.run_expiration_check),
             *storage_tasks(self),
-            *(self.cluster.node_tasks(self) if self.cluster is not None else ()),
+            *self.cluster.node_tasks(self),
         ]
 
     def snapshot(self, target: Path) -> Path:
@@ -284,10 +273,10 @@ class Broker:
 
     def close(self, clean: bool = True) -> None:
         """Close the logs; `clean=False` leaves them as a killed process would. The first node
-        of a simulated cluster closes every node's."""
+        of the cluster closes every node's."""
         if self.cluster is None or self is self.cluster.nodes[0]:
             self.metadata.close()  # every record in it was fsynced when written
-        if self.cluster is not None and self is self.cluster.nodes[0]:
+        if self is self.cluster.nodes[0]:
             self.cluster.close(clean)
         else:
             self.logs.close(clean)
@@ -296,7 +285,7 @@ class Broker:
 
 def _open_metadata(data_dir: Path, cluster, clock) -> ClusterMetadata:
     """The cluster's metadata log, in the cluster's data dir (shared with its controller)."""
-    return ClusterMetadata.opened(cluster.data_dir if cluster is not None else data_dir, clock=clock)
+    return ClusterMetadata.opened(cluster.data_dir, clock=clock)
 
 
 def _cluster_id(data_dir: Path) -> str:
@@ -322,13 +311,9 @@ async def serve(broker: Broker, host: str, port: int, *, services=(), task_statu
     `await nursery.start(service, broker)` (the console's HTTP listener is one: the layers above
     the broker plug in here, so the broker never imports them).
 
-    A simulated cluster's first node serves every node: node i on the configured ports + i
-    (a free port for each where the port is 0), the services beside node 0."""
-    cluster = broker.cluster
-    if cluster is None or broker is not cluster.nodes[0]:
-        await serve_node(broker, host, port, services=services, task_status=task_status)
-        return
-    await cluster.serve(host, port, services, task_status=task_status)
+    The cluster's first node serves every node: a simulated cluster's node i on the configured
+    ports + i (a free port for each where the port is 0), the services beside node 0."""
+    await broker.cluster.serve(host, port, services, task_status=task_status)
 
 
 async def serve_node(broker: Broker, host: str, port: int, *, services=(), port_offset: int = 0,

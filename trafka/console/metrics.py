@@ -124,25 +124,19 @@ def routes(broker) -> list:
 
 def _replication(broker):
     """Kafka's UnderReplicatedPartitions (per broker, of the partitions it leads) and
-    OfflinePartitionsCount, and each broker's liveness: a simulated cluster's (one broker: 0s)."""
+    OfflinePartitionsCount, and each broker's liveness."""
     under = GaugeMetricFamily("trafka_under_replicated_partitions",
                               "Partitions a broker leads whose ISR is smaller than their replicas (Kafka's UnderReplicatedPartitions)",
                               labels=["broker"])
     offline = GaugeMetricFamily("trafka_offline_partitions_count",
                                 "Partitions without a leader (Kafka's OfflinePartitionsCount)")
     up = GaugeMetricFamily("trafka_broker_up", "1 while the broker serves, 0 while it is stopped", labels=["broker", "rack"])
-    rows = views.brokers(broker)
-    if not rows:
-        under.add_metric([str(broker.node_id)], 0)
-        offline.add_metric([], 0)
-        up.add_metric([str(broker.node_id), broker.config["broker.rack"] or ""], 1)
-    else:
-        offline_count = 0
-        controller = broker.cluster.controller
-        for metadata in views.serving(broker).logs.topics.values():
-            offline_count += sum(controller.leader(metadata.topic_id, p) < 0 for p in range(metadata.partitions))
-        for row in rows:
-            under.add_metric([str(row["node_id"])], row["under_replicated"])
-            up.add_metric([str(row["node_id"]), row["rack"] or ""], 1 if row["alive"] else 0)
-        offline.add_metric([], offline_count)
+    offline_count = 0
+    controller = broker.cluster.controller
+    for metadata in views.serving(broker).logs.topics.values():
+        offline_count += sum(controller.leader(metadata.topic_id, p) < 0 for p in range(metadata.partitions))
+    for row in views.broker_rows(broker):
+        under.add_metric([str(row["node_id"])], row["under_replicated"])
+        up.add_metric([str(row["node_id"]), row["rack"] or ""], 1 if row["alive"] else 0)
+    offline.add_metric([], offline_count)
     yield from (under, offline, up)

@@ -22,18 +22,23 @@ MAX_READ_BYTES = 4 << 20  # bytes read from a log for one page
 TAIL_CELLS = 48  # records drawn as cells at the head of the partition diagram
 
 
+def clustered(broker) -> bool:
+    """Whether the console shows a simulated cluster's views (brokers, replicas): more than one."""
+    return len(broker.cluster.nodes) > 1
+
+
 def serving(broker):
-    """The broker whose metadata the console reads: this one, or in a simulated cluster the
-    first running node (broker 0 may be stopped; the console outlives it)."""
-    if broker.cluster is None or broker.node_id not in broker.cluster.stopped:
+    """The broker whose metadata the console reads: this one, or the cluster's first running
+    node (broker 0 of a simulated cluster may be stopped; the console outlives it)."""
+    if broker.node_id not in broker.cluster.stopped:
         return broker
     running = broker.cluster.running_nodes()
     return running[0] if running else broker
 
 
 def partition_log(broker, topic: str, partition: int):
-    """The log, or LookupError (-> 404) naming what is missing. In a simulated cluster, the
-    leader's replica (an offline partition: its first replica on a running broker)."""
+    """The log, or LookupError (-> 404) naming what is missing: the leader's replica (an offline
+    partition: its first replica on a running broker)."""
     broker = serving(broker)
     if topic not in broker.logs.topics:
         raise LookupError(f"unknown topic {topic!r}")
@@ -45,8 +50,6 @@ def partition_log(broker, topic: str, partition: int):
 
 def _holder(broker, topic: str, partition: int):
     cluster = broker.cluster
-    if cluster is None:
-        return broker
     leader = cluster.leader_node(topic, partition)
     if leader is not None:
         return leader
@@ -59,10 +62,7 @@ def _holder(broker, topic: str, partition: int):
 
 
 def partition_logs(broker):
-    """(topic, partition, log) of every partition, each from its leader in a simulated cluster."""
-    if broker.cluster is None:
-        yield from broker.logs.logs()
-        return
+    """(topic, partition, log) of every partition, each from its leader."""
     broker = serving(broker)
     for name, metadata in list(broker.logs.topics.items()):
         for p in range(metadata.partitions):
@@ -73,9 +73,7 @@ def partition_logs(broker):
 
 
 def coordinators(broker) -> list:
-    """The group coordinators holding groups: this broker's, or every running broker's."""
-    if broker.cluster is None:
-        return [broker.group_coordinator]
+    """The group coordinators holding groups: every running broker's."""
     return [node.group_coordinator for node in broker.cluster.running_nodes()]
 
 
@@ -96,15 +94,19 @@ def group_coordinator(broker, group_id: str):
 
 
 def brokers(broker) -> list[dict]:
-    """A simulated cluster's brokers: up or down, their rack, how many partitions each leads and
-    holds, and how many it leads are under-replicated (ISR smaller than the replicas)."""
+    """What the overview lists: a simulated cluster's brokers (broker_rows); none for a broker
+    on its own."""
+    return broker_rows(broker) if clustered(broker) else []
+
+
+def broker_rows(broker) -> list[dict]:
+    """The cluster's brokers: up or down, their rack, how many partitions each leads and holds,
+    and how many it leads are under-replicated (ISR smaller than the replicas)."""
     cluster = broker.cluster
-    if cluster is None:
-        return []
     controller = cluster.controller
-    rows = {i: {"node_id": i, "alive": i in controller.alive, "rack": controller.racks[i], "leaders": 0,
-                "replicas": 0, "under_replicated": 0, "address": f"{n.host}:{n.port}"}
-            for i, n in enumerate(cluster.nodes)}
+    rows = {n.node_id: {"node_id": n.node_id, "alive": n.node_id in controller.alive, "rack": controller.racks[n.node_id],
+                        "leaders": 0, "replicas": 0, "under_replicated": 0, "address": f"{n.host}:{n.port}"}
+            for n in cluster.nodes}
     for metadata in serving(broker).logs.topics.values():
         for p in range(metadata.partitions):
             state = controller.partition(metadata.topic_id, p)
@@ -118,10 +120,7 @@ def brokers(broker) -> list[dict]:
 
 
 def replication_state(broker, topic: str, index: int) -> dict:
-    """leader, replicas, ISR and offline replicas of a partition (one broker: itself)."""
-    if broker.cluster is None:
-        return {"leader": broker.node_id, "leader_epoch": 0, "replicas": [broker.node_id], "isr": [broker.node_id],
-                "offline_replicas": []}
+    """leader, replicas, ISR and offline replicas of a partition, the controller's."""
     controller = broker.cluster.controller
     state = controller.partition(broker.logs.topics[topic].topic_id, index)
     return {"leader": state.leader, "leader_epoch": state.leader_epoch, "replicas": list(state.replicas),
@@ -181,7 +180,8 @@ def partition(broker, topic: str, index: int, *, groups=None, tail: bool = False
     try:
         log = partition_log(broker, topic, index)
     except LookupError:
-        if broker.cluster is None or topic not in broker.logs.topics:
+        metadata = broker.logs.topics.get(topic)
+        if metadata is None or not 0 <= index < metadata.partitions:
             raise
         # Offline with no running replica: nothing to read, only where it lives.
         return {"partition": index, "clustered": True, **replication_state(broker, topic, index), "log_start_offset": 0,
@@ -193,7 +193,7 @@ def partition(broker, topic: str, index: int, *, groups=None, tail: bool = False
         groups = committed_offsets(broker)
     view = {
         "partition": index,
-        "clustered": broker.cluster is not None,
+        "clustered": clustered(broker),
         **replication_state(broker, topic, index),
         "log_start_offset": log.log_start_offset,
         "last_stable_offset": log.last_stable_offset,

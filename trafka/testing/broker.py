@@ -175,8 +175,7 @@ class TrafkaBroker:
             raise BrokerFailedToStart(f"broker did not start: {exc}\nits log:\n{self.log_text()}") from exc
         self._thread_broker = runner
         self.listener_ports = {listener.name: listener.port for listener in runner.broker.listeners}
-        if runner.broker.cluster is not None:
-            self.broker_addresses = {node.node_id: f"{node.host}:{node.port}" for node in runner.broker.cluster.nodes}
+        self.broker_addresses = {node.node_id: f"{node.host}:{node.port}" for node in runner.broker.cluster.nodes}
         self._set_console_url(runner.broker.console_url)
         self._set_schema_registry_url(runner.broker.schema_registry_url)
         return self
@@ -307,7 +306,8 @@ class TrafkaBroker:
         """Start a stopped broker again on its ports; returns once it accepts connections (it
         rejoins each ISR when it has caught up)."""
         answer = self._control("POST", f"/api/v1/brokers/{node_id}/start")
-        host, port = self.broker_addresses[node_id].rsplit(":", 1)
+        # A broker on its own (a cluster of one) is where the bootstrap address says.
+        host, port = self.broker_addresses.get(node_id, f"{self.host}:{self.port}").rsplit(":", 1)
         deadline = time.monotonic() + timeout
         while True:
             try:

@@ -1,4 +1,5 @@
-"""The controller of a simulated cluster (`cluster.brokers` > 1): where each partition lives.
+"""The controller: where each partition lives, on one broker (a cluster of one) or in a simulated
+cluster of several (`cluster.brokers`).
 
 Kafka's KRaft controller decides, and every broker learns from its metadata log, which brokers
 are alive, which brokers hold each partition (its replicas), which of them leads it under which
@@ -35,6 +36,14 @@ log = logging.getLogger("trafka.broker")
 NO_LEADER = -1
 
 
+def describe_ids(node_ids) -> str:
+    """`broker 0` or `brokers 0-2`, for error messages."""
+    ids = sorted(node_ids)
+    if len(ids) == 1:
+        return f"broker {ids[0]} only"
+    return f"brokers {ids[0]}-{ids[-1]}" if ids == list(range(ids[0], ids[-1] + 1)) else f"brokers {ids}"
+
+
 @dataclass(frozen=True)
 class PartitionState:
     replicas: tuple[int, ...]
@@ -53,10 +62,13 @@ class LeaderChange:
 
 
 class Controller:
-    def __init__(self, brokers: int, racks: list[str | None], data_dir: Path | None):
-        self.brokers = brokers
+    def __init__(self, node_ids: list[int], racks: dict[int, str | None], data_dir: Path | None):
+        """`node_ids`: the brokers, in placement order (0..N-1 in a simulated cluster; a broker on
+        its own is a cluster of one under its `node.id`); `racks`: each one's rack or None."""
+        self.node_ids = list(node_ids)
+        self.brokers = len(self.node_ids)
         self.racks = racks
-        self.alive: set[int] = set(range(brokers))
+        self.alive: set[int] = set(self.node_ids)
         # The cluster's metadata log (None: in memory only, a controller built alone in a test).
         self._metadata = ClusterMetadata.opened(data_dir) if data_dir is not None else None
         # topic id (hex) -> partition -> replicas, where they differ from RF 1 default placement
@@ -155,7 +167,7 @@ class Controller:
 
     def default_replicas(self, topic_id: uuid.UUID, partition: int, replication_factor: int = 1) -> tuple[int, ...]:
         start = topic_id.int % self.brokers
-        return tuple((start + partition + j) % self.brokers for j in range(replication_factor))
+        return tuple(self.node_ids[(start + partition + j) % self.brokers] for j in range(replication_factor))
 
     def replicas(self, topic_id: uuid.UUID, partition: int) -> tuple[int, ...]:
         stored = self._assignments.get(topic_id.hex)
@@ -176,6 +188,15 @@ class Controller:
         for p in assignments:
             leadership.pop(p, None)
         self._write()
+
+    def default_layout(self, topic_id: uuid.UUID) -> int | None:
+        """Where the topic's default placement starts, when nothing about it differs from that
+        (one replica each, led by it at epoch 0): topics alike in this and their partition
+        count have alike partitions. None when it has its own replicas or leadership."""
+        key = topic_id.hex
+        if self._assignments.get(key) or self._leadership.get(key):
+            return None
+        return topic_id.int % self.brokers
 
     def partitions_placed(self, topic_id: uuid.UUID) -> int:
         """How many partitions of the topic have stored replicas (those not RF 1 by default)."""
@@ -404,13 +425,14 @@ class Controller:
         return change
 
     def validate_replicas(self, replicas) -> str | None:
-        """Why an explicit assignment cannot be used, or None."""
+        """Why an explicit assignment cannot be used, or None (Kafka's controller's words)."""
         replicas = list(replicas)
         if not replicas:
-            return "an assignment names no broker"
+            return "The manual partition assignment includes an empty replica list."
         if len(set(replicas)) != len(replicas):
-            return f"an assignment names a broker twice: {replicas}"
-        unknown = [r for r in replicas if not 0 <= r < self.brokers]
+            return "The manual partition assignment includes duplicate replicas."
+        unknown = [r for r in replicas if r not in self.node_ids]
         if unknown:
-            return f"brokers {unknown} do not exist (this cluster has brokers 0-{self.brokers - 1})"
+            return (f"The manual partition assignment includes broker {unknown[0]}, but no broker with that ID is "
+                    f"registered (this cluster has {describe_ids(self.node_ids)}).")
         return None

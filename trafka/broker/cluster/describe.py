@@ -1,5 +1,5 @@
-"""What the cluster (one broker, or a simulated cluster of several: trafka/broker/cluster/nodes.py) says
-about itself where several APIs ask the same question."""
+"""What the cluster (one broker, or a simulated cluster of several: trafka/broker/cluster/nodes.py)
+says about itself where several APIs ask the same question."""
 
 from __future__ import annotations
 
@@ -21,9 +21,6 @@ def cluster_authorized_operations(ctx, asked: bool) -> int:
 def live_brokers(ctx) -> list[dict]:
     """The brokers a client can reach, each at its listener of the caller's listener name."""
     broker = ctx.broker
-    if broker.cluster is None:
-        host, port = ctx.listener.advertised
-        return [{"node_id": broker.node_id, "host": host, "port": port, "rack": broker.config["broker.rack"] or None}]
     found = []
     for node in broker.cluster.live_nodes():
         listener = next((l for l in node.listeners if l.name == ctx.listener.name), None)
@@ -34,35 +31,29 @@ def live_brokers(ctx) -> list[dict]:
 
 
 def controller_id(broker) -> int:
-    """The controller Metadata and DescribeCluster name: in a simulated cluster the lowest live
-    broker (KRaft names a live broker, the controller quorum being unreachable to clients)."""
-    if broker.cluster is None:
-        return broker.node_id
+    """The controller Metadata and DescribeCluster name: the lowest live broker (KRaft names a
+    live broker, the controller quorum being unreachable to clients)."""
     return min(broker.cluster.controller.alive, default=-1)
 
 
 def node_address(ctx, node_id: int) -> tuple[str, int] | None:
     """Where a client on the caller's listener reaches broker `node_id`, or None (not live)."""
     broker = ctx.broker
-    if broker.cluster is None:
-        return ctx.listener.advertised if node_id == broker.node_id else None
     if node_id not in broker.cluster.controller.alive:
         return None
-    node = broker.cluster.nodes[node_id]
+    node = broker.cluster.node(node_id)
     listener = next((l for l in node.listeners if l.name == ctx.listener.name), None)
     return None if listener is None else listener.advertised
 
 
 def assignment_problem(broker, replicas) -> str | None:
     """Why a CreateTopics / CreatePartitions replica assignment cannot be used, or None."""
-    if broker.cluster is None:
-        return None if list(replicas) == [broker.node_id] else f"broker {broker.node_id} is the only broker"
     return broker.cluster.controller.validate_replicas(replicas)
 
 
 def replication_factor_problem(broker, replication_factor: int) -> str | None:
     """Why a replication factor cannot be used (-1: the default), or None."""
-    brokers = 1 if broker.cluster is None else broker.cluster.controller.brokers
+    brokers = broker.cluster.controller.brokers
     if replication_factor == -1:
         replication_factor = broker.config["default.replication.factor"]
     if replication_factor < 1 or replication_factor > brokers:
@@ -72,14 +63,14 @@ def replication_factor_problem(broker, replication_factor: int) -> str | None:
 
 def place(broker, topic_id, partitions: range, replication_factor: int) -> None:
     """Kafka's default placement for new partitions with `replication_factor` replicas
-    (-1: default.replication.factor); nothing to keep on one broker."""
-    if broker.cluster is not None and replication_factor != -1:
+    (-1: default.replication.factor, placed when the topic was made)."""
+    if replication_factor != -1:
         broker.cluster.controller.place(topic_id, partitions, replication_factor)
 
 
 def assign(broker, topic_id, assignments: dict[int, list[int]]) -> None:
-    """Record explicit replica assignments with the controller (nothing to keep on one broker)."""
-    if broker.cluster is not None and assignments:
+    """Record explicit replica assignments with the controller."""
+    if assignments:
         broker.cluster.controller.assign(topic_id, {p: tuple(r) for p, r in assignments.items()})
 
 
@@ -88,13 +79,11 @@ RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
 def fetch_refusal(broker, topic: str, partition: int, client_rack: str | None) -> tuple[ErrorCode | None, int]:
     """For a consumer's Fetch of the partition here: (NOT_LEADER_OR_FOLLOWER or None, the
-    preferred read replica or -1). In a simulated cluster the leader serves, and with
+    preferred read replica or -1). The leader serves, and with
     replica.selector.class set to Kafka's RackAwareReplicaSelector (KIP-392) it names a live
     in-sync replica in the consumer's rack (`client.rack`) when it is not in it itself; a
     follower then serves that consumer, up to its own high watermark."""
     cluster = broker.cluster
-    if cluster is None:
-        return None, -1
     metadata = broker.logs.topics.get(topic)
     if metadata is None or not 0 <= partition < metadata.partitions:
         return None, -1

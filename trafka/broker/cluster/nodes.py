@@ -1,9 +1,11 @@
-"""A simulated cluster: `cluster.brokers` brokers in one process (docs/cluster.md).
+"""The cluster: the brokers of one process, their controller and their replication (docs/cluster.md).
 
-Each node is a whole `Broker` with its own node id, listeners and data dir
-(`<data dir>/broker-<i>/`); one `Controller` says where each partition lives, and
-`Replication` copies replicated partitions from their leaders. It is a test harness for
-clients that must survive brokers that stop and leaders that move, never a way to scale:
+A broker on its own is a cluster of one: one node under its `node.id`, its data in the data dir
+itself, leading every partition through the same code a simulated cluster runs. With
+`cluster.brokers` N > 1 it is a simulated cluster: nodes 0..N-1, each a whole `Broker` with its
+own listeners and data dir (`<data dir>/broker-<i>/`); one `Controller` says where each partition
+lives, and `Replication` copies replicated partitions from their leaders. It is a test harness
+for clients that must survive brokers that stop and leaders that move, never a way to scale:
 every node shares the process, its cores and its disk.
 
 Topic metadata is what Kafka's brokers learn from the metadata log: every node holds every
@@ -29,7 +31,7 @@ from pathlib import Path
 import trio
 
 from trafka.broker.config import BrokerConfig, ConfigError
-from trafka.broker.cluster.controller import NO_LEADER, Controller, LeaderChange
+from trafka.broker.cluster.controller import NO_LEADER, Controller, LeaderChange, describe_ids
 from trafka.broker.operations.log_tasks import every
 from trafka.broker.cluster.replication import Replication
 from trafka.broker.server import Broker, ListenError, serve_node
@@ -50,19 +52,19 @@ INTERNAL_REPLICATION = {
 
 
 def open_broker(data_dir: Path, config: BrokerConfig, clock=None) -> Broker:
-    """The broker `trafka serve` runs: one Broker, or with `cluster.brokers` > 1 the first node
-    of a simulated cluster, which serves and closes them all (`serve`, `Broker.close`)."""
-    if config["cluster.brokers"] > 1:
-        return Cluster(Path(data_dir), config, clock).nodes[0]
-    return Broker(Path(data_dir), config, clock)
+    """The broker `trafka serve` runs: the first node of its cluster (the only one, or with
+    `cluster.brokers` > 1 node 0 of a simulated cluster), which serves and closes them all
+    (`serve`, `Broker.close`)."""
+    return Cluster(Path(data_dir), config, clock).nodes[0]
 
 
 def node_dir(data_dir: Path, node_id: int) -> Path:
+    """A simulated cluster's node's data dir (a cluster of one keeps its data in the data dir)."""
     return Path(data_dir) / f"broker-{node_id}"
 
 
 def node_config(config: BrokerConfig, node_id: int, rack: str | None) -> BrokerConfig:
-    """Node `node_id`'s settings: the process's, with its own node id and rack."""
+    """A simulated cluster's node `node_id`'s settings: the process's, with its own node id and rack."""
     values = {**config.raw, "node.id": str(node_id)}
     values.pop("broker.id", None)
     if rack:
@@ -91,10 +93,13 @@ class Cluster:
         count = config["cluster.brokers"]
         if config["default.replication.factor"] > count:
             raise ConfigError(f"default.replication.factor {config['default.replication.factor']} is larger than "
-                              f"cluster.brokers {count}")
-        self.controller = Controller(count, racks_of(config, count), self.data_dir)
+                              f"the {count} broker{'s' if count > 1 else ''} (cluster.brokers)")
+        # A broker on its own is a cluster of one under its node.id; simulated nodes are 0..N-1.
+        node_ids = [config["node.id"]] if count == 1 else list(range(count))
+        self.controller = Controller(node_ids, dict(zip(node_ids, racks_of(config, count))), self.data_dir)
         self.replication = Replication(self)
-        self.nodes: list = []
+        self.nodes: list = []  # in node-id order; node(id) finds one
+        self._by_id: dict[int, Broker] = {}
         self.stopped: set[int] = set()  # nodes whose logs are closed until start_broker
         self._mirroring = False
         self._nursery: trio.Nursery | None = None  # where the nodes serve (serve_cluster)
@@ -102,9 +107,12 @@ class Cluster:
         self._port = 0
         self.data_dir.mkdir(parents=True, exist_ok=True)
         try:
-            for node_id in range(count):  # each joins self.nodes as soon as its logs are open
-                Broker(node_dir(self.data_dir, node_id), node_config(config, node_id, self.controller.racks[node_id]),
-                       clock, cluster=self)
+            for node_id in node_ids:  # each joins self.nodes as soon as its logs are open
+                if count == 1:
+                    Broker(self.data_dir, config, clock, cluster=self)
+                else:
+                    Broker(node_dir(self.data_dir, node_id), node_config(config, node_id, self.controller.racks[node_id]),
+                           clock, cluster=self)
         except BaseException:
             self.close()
             raise
@@ -126,13 +134,23 @@ class Cluster:
 
     def leader_node(self, topic: str, partition: int):
         """The Broker leading the partition, or None (offline, stopped, or not built yet)."""
-        leader = self.leader_id(topic, partition)
-        if 0 <= leader < len(self.nodes) and leader not in self.stopped:
-            return self.nodes[leader]
-        return None
+        return self.running_node(self.leader_id(topic, partition))
+
+    def running_node(self, node_id: int):
+        """Broker `node_id` when it runs, else None (no such broker, stopped, not built yet)."""
+        return None if node_id in self.stopped else self._by_id.get(node_id)
+
+    def node(self, node_id: int):
+        """Broker `node_id`, running or stopped (LookupError: no such broker)."""
+        found = self._by_id.get(node_id) if isinstance(node_id, int) else None
+        if found is None:
+            raise LookupError(f"no broker {node_id} (this cluster has {describe_ids(self.controller.node_ids)})")
+        return found
 
     def _topic(self, topic: str):
-        for node in self.running_nodes():
+        """The topic's metadata as the running nodes have it (every node stopped: as the last
+        ones had it, so a cluster of one still describes its offline partitions)."""
+        for node in self.running_nodes() or self.nodes:
             metadata = node.logs.topics.get(topic)
             if metadata is not None:
                 return metadata
@@ -175,8 +193,9 @@ class Cluster:
         return [node for node in self.nodes if node.node_id in self.controller.alive]
 
     def _partitions(self) -> list[tuple]:
-        """(topic id, partition, unclean.leader.election.enable) of every partition."""
-        nodes = self.running_nodes()
+        """(topic id, partition, unclean.leader.election.enable) of every partition (as the last
+        running nodes had them when every node is stopped: a cluster of one starting again)."""
+        nodes = self.running_nodes() or self.nodes
         if not nodes:
             return []
         logs = nodes[0].logs
@@ -196,6 +215,7 @@ class Cluster:
         broker.logs.set_on_append(partial(self.replication.appended, broker))
         if broker not in self.nodes:
             self.nodes.append(broker)
+            self._by_id[broker.node_id] = broker
 
     def _stamp_leader_epochs(self, broker) -> None:
         """From the moment a node's logs open, each partition it leads stamps its batches with
@@ -297,7 +317,7 @@ class Cluster:
             restarting = bool(node.listeners)
             for attempt in range(RELISTEN_ATTEMPTS + 1):
                 try:
-                    await serve_node(node, self._host, self._port, port_offset=node.node_id, task_status=task_status)
+                    await serve_node(node, self._host, self._port, port_offset=self.nodes.index(node), task_status=task_status)
                     return
                 except ListenError as exc:
                     if not restarting:
@@ -308,7 +328,7 @@ class Cluster:
                     elif self._port == 0:
                         log.warning("broker %d: %s; it listens on a free port instead", node.node_id, exc)
                         node.listeners = []
-                        await serve_node(node, self._host, self._port, port_offset=node.node_id, task_status=task_status)
+                        await serve_node(node, self._host, self._port, port_offset=self.nodes.index(node), task_status=task_status)
                         return
                     else:
                         log.error("broker %d: %s; it stays stopped", node.node_id, exc)
@@ -356,18 +376,13 @@ class Cluster:
 
     # --- stopping and starting ---------------------------------------------------------------
 
-    def _node(self, node_id: int):
-        if not isinstance(node_id, int) or not 0 <= node_id < len(self.nodes):
-            raise LookupError(f"no broker {node_id} (this cluster has brokers 0-{len(self.nodes) - 1})")
-        return self.nodes[node_id]
-
     def stop_broker(self, node_id: int, *, kill: bool = False) -> dict:
         """Stop broker `node_id`: its listeners and connections close, its coordinators unload,
         the storage work its worker threads are doing finishes (a flush, a load: the cancelled
         tasks would wait for it, the close cannot), its logs close (with `kill`, as a killed
         process leaves them: no flush, no clean-shutdown marker), and the leadership of its
         partitions moves to in-sync replicas."""
-        node = self._node(node_id)
+        node = self.node(node_id)
         if node_id in self.stopped:
             raise ValueError(f"broker {node_id} is already stopped")
         if node.serving is not None:
@@ -388,7 +403,7 @@ class Cluster:
         """Start a stopped broker: its logs open (recovering), its topics catch up, its followed
         partitions truncate to where they agree with their leaders, and it serves again on its
         ports; it rejoins each ISR once it has caught up."""
-        node = self._node(node_id)
+        node = self.node(node_id)
         if node_id not in self.stopped:
             raise ValueError(f"broker {node_id} is running")
         changes = self.controller.broker_started(node_id, self._partitions())
@@ -432,12 +447,12 @@ class Cluster:
             name = names.get(change.topic_id)
             if name is None:
                 continue
-            old = self.nodes[change.old] if 0 <= change.old < len(self.nodes) and change.old not in self.stopped else None
+            old = self.running_node(change.old)
             if old is not None:
                 runtime = old.coordinator_runtimes().get(name)
                 if runtime is not None:
                     runtime.unload(change.partition)
-            new = self.nodes[change.new] if change.new >= 0 and change.new not in self.stopped else None
+            new = self.running_node(change.new)
             if new is None:
                 continue
             self.replication.became_leader(new, name, change.partition, change.topic_id)
@@ -542,7 +557,7 @@ class Cluster:
         now = self.controller.replicas(topic_id, partition)
         for node_id in before:
             if node_id not in now and node_id not in self.stopped:
-                self.nodes[node_id].logs.drop_replica(topic, partition)
+                self.node(node_id).logs.drop_replica(topic, partition)
 
     def describe_partition(self, topic: str, partition: int) -> dict:
         topic_id = self._topic_id(topic, partition)
@@ -553,7 +568,7 @@ class Cluster:
                 "reassigning_to": list(under_way[0]) if under_way else None}
 
     def describe_broker(self, node_id: int) -> dict:
-        node = self.nodes[node_id]
+        node = self.node(node_id)
         return {"node_id": node_id, "alive": node_id in self.controller.alive,
                 "host": node.host, "port": node.port, "rack": self.controller.racks[node_id]}
 

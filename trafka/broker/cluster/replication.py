@@ -98,13 +98,17 @@ class Replication:
     # --- fetching -------------------------------------------------------------------------
 
     def data_arrived(self) -> None:
-        """Some broker appended: fetchers look again."""
+        """Some broker appended: fetchers look again (a cluster of one has no followers to wake)."""
+        if self.controller.brokers == 1:
+            return
         event, self._wakeup = self._wakeup, trio.Event()
         event.set()
 
     def appended(self, node, topic: str, partition: int) -> None:
         """`node` appended to its log of the partition (PartitionLog.on_append): its followers
         look at it in their next pass, without walking every partition they follow."""
+        if self.controller.brokers == 1:
+            return
         metadata = node.logs.topics.get(topic)
         if metadata is None:
             return
@@ -153,9 +157,9 @@ class Replication:
             if leader_id == node.node_id:
                 continue
             try:
-                copied = self._fetch_partition(node, self.cluster.nodes[leader_id], name, p, topic_id)
+                copied = self._fetch_partition(node, self.cluster.node(leader_id), name, p, topic_id)
                 progressed |= copied
-                if copied and node.logs.log(name, p).log_end_offset < self.cluster.nodes[leader_id].logs.log(name, p).log_end_offset:
+                if copied and node.logs.log(name, p).log_end_offset < self.cluster.node(leader_id).logs.log(name, p).log_end_offset:
                     self._dirty.setdefault(node.node_id, set()).add((name, p, topic_id))  # more next pass
             except StorageError as exc:
                 log.error("broker %d: cannot replicate %s-%d from broker %d: %s", node.node_id, name, p, leader_id, exc)
@@ -287,7 +291,7 @@ class Replication:
         watermark already is. A follower that has not fetched from this leader yet may hold
         another leader's records past the point where they part (Kafka's leader likewise resets
         its followers' log end offsets to unknown when it becomes leader)."""
-        follower_end = self.cluster.nodes[follower].logs.log(name, p).log_end_offset
+        follower_end = self.cluster.node(follower).logs.log(name, p).log_end_offset
         if self._fetching_epoch.get((name, p, follower)) != epoch and leader_log._replicated_to is not None:
             return leader_log.high_watermark
         return follower_end  # (a log just opened has no high watermark yet: the replicas' ends are the best word)
@@ -301,7 +305,7 @@ class Replication:
         """The lowest log start offset of the partition's live replicas (Kafka's
         lowWatermarkIfLeader): what a DeleteRecords answer waits for."""
         topic_id = leader.logs.topics[name].topic_id
-        return min(self.cluster.nodes[r].logs.log(name, p).log_start_offset
+        return min(self.cluster.node(r).logs.log(name, p).log_start_offset
                    for r in self.controller.replicas(topic_id, p) if r in self.controller.alive)
 
     def replicate_now(self, leader, name: str, p: int) -> None:
@@ -313,7 +317,7 @@ class Replication:
         for replica in state.isr:
             if replica != leader.node_id and replica in self.controller.alive:
                 try:
-                    self._fetch_partition(self.cluster.nodes[replica], leader, name, p, metadata.topic_id)
+                    self._fetch_partition(self.cluster.node(replica), leader, name, p, metadata.topic_id)
                 except (StorageError, OSError) as exc:
                     # The write is durable on the leader and will be answered: a replica that
                     # cannot hold it leaves the ISR now, as Kafka's coordinator would wait for.
@@ -333,13 +337,13 @@ class Replication:
             state = self.controller.partition(topic_id, p)
             if state.leader < 0:
                 continue
-            leader = self.cluster.nodes[state.leader]
+            leader = self.cluster.node(state.leader)
             leader_end = leader.logs.log(name, p).log_end_offset
             for replica in state.isr:
                 if replica == state.leader:
                     continue
                 key = (name, p, replica)
-                if self.cluster.nodes[replica].logs.log(name, p).log_end_offset >= leader_end:
+                if self.cluster.node(replica).logs.log(name, p).log_end_offset >= leader_end:
                     self.caught_up_ms[key] = now
                     continue
                 since = self.caught_up_ms.setdefault(key, now)

@@ -1,15 +1,14 @@
 """AlterPartitionReassignments (key 45), versions 0-1.
 
 Behavior:
-- One node is the only replica of every partition. Reassigning a partition to exactly this node
-  is accepted and complete at once (nothing moves); a replica list naming any other broker is
-  INVALID_REPLICA_ASSIGNMENT (no such broker is registered), as is an empty or repeated list, as
-  Kafka's controller answers. Cancelling (null replicas) is NO_REASSIGNMENT_IN_PROGRESS, a
-  partition that does not exist UNKNOWN_TOPIC_OR_PARTITION.
-- In a simulated cluster a reassignment is real (trafka/broker/cluster/nodes.py `reassign`): the new
-  replicas fetch from the leader, and once all are in sync the old ones are dropped (their
-  copies deleted) and leadership moves if the leader is not among the new replicas. Null
-  replicas cancel the move under way. Changing the replication factor is allowed.
+- A reassignment is the controller's (trafka/broker/cluster/nodes.py `reassign`): the new replicas
+  fetch from the leader, and once all are in sync the old ones are dropped (their copies deleted)
+  and leadership moves if the leader is not among the new replicas. Null replicas cancel the
+  move under way (NO_REASSIGNMENT_IN_PROGRESS when none is). Changing the replication factor is
+  allowed. A replica list naming a broker the cluster does not have is INVALID_REPLICA_ASSIGNMENT
+  (no such broker is registered), as is an empty or repeated list, as Kafka's controller answers;
+  on one broker, reassigning to exactly that broker is accepted and complete at once. A
+  partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION.
 """
 
 from __future__ import annotations
@@ -31,24 +30,12 @@ def _partition(broker, topic: str, partition) -> dict:
     if not exists:
         return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The partition {topic}-{partition.partition_index} does not exist.")
     replicas = partition.replicas
-    if broker.cluster is not None:
-        try:
-            broker.cluster.reassign(topic, partition.partition_index, None if replicas is None else list(replicas))
-        except LookupError:
-            return answer(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "No ongoing reassignment for this partition.")
-        except ValueError as exc:
-            return answer(ErrorCode.INVALID_REPLICA_ASSIGNMENT, str(exc))
-        return answer()
-    if replicas is None:
+    try:
+        broker.cluster.reassign(topic, partition.partition_index, None if replicas is None else list(replicas))
+    except LookupError:
         return answer(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "No ongoing reassignment for this partition.")
-    if not replicas:
-        return answer(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list.")
-    if len(set(replicas)) != len(replicas):
-        return answer(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes duplicate replicas.")
-    others = [r for r in replicas if r != broker.node_id]
-    if others:
-        return answer(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                      f"The manual partition assignment includes broker {others[0]}, but no broker with that ID is registered.")
+    except ValueError as exc:
+        return answer(ErrorCode.INVALID_REPLICA_ASSIGNMENT, str(exc))
     return answer()
 
 

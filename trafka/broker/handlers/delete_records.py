@@ -70,7 +70,6 @@ async def handle(ctx, request):
                                         for p in t.partitions]}
         for t in request.topics
     ]
-    if ctx.broker.cluster is not None:
-        await _await_low_watermarks(ctx.broker, [(t["name"], answer) for t in topics for answer in t["partitions"]],
-                                    request.timeout_ms)
+    await _await_low_watermarks(ctx.broker, [(t["name"], answer) for t in topics for answer in t["partitions"]],
+                                request.timeout_ms)
     return {"throttle_time_ms": 0, "topics": topics}

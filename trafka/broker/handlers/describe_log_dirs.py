@@ -6,9 +6,9 @@ Behavior:
   log.dirs answers: every partition asked for (all of them when topics is null) with the bytes
   of its segments; offset lag 0 (one replica, the high watermark is the log end offset), never
   a future log (AlterReplicaLogDirs has no second directory to move to).
-- Partitions that do not exist are left out, as in Kafka. In a simulated cluster each broker
-  lists the replicas it holds, a follower's offset lag being how far it is behind the leader's
-  high watermark.
+- Partitions that do not exist are left out, as in Kafka. Each broker lists the replicas the
+  controller placed on it (on one broker: all), a follower's offset lag being how far it is
+  behind the leader's high watermark.
 - v4: the directory's total and usable bytes, from the file system.
 """
 
@@ -28,13 +28,7 @@ def _wanted(request) -> set[tuple[str, int]] | None:
 
 
 def _replicas(broker, wanted):
-    """(topic, partition, log) of the replicas this broker holds: every partition on one
-    broker; in a simulated cluster, those the controller places here."""
-    if broker.cluster is None:
-        for topic, partition, partition_log in broker.logs.logs():
-            if wanted is None or (topic, partition) in wanted:
-                yield topic, partition, partition_log
-        return
+    """(topic, partition, log) of the replicas the controller places on this broker."""
     controller = broker.cluster.controller
     for name, metadata in list(broker.logs.topics.items()):
         for p in range(metadata.partitions):
@@ -44,9 +38,7 @@ def _replicas(broker, wanted):
 
 def _lag(broker, topic: str, partition: int, partition_log) -> int:
     """Kafka's offset lag: how far this replica's log end is behind the high watermark (a
-    follower's, in a simulated cluster; 0 on the leader and on one broker)."""
-    if broker.cluster is None:
-        return 0
+    follower's; 0 on the leader)."""
     leader = broker.cluster.leader_node(topic, partition)
     if leader is None or leader is broker:
         return 0

@@ -6,9 +6,8 @@ Behavior:
   Kafka's max.request.partition.size.limit default, 2000); next_cursor names the first partition
   left out, null when everything was answered. A cursor naming a topic that was not asked for is
   INVALID_REQUEST for every topic, as Kafka's error response gives.
-- One node: it leads every partition, is its only replica and ISR; no eligible leader replicas
-  (ELR is off on one node). In a simulated cluster: the controller's leaders, replicas and ISRs
-  (no ELR either).
+- The controller's leaders, replicas and ISRs (one broker leads every partition, its only
+  replica and ISR); no eligible leader replicas (trafka has no ELR).
 - ACLs: a named topic the caller may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED, left out of a
   listing; each topic answers its authorized operations, as Kafka does.
 - A topic that does not exist: UNKNOWN_TOPIC_OR_PARTITION with no partitions (never auto-created).
@@ -26,19 +25,13 @@ MAX_PARTITIONS = 2000  # Kafka's max.request.partition.size.limit default
 
 
 def _partition(broker, topic, index: int) -> dict:
-    """The partition's leader, replicas and ISR: this node on one broker, the controller's in
-    a simulated cluster (the same entry Metadata gives)."""
-    if broker.cluster is not None:
-        state = broker.cluster.controller.partition(topic.topic_id, index)
-        return {"error_code": ErrorCode.NONE if state.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
-                "partition_index": index, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
-                "replica_nodes": list(state.replicas), "isr_nodes": list(state.isr), "eligible_leader_replicas": [],
-                "last_known_elr": [],
-                "offline_replicas": [r for r in state.replicas if r not in broker.cluster.controller.alive]}
-    node = broker.node_id
-    return {"error_code": ErrorCode.NONE, "partition_index": index, "leader_id": node, "leader_epoch": 0,
-            "replica_nodes": [node], "isr_nodes": [node], "eligible_leader_replicas": [], "last_known_elr": [],
-            "offline_replicas": []}
+    """The partition's leader, replicas and ISR, the controller's (the same entry Metadata gives)."""
+    state = broker.cluster.controller.partition(topic.topic_id, index)
+    return {"error_code": ErrorCode.NONE if state.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+            "partition_index": index, "leader_id": state.leader, "leader_epoch": state.leader_epoch,
+            "replica_nodes": list(state.replicas), "isr_nodes": list(state.isr), "eligible_leader_replicas": [],
+            "last_known_elr": [],
+            "offline_replicas": [r for r in state.replicas if r not in broker.cluster.controller.alive]}
 
 
 @routes.handles(75, min_version=0, max_version=0)

@@ -1,15 +1,13 @@
 """ElectLeaders (key 43), versions 0-2.
 
 Behavior:
-- One node is the leader and only replica of every partition, so no election is ever needed,
-  preferred or unclean: each named partition is ELECTION_NOT_NEEDED, a partition that does not
-  exist UNKNOWN_TOPIC_OR_PARTITION, as Kafka's controller answers.
-- topic_partitions null (every partition): an empty result, because Kafka leaves out the
-  partitions that needed no election when it was not asked for them by name.
-- In a simulated cluster elections are real: preferred moves leadership back to the first
-  replica when it is a live in-sync one (else PREFERRED_LEADER_NOT_AVAILABLE); unclean gives an
-  offline partition its first live replica, in sync or not (else ELIGIBLE_LEADERS_NOT_AVAILABLE);
-  a partition that needs neither is ELECTION_NOT_NEEDED.
+- Elections are the controller's: preferred moves leadership back to the first replica when it
+  is a live in-sync one (else PREFERRED_LEADER_NOT_AVAILABLE); unclean gives an offline
+  partition its first live replica, in sync or not (else ELIGIBLE_LEADERS_NOT_AVAILABLE); a
+  partition that needs neither is ELECTION_NOT_NEEDED (on one broker, every partition: it leads
+  them all), one that does not exist UNKNOWN_TOPIC_OR_PARTITION, as Kafka's controller answers.
+- topic_partitions null (every partition): only the partitions elected or failing, because
+  Kafka leaves out those that needed no election when it was not asked for them by name.
 """
 
 from __future__ import annotations
@@ -30,14 +28,13 @@ def _partition_result(broker, topic: str, partition: int, election_type: int) ->
     if not exists:
         return {"partition_id": partition, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 "error_message": f"The partition {topic}-{partition} does not exist."}
-    if broker.cluster is not None:
-        elect = broker.cluster.elect_preferred if election_type == PREFERRED else broker.cluster.elect_unclean
-        try:
-            if elect(topic, partition) is not None:
-                return {"partition_id": partition, "error_code": ErrorCode.NONE, "error_message": None}
-        except ValueError as exc:
-            error = ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
-            return {"partition_id": partition, "error_code": error, "error_message": str(exc)}
+    elect = broker.cluster.elect_preferred if election_type == PREFERRED else broker.cluster.elect_unclean
+    try:
+        if elect(topic, partition) is not None:
+            return {"partition_id": partition, "error_code": ErrorCode.NONE, "error_message": None}
+    except ValueError as exc:
+        error = ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+        return {"partition_id": partition, "error_code": error, "error_message": str(exc)}
     return {"partition_id": partition, "error_code": ErrorCode.ELECTION_NOT_NEEDED,
             "error_message": "Leader election not needed for topic partition."}
 
@@ -59,7 +56,7 @@ async def handle(ctx, request):
         return denied(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     if request.election_type not in (PREFERRED, UNCLEAN):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REQUEST, "replica_election_results": []}
-    if request.topic_partitions is None and ctx.broker.cluster is not None:
+    if request.topic_partitions is None:
         results = _every_partition(ctx.broker, request.election_type)
     else:
         results = [

@@ -83,11 +83,10 @@ def _read_all(broker, request, names: list[str | None], refused=frozenset()) -> 
         for p in wanted.partitions:
             index = p.partition
             preferred = -1
-            if broker.cluster is not None:
-                refusal, preferred = fetch_refusal(broker, name, index, request.rack_id)
-                if refusal is not None:
-                    partitions.append(partition_error(index, refusal))
-                    continue
+            refusal, preferred = fetch_refusal(broker, name, index, request.rack_id)
+            if refusal is not None:
+                partitions.append(partition_error(index, refusal))
+                continue
             log_ = find_log(broker, name, index)
             if log_ is None:
                 partitions.append(partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))

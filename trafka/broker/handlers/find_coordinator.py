@@ -22,10 +22,8 @@ TRANSACTION_KEY_TYPE = 1
 
 
 def _coordinator_node(broker, key: str, key_type: int) -> int:
-    """The broker leading the key's internal-topic partition: this one, unless in a simulated
-    cluster, where the coordinator lives on that partition's leader."""
-    if broker.cluster is None:
-        return broker.node_id
+    """The broker leading the key's internal-topic partition: a coordinator lives on that
+    partition's leader."""
     topic = broker.group_coordinator.offsets_topic if key_type == GROUP_KEY_TYPE else broker.txn_coordinator.state_topic
     return broker.cluster.leader_id(topic.name, topic.partition_for(key))
 

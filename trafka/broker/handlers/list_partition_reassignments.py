@@ -26,8 +26,6 @@ async def handle(ctx, request):
 def _under_way(broker, asked) -> list[dict]:
     """A simulated cluster's reassignments under way (the asked partitions, or all)."""
     cluster = broker.cluster
-    if cluster is None:
-        return []
     wanted = None if asked is None else {(t.name, p) for t in asked for p in t.partition_indexes}
     topics = []
     for name, metadata in sorted(broker.logs.topics.items()):

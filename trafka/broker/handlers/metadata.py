@@ -1,10 +1,10 @@
 """Metadata (key 3), versions 0-13.
 
 Behavior:
-- One broker, the leader and only replica of every partition; it is also the controller. In a
-  simulated cluster (`cluster.brokers`, trafka/broker/cluster/nodes.py) every live broker is listed, at
-  its listener of the caller's listener name, and each partition's leader, replicas and ISR
-  come from the controller.
+- Every live broker of the cluster is listed (one, or a simulated cluster's:
+  trafka/broker/cluster/nodes.py), at its listener of the caller's listener name, and each
+  partition's leader, replicas and ISR come from the controller (one broker leads every
+  partition, its only replica; it is also the controller).
 - Unknown topics are auto-created with num.partitions when auto.create.topics.enable is true
   and the request allows it (v4+ asks explicitly; older versions always allow). Unlike Kafka,
   a freshly created topic is reported ready at once (no LEADER_NOT_AVAILABLE round).
@@ -16,7 +16,7 @@ Behavior:
   topic. Cluster (v8-10) and topic (v8+) authorized operations are filled when asked (every
   operation without an authorizer, as Kafka).
 - Answers are encoded once and cached (per version and requested topics) until the topic set
-  changes (LogManager.generation); a cache hit encodes nothing. Anything that makes the answer
+  or the controller's state changes (LogManager.generation, Controller.generation); a cache hit encodes nothing. Anything that makes the answer
   depend on the caller (ACL filtering) must add the caller to the cache key.
 """
 
@@ -34,22 +34,19 @@ from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
 
 def topic_metadata(broker, topic, led: dict | None = None) -> dict:
-    """A topic's Metadata entry. One broker leads every partition, so the partitions of all
-    topics with the same count are alike: one Shared list from `led` (count -> list) serves
-    them, and is encoded once per version for all of them (codegen.Shared)."""
-    if broker.cluster is not None:
-        return _cluster_topic_metadata(broker.cluster.controller, topic)
-    partitions = None if led is None else led.get(topic.partitions)
+    """A topic's Metadata entry: each partition's leader, replicas and ISR from the controller;
+    a partition with no live replica is LEADER_NOT_AVAILABLE with leader -1, as Kafka answers.
+    Topics placed by default alike (on one broker: every topic nothing was reassigned in) with
+    the same partition count have alike partitions: one Shared list from `led` serves them, and
+    is encoded once per version for all of them (codegen.Shared)."""
+    controller = broker.cluster.controller
+    layout = controller.default_layout(topic.topic_id)
+    shared = None if layout is None or led is None else (topic.partitions, layout, controller.generation)
+    partitions = None if shared is None else led.get(shared)
     if partitions is None:
-        node = broker.node_id
-        replicas, none = [node], []
-        partitions = Shared(
-            {"error_code": 0, "partition_index": index, "leader_id": node, "leader_epoch": 0,
-             "replica_nodes": replicas, "isr_nodes": replicas, "offline_replicas": none}
-            for index in range(topic.partitions)
-        )
-        if led is not None:
-            led[topic.partitions] = partitions
+        partitions = Shared(_partition_metadata(controller, topic.topic_id, index) for index in range(topic.partitions))
+        if shared is not None:
+            led[shared] = partitions
     return {
         "error_code": ErrorCode.NONE,
         "name": topic.name,
@@ -59,23 +56,17 @@ def topic_metadata(broker, topic, led: dict | None = None) -> dict:
     }
 
 
-def _cluster_topic_metadata(controller, topic) -> dict:
-    """In a simulated cluster: each partition's leader, replicas and ISR from the controller;
-    a partition with no live replica is LEADER_NOT_AVAILABLE with leader -1, as Kafka answers."""
-    partitions = []
-    for index in range(topic.partitions):
-        state = controller.partition(topic.topic_id, index)
-        partitions.append({
-            "error_code": ErrorCode.NONE if state.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
-            "partition_index": index,
-            "leader_id": state.leader,
-            "leader_epoch": state.leader_epoch,
-            "replica_nodes": list(state.replicas),
-            "isr_nodes": list(state.isr),
-            "offline_replicas": [r for r in state.replicas if r not in controller.alive],
-        })
-    return {"error_code": ErrorCode.NONE, "name": topic.name, "topic_id": topic.topic_id,
-            "is_internal": topic.name.startswith("__"), "partitions": Shared(partitions)}
+def _partition_metadata(controller, topic_id, index: int) -> dict:
+    state = controller.partition(topic_id, index)
+    return {
+        "error_code": ErrorCode.NONE if state.leader >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+        "partition_index": index,
+        "leader_id": state.leader,
+        "leader_epoch": state.leader_epoch,
+        "replica_nodes": list(state.replicas),
+        "isr_nodes": list(state.isr),
+        "offline_replicas": [r for r in state.replicas if r not in controller.alive],
+    }
 
 
 def topic_error(name: str | None, error: ErrorCode, topic_id=ZERO_UUID) -> dict:
@@ -122,12 +113,11 @@ class MetadataCache:
         self.generation = -1
         self.answers: dict[tuple, EncodedBody] = {}
         self.entries: dict[str, tuple[tuple, dict]] = {}  # name -> ((id, partitions, node), entry)
-        self.led: dict[int, Shared] = {}  # partition count -> one broker's partitions (topic_metadata)
+        self.led: dict[tuple, Shared] = {}  # (partition count, layout, generation) -> partitions (topic_metadata)
 
     def topic_entry(self, broker, topic) -> dict:
         """The topic's Metadata entry, shared between answers: callers must not change it."""
-        key = (topic.topic_id, topic.partitions, broker.node_id,
-               None if broker.cluster is None else broker.cluster.controller.generation)
+        key = (topic.topic_id, topic.partitions, broker.node_id, broker.cluster.controller.generation)
         found = self.entries.get(topic.name)
         if found is None or found[0] != key:
             if len(self.led) > _CACHE_LIMIT:
@@ -142,10 +132,8 @@ class MetadataCache:
 
     @staticmethod
     def _generation(broker):
-        """What the cached answers depend on: the topic set, and in a simulated cluster the
-        controller's placement and live brokers."""
-        if broker.cluster is None:
-            return broker.logs.generation
+        """What the cached answers depend on: the topic set, the controller's placement and
+        live brokers."""
         return (broker.logs.generation, broker.cluster.controller.generation)
 
     def get(self, broker, key: tuple) -> EncodedBody | None:

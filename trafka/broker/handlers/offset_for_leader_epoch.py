@@ -1,13 +1,12 @@
 """OffsetForLeaderEpoch (key 23), versions 2-4.
 
 Behavior:
-- One broker, one leader since each partition was made: every partition is at leader epoch 0,
-  which started at its first offset. So, as Kafka's leader epoch cache answers: epoch 0 ends at
-  the log end offset (the next offset to be written); a later epoch or -1 is unknown
-  (leader epoch -1, end offset -1). Consumers ask after a leader change to detect truncation.
-- In a simulated cluster the leader epoch moves with each election (the controller's), and an
-  older epoch is answered from the batches' leader epochs as Kafka's leader epoch cache does:
-  the largest epoch at or below it and the first offset of the next one.
+- The leader epoch is the controller's: 0 from when the partition was made (on one broker it
+  stays there), one more at each election. As Kafka's leader epoch cache answers, the current
+  epoch ends at the log end offset (the next offset to be written); an older epoch is answered
+  from the batches' leader epochs, the largest epoch at or below it and the first offset of the
+  next one; a later epoch or -1 is unknown (leader epoch -1, end offset -1). Consumers ask after
+  a leader change to detect truncation.
 - current_leader_epoch above the partition's is UNKNOWN_LEADER_EPOCH (the client knows a newer
   leader than this broker), below it FENCED_LEADER_EPOCH; -1 skips the check. Absent topics or
   partitions are UNKNOWN_TOPIC_OR_PARTITION.
@@ -25,7 +24,6 @@ from trafka.broker.requests.topics import find_log, led_elsewhere
 from trafka.storage.log_replica import epoch_end_offset
 from trafka.wire.errors import ErrorCode
 
-LEADER_EPOCH = 0
 UNDEFINED = -1
 
 
@@ -46,9 +44,7 @@ def _partition(broker, topic: str, p) -> dict:
 
 
 def current_leader_epoch(broker, topic: str, partition: int) -> int:
-    """The partition's leader epoch: 0 on one broker; the controller's in a simulated cluster."""
-    if broker.cluster is None:
-        return LEADER_EPOCH
+    """The partition's leader epoch, the controller's."""
     return broker.cluster.controller.partition(broker.logs.topic(topic).topic_id, partition).leader_epoch
 
 

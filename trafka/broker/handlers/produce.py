@@ -103,12 +103,12 @@ def _starts_transactional(records) -> bool:
 
 def _append(broker, topic_name: str, partition: dict, transactional_id: str | None, version: int,
             flushes: list, replicated: list | None = None) -> dict:
-    """`replicated`: with acks=all in a simulated cluster, where a replicated partition's
-    (log, last offset, answer) goes for `_await_replication`."""
+    """`replicated`: with acks=all, where a replicated partition's (log, last offset, answer)
+    goes for `_await_replication`."""
     index = partition.index
     if topic_name in INTERNAL_TOPICS:
         return partition_error(index, ErrorCode.INVALID_TOPIC_EXCEPTION, f"clients may not write to internal topic {topic_name}")
-    if broker.cluster is not None and led_elsewhere(broker, topic_name, index):
+    if led_elsewhere(broker, topic_name, index):
         return partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     log_ = find_log(broker, topic_name, index)
     if log_ is None:
@@ -152,7 +152,7 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
 
 
 def _in_sync(broker, topic: str, partition: int) -> tuple[int, ...] | None:
-    """The ISR of a replicated partition of a simulated cluster, else None."""
+    """The ISR of a partition with more than one replica, else None."""
     metadata = broker.logs.topics.get(topic)
     state = broker.cluster.controller.partition(metadata.topic_id, partition)
     return state.isr if len(state.replicas) > 1 else None
@@ -255,7 +255,7 @@ async def handle(ctx, request):
     await load_off_loop(ctx.broker, [(name, p.index) for t, name in zip(request.topic_data, names)
                                      if name is not None and name not in refused for p in t.partition_data])
     flushes: list = []
-    replicated = [] if request.acks == -1 and ctx.broker.cluster is not None else None
+    replicated = [] if request.acks == -1 else None
     response = _respond(request, lambda name, p: partition_error(p.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                         if name in refused else _append(ctx.broker, name, p, txn_id, ctx.version, flushes, replicated),
                         names)

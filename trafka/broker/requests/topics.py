@@ -44,13 +44,10 @@ def find_log(broker, topic: str, partition: int):
 
 
 def led_elsewhere(broker, topic: str, partition: int) -> bool:
-    """In a simulated cluster: the partition exists and this broker does not lead it (the
-    handler answers NOT_LEADER_OR_FOLLOWER, and the client asks Metadata who does). When this
+    """The partition exists and this broker does not lead it (the handler answers NOT_LEADER_OR_FOLLOWER, and the client asks Metadata who does). When this
     broker does lead a replicated partition, its high watermark is held to what the in-sync
     replicas have from here on (trafka/broker/cluster/replication.py)."""
     cluster = broker.cluster
-    if cluster is None:
-        return False
     metadata = broker.logs.topics.get(topic)
     if metadata is None or not 0 <= partition < metadata.partitions:
         return False

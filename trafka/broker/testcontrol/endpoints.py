@@ -93,13 +93,8 @@ def _nemesis(broker, method: str, body):
 
 def _brokers(broker, method: str, parts: list[str]):
     cluster = broker.cluster
-    if cluster is None:
-        if method == "GET" and not parts:
-            return [{"node_id": broker.node_id, "alive": True, "host": broker.host, "port": broker.port,
-                     "rack": broker.config["broker.rack"] or None}]
-        raise ValueError("this broker is not a simulated cluster: start it with cluster.brokers=N (N > 1)")
     if method == "GET" and not parts:
-        return [cluster.describe_broker(i) for i in range(len(cluster.nodes))]
+        return [cluster.describe_broker(node.node_id) for node in cluster.nodes]
     if method != "POST" or len(parts) != 2 or not parts[0].isdigit():
         raise LookupError(f"no control endpoint {method} /api/v1/brokers/{'/'.join(parts)}")
     node_id, action = int(parts[0]), parts[1]
@@ -110,7 +105,7 @@ def _brokers(broker, method: str, parts: list[str]):
     if action == "start":
         return cluster.start_broker(node_id)
     if action in ("pause-replication", "resume-replication"):
-        cluster._node(node_id)
+        cluster.node(node_id)
         (cluster.replication.paused.add if action.startswith("pause") else cluster.replication.paused.discard)(node_id)
         return cluster.describe_broker(node_id)
     raise LookupError(f"no control endpoint POST /api/v1/brokers/{node_id}/{action}")
@@ -118,8 +113,6 @@ def _brokers(broker, method: str, parts: list[str]):
 
 def _partitions(broker, method: str, parts: list[str], body):
     cluster = broker.cluster
-    if cluster is None:
-        raise ValueError("this broker is not a simulated cluster: start it with cluster.brokers=N (N > 1)")
     if len(parts) < 2 or not parts[1].isdigit():
         raise LookupError(f"no control endpoint {method} /api/v1/partitions/{'/'.join(parts)}")
     topic, partition, action = parts[0], int(parts[1]), parts[2] if len(parts) > 2 else None

@@ -182,10 +182,7 @@ def next_lock_deadline(ctx, request, session) -> int | None:
 
 
 def _current_leader(broker, topic_id, index: int) -> dict:
-    """The partition's leader and leader epoch, as Metadata gives them (this broker, epoch 0,
-    outside a simulated cluster)."""
-    if broker.cluster is None:
-        return {"leader_id": broker.node_id, "leader_epoch": 0}
+    """The partition's leader and leader epoch, as Metadata gives them."""
     state = broker.cluster.controller.partition(topic_id, index)
     return {"leader_id": state.leader, "leader_epoch": state.leader_epoch}
 

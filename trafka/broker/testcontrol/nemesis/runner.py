@@ -41,7 +41,7 @@ class Nemesis:
         self.broker = broker
         self.cluster = broker.cluster
         self.settings = settings
-        self.steps: list[Step] = plan(settings, len(self.cluster.nodes) if self.cluster is not None else 1)
+        self.steps: list[Step] = plan(settings, len(self.cluster.nodes))
         self.events: list[dict] = []
         self.healed: list[str] = []
         self.state = "running"
@@ -176,9 +176,8 @@ class Nemesis:
     # --- targets ------------------------------------------------------------------------------
 
     def _node(self, node_id: int | None):
-        if node_id is None or self.cluster is None:
-            return self.broker
-        return self.cluster.nodes[node_id]
+        """A planned broker (numbered 0..N-1 as the cluster's nodes are), None: the whole broker's."""
+        return self.broker if node_id is None else self.cluster.nodes[node_id]
 
     def _partition(self, pick: int) -> tuple[str, int]:
         """The partition numbered `pick` among the user's topics' partitions, in sorted order."""
