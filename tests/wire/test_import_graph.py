@@ -1,7 +1,7 @@
 """The package's import graph, read from the source (every import, at module level or inside a
 function): no two modules import each other, directly or around a circle, and imports go one way
 through the layers — settings <- wire <- storage <- broker <- the HTTP side (console) <- the
-tools on top (testing, cli, healthcheck, nemesis_command, configdoc)."""
+tools on top (testing, cli, healthcheck, nemesis_command, metadata_command, configdoc)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import trafka
 ROOT = Path(trafka.__file__).parent
 LAYERS = [  # (prefix, layer): a module may import only from its own layer or lower ones
     ("trafka.settings", 0), ("trafka.wire", 1), ("trafka.storage", 2), ("trafka.broker", 3),
-    ("trafka.console", 4), ("trafka.testing", 5), ("trafka.cli", 5), ("trafka.healthcheck", 5), ("trafka.nemesis_command", 5),
+    ("trafka.console", 4), ("trafka.testing", 5), ("trafka.cli", 5), ("trafka.healthcheck", 5), ("trafka.nemesis_command", 5), ("trafka.metadata_command", 5),
     ("trafka.configdoc", 5), ("trafka.__main__", 5), ("trafka", 0),
 ]
 

@@ -44,6 +44,7 @@ from trafka.storage.errors import StorageError
 from trafka.storage.files import atomic_write
 from trafka.storage.log import PartitionLog
 from trafka.storage.log_read import replay_log
+from trafka.storage.segment import LOG_SUFFIX, scan_batches, segment_bases
 from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.storage")
@@ -97,6 +98,35 @@ def _records_of(data: bytes, where: str) -> Iterator[tuple[int, rec.Record]]:
                 yield record.offset, record
     except (rec.CorruptRecordError, ValueError) as exc:
         raise MetadataLogCorrupt(f"{where}: unreadable metadata records ({exc})") from None
+
+
+def read_offline(data_dir: Path) -> Iterator[LoggedRecord]:
+    """The image's records as `MetadataLog.read` gives them, for the offline tools: files only
+    read, never recovered or locked (a broker may be running). A batch cut off at the end (being
+    written, or torn by a crash) ends the log, as recovery would cut it; a corrupt batch before
+    the end is MetadataLogCorrupt."""
+    directory = metadata_log_dir(data_dir)
+    found = snapshots(directory)
+    start = 0
+    if found:
+        start, path = found[-1]
+        for _, record in _records_of(path.read_bytes(), f"{path} (a metadata snapshot)"):
+            yield LoggedRecord(-1, record.key, record.value)
+    names = os.listdir(directory) if directory.is_dir() else []
+    for base in segment_bases(names):
+        path = directory / f"{base:020d}{LOG_SUFFIX}"
+        data = path.read_bytes()
+        for scanned in scan_batches(data):
+            if not scanned.whole:
+                return
+            if scanned.problem:
+                raise MetadataLogCorrupt(f"{path}: {scanned.problem}")
+            header = scanned.header
+            if header.base_offset + header.last_offset_delta < start or rec.is_control(header.attributes):
+                continue
+            for offset, record in _records_of(data[scanned.position:scanned.position + header.size], str(path)):
+                if offset >= start:
+                    yield LoggedRecord(offset, record.key, record.value)
 
 
 class MetadataLog:

@@ -29,7 +29,7 @@ from typing import Callable, Iterable
 
 from trafka.broker.metadata.legacy import import_legacy, warn_leftovers
 from trafka.broker.metadata.records import MetadataRecord, decode
-from trafka.storage.metadata_log import MetadataLog
+from trafka.storage.metadata_log import MetadataLog, read_offline
 
 log = logging.getLogger("trafka.broker")
 
@@ -138,3 +138,15 @@ class ClusterMetadata:
 
 
 _OPENED: dict[Path, ClusterMetadata] = {}
+
+
+def read_image(data_dir: Path) -> ClusterMetadata:
+    """The image of a data dir's metadata log, for the offline tools: its files are only read
+    (a broker may be running); the result is in memory only."""
+    metadata = ClusterMetadata(None)
+    for logged in read_offline(data_dir):
+        record = decode(logged.key, logged.value, f"metadata log offset {logged.offset}" if logged.offset >= 0
+                        else "metadata snapshot")
+        if record is not None:
+            metadata._update_image(record)
+    return metadata
