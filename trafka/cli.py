@@ -85,7 +85,7 @@ def _listener_summary(broker) -> str:
     summary = ""
     if not (len(broker.listeners) == 1 and broker.listeners[0].protocol == "PLAINTEXT"):
         summary = "; listeners " + " ".join(f"{l.name}={l.host}:{l.port}" for l in broker.listeners)
-    if broker.cluster is not None:
+    if len(broker.cluster.nodes) > 1:
         summary += "; simulated cluster: " + ", ".join(
             f"broker {node.node_id} on {node.host}:{node.port}" for node in broker.cluster.nodes)
     return summary
