@@ -53,7 +53,7 @@ def test_image_with_sasl_and_tls_from_a_properties_file(trafka_image, run_image,
         upsert_scram(f"127.0.0.1:{plain_port}", "alice", "alice-secret", "SCRAM-SHA-512", **admin)
         assert roundtrip_kafka_python(f"127.0.0.1:{tls_port}", scram).startswith(b"sec-")
         assert container.stop() == 0
-        assert (tmp_path / "volume" / "scram_credentials.json").exists()
+        assert (tmp_path / "volume" / "metadata" / "__cluster_metadata-0").is_dir()  # the credentials are in it
         container = run_image({"TRAFKA_PORT": str(plain_port)})  # a new container, same volume
         assert roundtrip_kafka_python(f"127.0.0.1:{tls_port}", scram).startswith(b"sec-")
         assert container.stop() == 0
