@@ -121,6 +121,7 @@ def test_every_store_survives_a_kill_and_trafka_metadata_prints_it(tmp_path):
         assert before["features"][0]["transaction.version"] == 1
         broker.restart(kill=True)
         assert _state(broker) == before
+        assert not [t for t in _admin(broker).list_topics(timeout=10).topics if "metadata" in t]  # not a topic
         with RawClient(broker.bootstrap_servers) as raw:
             assert _producer_id(raw) >= first_id + 1000  # a new block: no id handed out twice
     finally:

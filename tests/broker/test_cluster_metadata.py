@@ -1,0 +1,99 @@
+"""ClusterMetadata (trafka/broker/metadata/image.py) with the stores over it: a failed append
+changes no store, a snapshot holds every store's state and the log behind it goes, and the
+controller's partition state (a reassignment under way included) comes back from the log."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from trafka.broker.cluster.controller import Controller
+from trafka.broker.metadata.image import ClusterMetadata
+from trafka.broker.metadata.producer_ids import ProducerIdManager
+from trafka.broker.metadata.quotas import ClientQuotas
+from trafka.broker.security.authorizer import AclBinding, AclOperation, Authorizer, PatternType, PermissionType, \
+    ResourceType
+from trafka.storage.metadata_log import metadata_log_dir, snapshots
+from trafka.wire.errors import ErrorCode
+
+CONFIG = {"super.users": "", "allow.everyone.if.no.acl.found": False}
+
+
+def _quota(quotas: ClientQuotas, user: str, rate: float):
+    return quotas.alter([([("user", user)], [("producer_byte_rate", rate)])], validate_only=False)
+
+
+def test_a_failed_append_changes_no_store(tmp_path, monkeypatch):
+    metadata = ClusterMetadata(tmp_path)
+    quotas, ids = ClientQuotas(metadata), ProducerIdManager(metadata)
+    acls = Authorizer(CONFIG, metadata)
+    _quota(quotas, "alice", 100.0)
+
+    def refuse(records):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(metadata.log, "append", refuse)
+    with pytest.raises(OSError):
+        _quota(quotas, "alice", 200.0)
+    with pytest.raises(OSError):
+        ids.next_id()
+    with pytest.raises(OSError):
+        acls.create([AclBinding(ResourceType.TOPIC, "t", PatternType.LITERAL, "User:bob", "*", AclOperation.READ,
+                                PermissionType.ALLOW)])
+    assert quotas.entities == {frozenset({("user", "alice")}): {"producer_byte_rate": 100.0}}
+    assert acls.acls == []
+    monkeypatch.undo()
+    assert ids.next_id() == 0  # the block was never reserved, so the first id is still 0
+    metadata.close()
+
+
+def test_a_snapshot_holds_every_store_and_the_log_behind_it_goes(tmp_path):
+    metadata = ClusterMetadata(tmp_path)
+    metadata.log.max_bytes_between_snapshots = 2000
+    quotas = ClientQuotas(metadata)
+    for i in range(60):
+        assert _quota(quotas, f"user-{i % 7}", float(i + 1)) == [(ErrorCode.NONE, None)]
+    expected = dict(quotas.entities)
+    directory = metadata_log_dir(tmp_path)
+    assert snapshots(directory)
+    assert [p.name for p in directory.glob("*.log")] != ["00000000000000000000.log"]  # the first segment went
+    metadata.close()
+    again = ClusterMetadata(tmp_path)
+    assert ClientQuotas(again).entities == expected
+    again.close()
+
+
+def test_the_controllers_state_comes_back_from_the_log(tmp_path):
+    topic = uuid.uuid4()
+    controller = Controller([0, 1, 2], {0: None, 1: None, 2: None}, tmp_path)
+    controller.assign(topic, {0: (0, 1), 1: (1, 2)})
+    controller.broker_stopped(1, [(topic, 0, False), (topic, 1, False)])
+    controller.reassign(topic, 0, (2,))
+    state = {p: controller.partition(topic, p) for p in (0, 1)}
+    moving = controller.reassignment(topic, 0)
+    gone = uuid.uuid4()
+    controller.assign(gone, {0: (2, 0)})
+    controller.forget(gone)
+    ClusterMetadata.opened(tmp_path).close()
+    again = Controller([0, 1, 2], {0: None, 1: None, 2: None}, tmp_path)
+    assert {p: again.partition(topic, p) for p in (0, 1)} == state
+    assert again.reassignment(topic, 0) == moving == ((2,), (0, 1))
+    assert again.partitions_placed(gone) == 0
+    ClusterMetadata.opened(tmp_path).close()
+
+
+def test_a_failed_write_puts_the_controllers_maps_back(tmp_path, monkeypatch):
+    topic = uuid.uuid4()
+    controller = Controller([0, 1, 2], {0: None, 1: None, 2: None}, tmp_path)
+    controller.assign(topic, {0: (0, 1)})
+    before = controller.partition(topic, 0)
+
+    def refuse(records):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(ClusterMetadata.opened(tmp_path).log, "append", refuse)
+    with pytest.raises(OSError):
+        controller.reassign(topic, 0, (2,))
+    assert controller.partition(topic, 0) == before and controller.reassignment(topic, 0) is None
+    ClusterMetadata.opened(tmp_path).close()
