@@ -174,7 +174,8 @@ class MetadataLog:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
-            raise StorageError(f"{self.directory.parent} is in use by another trafka process") from None
+            raise StorageError(f"{self.directory.parent.parent} is in use by another process "
+                               f"(its metadata log {self.directory.parent} is locked)") from None
         return fd
 
     def _bytes_after(self, offset: int) -> int:
