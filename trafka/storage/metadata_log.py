@@ -227,7 +227,10 @@ class MetadataLog:
         now = self._clock.time_ms() if self._clock is not None else int(time.time() * 1000)
         batch = rec.encode_batch([rec.Record(key, value, (), now) for key, value in records])
         info = self.log.append(batch)
-        self.log.flush()
+        # fsync the segment itself (a roll fsynced the ones before): not PartitionLog.flush, whose
+        # FlushPlan is the broker's off-loop flush of topic partitions, nor its recovery point,
+        # since every open checks the active segment anyway.
+        self.log.active_segment.flush()
         self.bytes_since_snapshot += len(batch)
         return info.base_offset
 
