@@ -1,5 +1,6 @@
-"""The group and transaction coordinators in process, over a real LogManager on a manual clock:
-what tests/groups/test_coordinator_clock.py and tests/transactions/test_txn_coordinator.py open."""
+"""The coordinators in process, on a manual clock: a broker (a cluster of one, on no socket) over a
+real data dir, whose coordinators the tests drive directly: what tests/groups/test_coordinator_clock.py,
+tests/transactions/test_txn_coordinator.py and the share coordinator's clock tests open."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from trafka.broker.cluster.nodes import open_broker
 from trafka.broker.config import BrokerConfig
 from trafka.storage.clock import ManualClock
 from trafka.storage.manager import LogManager
@@ -16,25 +18,28 @@ TOPIC = "t"
 
 
 @contextmanager
-def reopening_logs(data_dir: Path, clock: ManualClock, partitions: int) -> Iterator[Callable[[], LogManager]]:
-    """A function that opens the data dir's LogManager, closing the one it opened before (a
-    restart), with topic `t` of `partitions` partitions; the last one is closed on exit."""
-    opened: list[LogManager] = []
+def reopening_broker(data_dir: Path, clock: ManualClock, partitions: int) -> Iterator[Callable[..., object]]:
+    """A function that opens a broker over the data dir with the test's settings
+    (`coordinator_config`), closing the one it opened before (a restart), with topic `t` of
+    `partitions` partitions; the last one is closed on exit. Its coordinators load their shards
+    as the cluster of one elects them, as in `trafka serve`."""
+    opened: list = []
 
-    def reopen() -> LogManager:
-        for logs in opened:
-            logs.close()
-        logs = LogManager(data_dir, clock=clock)
-        if TOPIC not in logs.topics:
-            logs.create_topic(TOPIC, partitions)
-        opened.append(logs)
-        return logs
+    def reopen(**settings):
+        for broker in opened:
+            broker.close()
+        opened.clear()
+        broker = open_broker(data_dir, coordinator_config(settings), clock)
+        if TOPIC not in broker.logs.topics:
+            broker.logs.create_topic(TOPIC, partitions)
+        opened.append(broker)
+        return broker
 
     try:
         yield reopen
     finally:
-        for logs in opened:
-            logs.close()
+        for broker in opened:
+            broker.close()
 
 
 def coordinator_config(settings: dict) -> BrokerConfig:

@@ -261,3 +261,19 @@ def test_a_follower_that_cannot_take_a_coordinator_write_leaves_the_isr_and_the_
     assert leader.group_coordinator.commit_offsets("g", -1, "", None, commit) == [ErrorCode.NONE]
     assert leader.group_coordinator.fetch_offsets("g", [("orders", [0])])[0][1][0][1].offset == 42
     assert broken not in cluster.describe_partition(name, 0)["isr"]
+
+
+def test_a_leaders_high_watermark_is_held_from_its_first_append_whoever_appends(cluster):
+    """A replica's role is on its log from the moment the log is made (LogManager's replica
+    hooks), not from the first request that asks about the partition: a write nothing asked
+    about first (a transaction marker, a coordinator's record) is not committed before the
+    in-sync followers have it."""
+    leader, followers = create(cluster, "held")
+    cluster.replication.paused.update(followers)
+    log_ = leader_log(cluster, "held")  # made now, by no request
+    for _ in range(5):
+        log_.append(batch(10))
+    assert (log_.log_end_offset, log_.high_watermark) == (50, 0)
+    cluster.replication.paused.clear()
+    replicate(cluster)
+    assert log_.high_watermark == 50

@@ -6,8 +6,7 @@ import pytest
 import trio
 from trio.testing import wait_all_tasks_blocked
 
-from testkit.coordinators import coordinator_config, reopening_logs
-from trafka.broker.coordinators.group import GroupCoordinator
+from testkit.coordinators import reopening_broker
 from trafka.broker.coordinators.group import formats
 from trafka.broker.coordinators.runtime import internal_topic
 from trafka.broker.coordinators.group.classic import JoinRequest
@@ -24,8 +23,8 @@ REBALANCE = 10000
 
 @pytest.fixture
 def open_coordinator(tmp_path, clock):
-    with reopening_logs(tmp_path, clock, partitions=4) as reopen:
-        yield lambda **settings: GroupCoordinator(reopen(), coordinator_config(settings), clock)
+    with reopening_broker(tmp_path, clock, partitions=4) as reopen:
+        yield lambda **settings: reopen(**settings).group_coordinator
 
 
 def join(coordinator, member_id="", instance=None, group="g", protocols=(("range", b"sub"),), version_required=True):

@@ -10,11 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from testkit.coordinators import TOPIC, coordinator_config, reopening_logs
-from trafka.broker.coordinators.group import GroupCoordinator
+from testkit.coordinators import TOPIC, reopening_broker
 from trafka.broker.coordinators.group.coordinator import RETRY_MS as GROUP_RETRY_MS
-from trafka.broker.metadata.group_configs import GroupConfigs
-from trafka.broker.coordinators.share.coordinator import RETRY_MS, ShareCoordinator
+from trafka.broker.coordinators.share.coordinator import RETRY_MS
 from trafka.broker.coordinators.share.formats import SharePartitionKey
 from trafka.broker.coordinators.share.group import ShareHeartbeat
 from trafka.broker.coordinators.share.partition import AcknowledgeType, AcquireLimits, RecordState
@@ -42,17 +40,13 @@ def open_pair(tmp_path, clock):
     """`open_pair()` starts (or restarts) a group coordinator and a share coordinator over the
     same data dir, each internal topic guarded by one `Failing`."""
     guard = Failing()
-    with reopening_logs(tmp_path, clock, partitions=1) as reopen:
+    with reopening_broker(tmp_path, clock, partitions=1) as reopen:
         def start():
-            config = coordinator_config(SETTINGS)
-            logs = reopen()
-            configs = GroupConfigs(None, config)
-            groups = GroupCoordinator(logs, config, clock, configs)
-            share = ShareCoordinator(logs, config, clock, configs)
-            groups.on_share_member_expired = share.release_member
+            broker = reopen(**SETTINGS)
+            groups, share = broker.group_coordinator, broker.share_coordinator
             for topic in (groups.offsets_topic, share.state_topic):
                 topic.append_guard = guard
-            return SimpleNamespace(groups=groups, share=share, logs=logs, guard=guard)
+            return SimpleNamespace(groups=groups, share=share, logs=broker.logs, guard=guard)
         yield start
 
 

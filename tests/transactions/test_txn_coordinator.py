@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from testkit.coordinators import coordinator_config, markers, produce, reopening_logs
-from trafka.broker.coordinators.group import GroupCoordinator
+from testkit.coordinators import markers, produce, reopening_broker
 from trafka.broker.coordinators.group.offsets import OffsetCommit
 from trafka.broker.coordinators.group.offsets_topic import OFFSETS_TOPIC
-from trafka.broker.metadata.producer_ids import ProducerIdManager
-from trafka.broker.coordinators.transaction import TransactionCoordinator
 from trafka.broker.coordinators.transaction.formats import TxnState
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode as E
@@ -20,11 +17,12 @@ TIMEOUT = 60000
 
 @pytest.fixture
 def open_coordinators(tmp_path, clock):
-    with reopening_logs(tmp_path, clock, partitions=2) as reopen:
+    """`open_coordinators(**settings)` starts (or restarts) a broker on the manual clock: its
+    logs, group coordinator and transaction coordinator."""
+    with reopening_broker(tmp_path, clock, partitions=2) as reopen:
         def open_(**settings):
-            logs, config = reopen(), coordinator_config(settings)
-            groups = GroupCoordinator(logs, config, clock)
-            return logs, groups, TransactionCoordinator(logs, config, clock, ProducerIdManager(tmp_path / "producer_ids"), groups)
+            broker = reopen(**settings)
+            return broker.logs, broker.group_coordinator, broker.txn_coordinator
 
         yield open_
 

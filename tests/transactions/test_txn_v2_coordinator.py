@@ -1,5 +1,5 @@
 """Transaction version 2 (KIP-890 part 2) in the coordinator, in process on a manual clock over
-a real LogManager: implicit partition adds, the epoch bump of every EndTxn v5 (markers, answer,
+a broker's real logs: implicit partition adds, the epoch bump of every EndTxn v5 (markers, answer,
 retries), producer id rotation when the epoch is exhausted, a version 0 transaction finished
 by its own rules, and the client version and ids surviving a restart (flexible records)."""
 
@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from testkit.coordinators import coordinator_config, markers, produce, reopening_logs
-from trafka.broker.coordinators.group import GroupCoordinator
+from testkit.coordinators import markers, produce, reopening_broker
 from trafka.broker.coordinators.group.offsets_topic import OFFSETS_TOPIC
-from trafka.broker.metadata.features import TRANSACTION_VERSION, FeatureLevels, FeatureUpdate, SAFE_DOWNGRADE
-from trafka.broker.metadata.producer_ids import ProducerIdManager
-from trafka.broker.coordinators.transaction import TransactionCoordinator
+from trafka.broker.metadata.features import TRANSACTION_VERSION, FeatureUpdate, SAFE_DOWNGRADE
 from trafka.broker.coordinators.transaction.formats import TxnState, parse_txn_value
 from trafka.broker.coordinators.transaction.state_topic import TRANSACTION_STATE_TOPIC
 from trafka.wire import records as rec
@@ -23,15 +20,14 @@ TIMEOUT = 60000
 
 @pytest.fixture
 def open_coordinators(tmp_path, clock):
-    features = FeatureLevels(tmp_path / "finalized_features", 1)
-    with reopening_logs(tmp_path, clock, partitions=2) as reopen:
+    """`open_()` starts (or restarts) a broker on the manual clock: its logs and its
+    transaction coordinator."""
+    with reopening_broker(tmp_path, clock, partitions=2) as reopen:
         def open_():
-            logs, config = reopen(), coordinator_config({})
-            groups = GroupCoordinator(logs, config, clock)
-            ids = ProducerIdManager(tmp_path / "producer_ids")
-            return logs, TransactionCoordinator(logs, config, clock, ids, groups, features)
+            broker = reopen()
+            return broker.logs, broker.txn_coordinator
 
-        yield open_, features
+        yield open_
 
 
 def last_state_record(logs, txns, transactional_id):
@@ -43,7 +39,7 @@ def last_state_record(logs, txns, transactional_id):
 
 
 def test_implicit_adds_and_an_epoch_bump_per_commit_and_abort(open_coordinators):
-    open_, _ = open_coordinators
+    open_ = open_coordinators
     logs, txns = open_()
     _, pid, epoch = txns.init_producer_id("app", TIMEOUT)
     # Produce v12+: the partition joins the transaction without AddPartitionsToTxn.
@@ -80,7 +76,7 @@ def test_implicit_adds_and_an_epoch_bump_per_commit_and_abort(open_coordinators)
 
 
 def test_a_version_0_transaction_is_finished_by_its_rules(open_coordinators):
-    open_, _ = open_coordinators
+    open_ = open_coordinators
     logs, txns = open_()
     _, pid, epoch = txns.init_producer_id("app", TIMEOUT)
     assert txns.add_partitions("app", pid, epoch, [("t", 0)]) == {("t", 0): E.NONE}
@@ -98,7 +94,7 @@ def test_a_version_0_transaction_is_finished_by_its_rules(open_coordinators):
 
 
 def test_an_exhausted_epoch_rotates_the_producer_id(open_coordinators):
-    open_, _ = open_coordinators
+    open_ = open_coordinators
     logs, txns = open_()
     _, pid, _ = txns.init_producer_id("app", TIMEOUT)
     # Reaching epoch 32766 through 32766 transactions would take minutes: start from the last
@@ -125,7 +121,7 @@ def test_an_exhausted_epoch_rotates_the_producer_id(open_coordinators):
 
 
 def test_the_client_version_survives_a_restart_in_flexible_records(open_coordinators):
-    open_, features = open_coordinators
+    open_ = open_coordinators
     logs, txns = open_()
     _, pid, epoch = txns.init_producer_id("app", TIMEOUT)
     assert txns.verify_produce("app", pid, epoch, "t", 0, add=True) == E.NONE
@@ -139,7 +135,7 @@ def test_the_client_version_survives_a_restart_in_flexible_records(open_coordina
     assert txns.end_transaction_v2("app", pid, epoch, True) == (E.NONE, pid, epoch + 1)
     assert markers(logs, "t", 0) == [(pid, epoch + 1, rec.CONTROL_COMMIT)]
     # With transaction.version lowered to 0, a version 0 record is written again...
-    features.apply([FeatureUpdate(TRANSACTION_VERSION, 0, SAFE_DOWNGRADE)])
+    txns.features.apply([FeatureUpdate(TRANSACTION_VERSION, 0, SAFE_DOWNGRADE)])
     _, pid2, epoch2 = txns.init_producer_id("classic", TIMEOUT)
     txns.add_partitions("classic", pid2, epoch2, [("t", 1)])
     assert last_state_record(logs, txns, "classic")[:2] == b"\x00\x00"
@@ -149,7 +145,7 @@ def test_the_client_version_survives_a_restart_in_flexible_records(open_coordina
 
 
 def test_a_timed_out_version_2_transaction_is_aborted_with_two_bumps(open_coordinators, clock):
-    open_, _ = open_coordinators
+    open_ = open_coordinators
     logs, txns = open_()
     _, pid, epoch = txns.init_producer_id("app", TIMEOUT)
     assert txns.verify_produce("app", pid, epoch, "t", 0, add=True) == E.NONE

@@ -108,26 +108,24 @@ class Broker:
         cluster.joined(self)  # its topics as the cluster has them, and kept so
         self.logs.set_topic_defaults(config.effective_raw())
         self._schema_registry = None  # created with `_schemas` at the registry's first request
-        # The coordinators load the shards of the internal-topic partitions this broker leads.
-        self._leads = leads = partial(cluster.leads, self.node_id)
-        # Creates __consumer_offsets if missing and replays it: groups and offsets are back.
-        self.group_coordinator = GroupCoordinator(self.logs, config, self.clock, self.group_configs, leads=leads)
-        # Creates __transaction_state if missing, replays it, finishes interrupted commits/aborts.
+        # Each creates its internal topic if missing; the cluster loads the shards of the
+        # partitions this broker leads (replaying them: groups, offsets, transactions, whose
+        # interrupted commits and aborts finish, share-partitions are back).
+        self.group_coordinator = GroupCoordinator(self.logs, config, self.clock, self.group_configs)
         self.txn_coordinator = TransactionCoordinator(
-            self.logs, config, self.clock, self.producer_ids, self.group_coordinator, self.features, leads=leads,
-            leader_of=cluster.leader_node,
-        )
-        # Creates __share_group_state if missing and replays it: share-partitions are back.
-        self.share_coordinator = ShareCoordinator(self.logs, config, self.clock, self.group_configs, leads=leads)
+            self.logs, config, self.clock, self.producer_ids, self.group_coordinator, self.features, cluster)
+        self.share_coordinator = ShareCoordinator(self.logs, config, self.clock, self.group_configs, cluster)
         self.group_coordinator.on_share_member_expired = self.share_coordinator.release_member
         self.group_coordinator.on_share_group_deleted = self.share_coordinator.delete_group
-        self.share_coordinator.route = partial(cluster.coordinator_runtime, self.share_coordinator.state_topic.name)
-        self.share_coordinator.everywhere = partial(cluster.coordinator_runtimes, self.share_coordinator.state_topic.name)
         self.metadata_cache = MetadataCache()
         # Injected storage faults reach the coordinators' internal topics here; in a simulated
         # cluster their writes reach the in-sync followers before the coordinator answers.
         for topic in self.internal_topics():
             self._guard_internal_topic(topic)
+        coordinators = (self.group_coordinator, self.txn_coordinator, self.share_coordinator)
+        cluster.elect_coordinators(self, [c.runtime for c in coordinators])
+        for coordinator in coordinators:
+            coordinator.log_loaded()
 
     def _guard_internal_topic(self, topic) -> None:
         topic.append_guard = self.faults.check_append
@@ -166,8 +164,10 @@ class Broker:
         if self._schema_registry is None:
             from trafka.broker.schemas.registry import SchemaRegistry
 
-            self._schema_registry = SchemaRegistry(self.logs, self.clock, leads=self._leads)
+            self._schema_registry = SchemaRegistry(self.logs, self.clock)
             self._guard_internal_topic(self._schema_registry.topic)
+            self.cluster.elect_coordinators(self, [self._schema_registry.runtime])
+            self._schema_registry.log_loaded()
         return self._schema_registry
 
     def schema_registry_if_used(self):

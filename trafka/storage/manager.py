@@ -114,8 +114,10 @@ class LogManager:
         # Told of each topic change ("created", "grown", "configured", "deleted", with the
         # topic's metadata) once it is done here: a simulated cluster's other brokers apply it.
         self.on_topic_change: Callable[[str, TopicMetadata], None] | None = None
-        # Called with (topic, partition) after each append to a partition log (set_on_append).
+        # Called with (topic, partition) after each append to a partition log, and with
+        # (topic, partition, log) for each partition log made (set_replica_hooks).
         self._on_append: Callable[[str, int], None] | None = None
+        self._on_open: Callable[[str, int, PartitionLog], None] | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / TOPICS_DIR).mkdir(exist_ok=True)
         self._lock_fd = self._lock_data_dir()
@@ -351,13 +353,20 @@ class LogManager:
         )
         if self._on_append is not None:
             partition_log.on_append = partial(self._on_append, topic, partition)
+        if self._on_open is not None:
+            self._on_open(topic, partition, partition_log)
         return partition_log
 
-    def set_on_append(self, callback: Callable[[str, int], None]) -> None:
-        """Tell `callback(topic, partition)` of every append, to partitions open now and later."""
-        self._on_append = callback
-        for (topic, partition), partition_log in self._logs.items():
-            partition_log.on_append = partial(callback, topic, partition)
+    def set_replica_hooks(self, on_open: Callable[[str, int, PartitionLog], None],
+                          on_append: Callable[[str, int], None]) -> None:
+        """What the broker's replica layer is told, of partitions open now and later:
+        `on_open(topic, partition, log)` once for each partition log (it applies the replica's
+        role: the leader epoch its batches carry, a leader's high watermark rule), and
+        `on_append(topic, partition)` after each append (followers look at it)."""
+        self._on_open, self._on_append = on_open, on_append
+        for (topic, partition), partition_log in list(self._logs.items()):
+            partition_log.on_append = partial(on_append, topic, partition)
+            on_open(topic, partition, partition_log)
 
     def ensure_topic(self, name: str, partitions: int, configs: Mapping[str, str]) -> TopicMetadata:
         """The topic, created first with `partitions` and `configs` if it does not exist (an

@@ -248,12 +248,6 @@ class Controller:
         changed = self._leadership.get(topic_id.hex)
         return changed[partition][1] if changed is not None and partition in changed else 0
 
-    def led_since_a_change(self, node: int) -> list[tuple[uuid.UUID, int, int]]:
-        """(topic id, partition, leader epoch) of the partitions `node` leads whose leadership
-        changed since they were made (every other partition is at epoch 0)."""
-        return [(uuid.UUID(hex=topic), p, epoch) for topic, partitions in self._leadership.items()
-                for p, (leader, epoch, _) in partitions.items() if leader == node]
-
     def in_sync(self, topic_id: uuid.UUID, partition: int, replica: int) -> bool:
         changed = self._leadership.get(topic_id.hex)
         if changed is not None and partition in changed:

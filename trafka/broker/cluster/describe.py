@@ -90,7 +90,6 @@ def fetch_refusal(broker, topic: str, partition: int, client_rack: str | None) -
     state = cluster.controller.partition(metadata.topic_id, partition)
     rack_aware = broker.config["replica.selector.class"] == RACK_AWARE_SELECTOR
     if state.leader == broker.node_id:
-        cluster.replication.track(broker, topic, partition, metadata.topic_id)
         racks = cluster.controller.racks
         if rack_aware and client_rack and racks[broker.node_id] != client_rack:
             in_rack = [r for r in state.isr if r in cluster.controller.alive and racks[r] == client_rack]

@@ -100,6 +100,7 @@ class Cluster:
         self.replication = Replication(self)
         self.nodes: list = []  # in node-id order; node(id) finds one
         self._by_id: dict[int, Broker] = {}
+        self.building = True  # until every node is made
         self.stopped: set[int] = set()  # nodes whose logs are closed until start_broker
         self._mirroring = False
         self._nursery: trio.Nursery | None = None  # where the nodes serve (serve_cluster)
@@ -116,6 +117,13 @@ class Cluster:
         except BaseException:
             self.close()
             raise
+        self.building = False
+        # What the leaders could not do while their followers were being made: hold their
+        # high watermarks to their ISRs.
+        for node in self.nodes:
+            for name, p, topic_id in self.replication.replicated_partitions(node):
+                if self.controller.leader(topic_id, p) == node.node_id:
+                    self.replication.track(node, name, p, topic_id)
         # Partitions offline when the process last stopped elect a leader now every node is up.
         self._apply(self.controller.elect_offline(self._partitions()))
         for node in self.nodes:
@@ -155,6 +163,15 @@ class Cluster:
             if metadata is not None:
                 return metadata
         return None
+
+    def elect_coordinators(self, node, runtimes) -> None:
+        """`node`'s coordinators load the shards of the internal-topic partitions it leads
+        (Kafka's onElection): when its logs open, and a coordinator made later (the schema
+        registry at its first use). Leadership changes load and unload them after (`_apply`)."""
+        for runtime in runtimes:
+            for partition in range(runtime.topic.partitions):
+                if partition not in runtime.shards and self.leads(node.node_id, runtime.topic.name, partition):
+                    runtime.load(partition)
 
     def coordinator_runtime(self, topic: str, partition: int):
         """The coordinator runtime holding the shard of an internal-topic partition: on its
@@ -210,21 +227,15 @@ class Cluster:
         reference = next((n for n in self.running_nodes() if n is not broker), None)
         if reference is not None:
             self._catch_up(broker.logs, reference.logs)
-        self._stamp_leader_epochs(broker)
         broker.logs.on_topic_change = self._mirror_from(broker)
-        broker.logs.set_on_append(partial(self.replication.appended, broker))
         if broker not in self.nodes:
             self.nodes.append(broker)
             self._by_id[broker.node_id] = broker
-
-    def _stamp_leader_epochs(self, broker) -> None:
-        """From the moment a node's logs open, each partition it leads stamps its batches with
-        the current leader epoch (Kafka's makeLeader), whoever appends first: a Produce, or a
-        coordinator loading its shard."""
-        names = {metadata.topic_id: name for name, metadata in broker.logs.topics.items()}
-        for topic_id, p, epoch in self.controller.led_since_a_change(broker.node_id):
-            if topic_id in names:
-                broker.logs.log(names[topic_id], p).leader_epoch = epoch
+        # Each of its partition logs takes its replica's role as it opens (Kafka's makeLeader):
+        # the current leader epoch on the batches it writes, whoever appends first (a Produce,
+        # a coordinator loading its shard), and a leader's high watermark held to its ISR.
+        broker.logs.set_replica_hooks(partial(self.replication.opened, broker),
+                                      partial(self.replication.appended, broker))
 
     @staticmethod
     def _catch_up(target, reference) -> None:
@@ -458,9 +469,7 @@ class Cluster:
             self.replication.became_leader(new, name, change.partition, change.topic_id)
             runtime = new.coordinator_runtimes().get(name)
             if runtime is not None and change.partition not in runtime.shards:
-                runtime.load(change.partition)
-                if name == new.txn_coordinator.state_topic.name:
-                    new.txn_coordinator.finish_unfinished()
+                runtime.load(change.partition)  # the transaction coordinator finishes what it left
         for node in running:
             # Markers that found no leader go now (Kafka's marker channel sends them once the
             # partition has a leader), not at the next timed-out-transaction check.

@@ -229,10 +229,24 @@ class Replication:
         reached = follower_log.log_end_offset
         return reached >= leader_log.high_watermark and reached >= self.epoch_start_offset.get((name, p), 0)
 
+    def opened(self, node, name: str, p: int, partition_log) -> None:
+        """A partition log of `node` was made (each one at start, later ones at first use): on
+        the leader it takes the leader's role now (`track`), before anything appends to it or
+        reads its high watermark; a follower's batches keep the epochs its leader gave them."""
+        metadata = node.logs.topics.get(name)
+        if metadata is None or self.controller.leader(metadata.topic_id, p) != node.node_id:
+            return
+        if self.cluster.building and len(self.controller.replicas(metadata.topic_id, p)) > 1:
+            # Its followers are not made yet: the epoch now, the high watermark rule once they are.
+            partition_log.leader_epoch = self.controller.leader_epoch(metadata.topic_id, p)
+            return
+        self.track(node, name, p, metadata.topic_id)
+
     def track(self, leader, name: str, p: int, topic_id) -> None:
-        """Before the leader serves a partition: it stamps the current leader epoch, and a
-        replicated one's high watermark is held to what the in-sync replicas have (a log opened
-        since start, or just created, has none yet)."""
+        """The leader's role on its log, as the controller has it now: it stamps the current
+        leader epoch, and a replicated one's high watermark is held to what the in-sync replicas
+        have (a log opened since start, or just created, has none yet). Applied when the log
+        opens (`opened`) and whenever the partition's leadership or replicas change."""
         leader_log = leader.logs.log(name, p)
         state = self.controller.partition(topic_id, p)
         if leader_log.leader_epoch != state.leader_epoch:  # its batches carry the current epoch

@@ -44,14 +44,11 @@ def find_log(broker, topic: str, partition: int):
 
 
 def led_elsewhere(broker, topic: str, partition: int) -> bool:
-    """The partition exists and this broker does not lead it (the handler answers NOT_LEADER_OR_FOLLOWER, and the client asks Metadata who does). When this
-    broker does lead a replicated partition, its high watermark is held to what the in-sync
-    replicas have from here on (trafka/broker/cluster/replication.py)."""
-    cluster = broker.cluster
+    """The partition exists and this broker does not lead it (the handler answers
+    NOT_LEADER_OR_FOLLOWER, and the client asks Metadata who does). Only a question: the
+    leader's role is on its log since the log opened or the leadership moved
+    (trafka/broker/cluster/replication.py `opened`, `track`)."""
     metadata = broker.logs.topics.get(topic)
     if metadata is None or not 0 <= partition < metadata.partitions:
         return False
-    if cluster.controller.leader(metadata.topic_id, partition) != broker.node_id:
-        return True
-    cluster.replication.track(broker, topic, partition, metadata.topic_id)
-    return False
+    return broker.cluster.controller.leader(metadata.topic_id, partition) != broker.node_id

@@ -95,15 +95,16 @@ class RegistryShard:
 
 
 class SchemaRegistry:
-    def __init__(self, logs, clock, *, leads=None):
-        """`leads`: in a simulated cluster, whether this broker leads `_schemas` (its state is
-        loaded only there, and moves with the leadership as the coordinators' shards do)."""
+    def __init__(self, logs, clock):
+        """Its state is loaded where `_schemas` is led, and moves with the leadership as the
+        coordinators' shards do (the cluster loads and unloads its runtime's shard)."""
         self.topic = InternalTopic(logs, SCHEMAS_TOPIC, 1, TOPIC_CONFIGS, clock)
         self.runtime: CoordinatorRuntime[RegistryShard] = CoordinatorRuntime(self.topic, lambda p: RegistryShard())
-        self.runtime.load_all(leads)
         # Stored schemas' canonical texts by (type, text, references): a stored schema and the
         # versions it references never change, so each is parsed once, not at every lookup.
         self._canonical: dict[tuple, str | None] = {}
+
+    def log_loaded(self) -> None:
         for state in self.runtime:
             log.info("loaded %d subjects, %d schemas from %s", len(state.versions), len(state.by_id), SCHEMAS_TOPIC)
 

@@ -40,7 +40,6 @@ from trafka.broker.coordinators.group.offsets import OffsetCommit, OffsetMetadat
 from trafka.broker.coordinators.group.offsets_topic import OFFSETS_TOPIC, TOPIC_CONFIGS
 from trafka.broker.coordinators.group.overlay import GroupOverlay
 from trafka.broker.coordinators.group.shard import GroupMap, GroupShard, load_groups, load_state
-from trafka.broker.metadata.group_configs import GroupConfigs
 from trafka.broker.coordinators.runtime.internal_topic import InternalTopic
 from trafka.broker.coordinators.share import group_records as share_records
 from trafka.broker.coordinators.share.group import ShareGroup, ShareGroupManager, ShareHeartbeat, ShareHeartbeatResult
@@ -62,11 +61,11 @@ RETRY_MS = 1000
 
 
 class GroupCoordinator:
-    def __init__(self, logs, config, clock, group_configs=None, *, leads=None):
+    def __init__(self, logs, config, clock, group_configs):
         self.logs = logs
         self.config = config
         self.clock = clock
-        self.group_configs = group_configs if group_configs is not None else GroupConfigs(None, config)
+        self.group_configs = group_configs
         self.offsets_topic = InternalTopic(logs, OFFSETS_TOPIC, config["offsets.topic.num.partitions"], TOPIC_CONFIGS, clock)
         self.runtime: CoordinatorRuntime[GroupShard] = CoordinatorRuntime(self.offsets_topic, lambda p: GroupShard(p, self))
         self.groups = GroupMap(self.runtime, "groups")  # classic groups (and offsets-only groups)
@@ -81,7 +80,9 @@ class GroupCoordinator:
         self.offsets = OffsetMetadataManager(self)
         self._wakeup = trio.Event()
         self._failing: dict[str, int] = {}  # group id -> when its timer's change that failed is tried again
-        self.runtime.load_all(leads)
+
+
+    def log_loaded(self) -> None:
         log.info("loaded %d classic and %d consumer groups from %s", len(self.groups), len(self.consumer_groups),
                  OFFSETS_TOPIC)
 

@@ -17,8 +17,9 @@ Operations run one at a time per runtime without any lock: `write` is synchronou
 of an internal topic is a synchronous call), so no other task runs between an operation, its
 append and its apply.
 
-A shard is loaded by replaying its partition (`load`) and can be unloaded (`unload`), which is
-how a coordinator moves between brokers. How a coordinator plugs in:
+A shard is loaded by replaying its partition (`load`) and unloaded (`unload`) as the broker
+comes to lead the partition and stops leading it (the cluster calls them: Kafka's onElection
+and onResignation), which is how a coordinator moves between brokers. How a coordinator plugs in:
 
     class MyShard:                      # one per internal-topic partition
         def replay(self, key: bytes, value: bytes | None) -> None: ...   # the only state change
@@ -27,7 +28,7 @@ how a coordinator moves between brokers. How a coordinator plugs in:
 
     topic = InternalTopic(logs, "__my_state", partitions, {"cleanup.policy": "compact"}, clock)
     runtime = CoordinatorRuntime(topic, lambda partition: MyShard())
-    runtime.load_all()
+    runtime.load(partition)             # the cluster's doing, for each partition the broker leads
     response = runtime.write(topic.partition_for(key), lambda shard: CoordinatorResult(records, response))
 """
 
@@ -73,6 +74,9 @@ class CoordinatorRuntime(Generic[S]):
         self.topic = topic
         self._new_shard = new_shard
         self.shards: dict[int, S] = {}
+        # The coordinator's own step once a shard is loaded and serving (the transaction
+        # coordinator finishes the commits and aborts the shard's last leader left).
+        self.on_loaded: Callable[[int], None] | None = None
 
     # --- shards ----------------------------------------------------------------------------
 
@@ -89,14 +93,9 @@ class CoordinatorRuntime(Generic[S]):
         if loaded is not None:
             loaded()
         self.shards[partition] = shard
+        if self.on_loaded is not None:
+            self.on_loaded(partition)
         return shard
-
-    def load_all(self, leads: Callable[[str, int], bool] | None = None) -> None:
-        """Load every partition's shard, or (in a simulated cluster) those `leads` says this
-        broker leads: a coordinator lives on the leader of its partition."""
-        for partition in range(self.topic.partitions):
-            if leads is None or leads(self.topic.name, partition):
-                self.load(partition)
 
     def unload(self, partition: int) -> None:
         shard = self.shards.pop(partition, None)

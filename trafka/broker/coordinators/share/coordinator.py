@@ -97,7 +97,10 @@ MIN_TIMER_MS = 5
 
 
 class ShareCoordinator:
-    def __init__(self, logs, config, clock, group_configs, *, leads=None):
+    def __init__(self, logs, config, clock, group_configs, cluster):
+        """`cluster`: where the share-partitions' state lives, each on the broker leading its
+        `__share_group_state` partition (Kafka's partition leaders reach that share coordinator
+        over the network; here `cluster.coordinator_runtime`)."""
         self.logs = logs
         self.config = config
         self.clock = clock
@@ -105,17 +108,15 @@ class ShareCoordinator:
         self.state_topic = InternalTopic(logs, SHARE_STATE_TOPIC, config["share.coordinator.state.topic.num.partitions"],
                                          TOPIC_CONFIGS, clock)
         self.runtime: CoordinatorRuntime[ShareStateShard] = CoordinatorRuntime(self.state_topic, lambda p: ShareStateShard())
-        self.runtime.load_all(leads)
+        self.cluster = cluster
         self.sessions: dict[tuple[str, str], ShareSession] = {}
-        # A simulated cluster routes each share-partition to the runtime of the broker leading
-        # its state partition (`route(partition)`), and group-wide work to all (`everywhere()`).
-        self.route = None
-        self.everywhere = None
         self._wakeup = trio.Event()
         self._failing: dict[SharePartitionKey, int] = {}  # share-partitions whose timer write failed: retry at
-        log.info("loaded %d share-partitions from %s", sum(len(s.partitions) for s in self.runtime), SHARE_STATE_TOPIC)
 
     # --- settings -----------------------------------------------------------------------------
+
+    def log_loaded(self) -> None:
+        log.info("loaded %d share-partitions from %s", sum(len(s.partitions) for s in self.runtime), SHARE_STATE_TOPIC)
 
     def lock_ms(self, group_id: str) -> int:
         return self.group_configs.value(group_id, "share.record.lock.duration.ms")
@@ -175,14 +176,13 @@ class ShareCoordinator:
         return self.state_topic.partition_for(f"{key.group_id}:{key.topic_id}:{key.partition}")
 
     def _runtime(self, key: SharePartitionKey) -> CoordinatorRuntime:
-        """The runtime holding the share-partition's state: this broker's, or in a simulated
-        cluster the one on the leader of its `__share_group_state` partition (`route`; Kafka's
-        partition leaders reach the share coordinator over the network)."""
-        return self.runtime if self.route is None else self.route(self._partition_of(key))
+        """The runtime holding the share-partition's state: the one on the leader of its
+        `__share_group_state` partition (NotCoordinator when it has none)."""
+        return self.cluster.coordinator_runtime(SHARE_STATE_TOPIC, self._partition_of(key))
 
     def _runtimes(self) -> list[CoordinatorRuntime]:
         """Every runtime holding some share-partition state (all brokers' in a cluster)."""
-        return [self.runtime] if self.everywhere is None else self.everywhere()
+        return self.cluster.coordinator_runtimes(SHARE_STATE_TOPIC)
 
     def _shard(self, key: SharePartitionKey) -> ShareStateShard:
         return self._runtime(key).shard(self._partition_of(key))

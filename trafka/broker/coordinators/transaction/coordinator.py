@@ -124,13 +124,11 @@ class TransactionShard:
 
 
 class TransactionCoordinator:
-    def __init__(self, logs, config, clock, producer_ids, group_coordinator, features=None, *, leads=None,
-                 leader_of=None):
-        """In a simulated cluster `leads(topic, partition)` says which `__transaction_state`
-        shards this broker loads, and `leader_of(topic, partition)` gives the broker leading a
-        partition (None while it has none), where its markers are written."""
+    def __init__(self, logs, config, clock, producer_ids, group_coordinator, features, cluster):
+        """`cluster`: where each partition's leader is (`cluster.leader_node`, None while it has
+        none), to which the markers of a transaction's partitions are written."""
         self.logs = logs
-        self.leader_of = leader_of
+        self.cluster = cluster
         self.features = features  # FeatureLevels: transaction.version >= 1 writes flexible records
         self.config = config
         self.clock = clock
@@ -140,32 +138,33 @@ class TransactionCoordinator:
                                          topic_configs(config["transaction.state.log.segment.bytes"]), clock)
         self.runtime: CoordinatorRuntime[TransactionShard] = CoordinatorRuntime(self.state_topic, lambda p: TransactionShard())
         self.transactions = ShardMap(self.runtime, "transactions")
-        self._load(leads)
+        # A shard loaded (a restart, a coordinator that moved here) finishes what its last
+        # leader decided and did not finish.
+        self.runtime.on_loaded = self.finish_unfinished
 
     def _now(self) -> int:
         return self.clock.time_ms()
 
     # --- start-up -------------------------------------------------------------------------
 
-    def _load(self, leads) -> None:
-        self.runtime.load_all(leads)
-        self.finish_unfinished()
-
-    def finish_unfinished(self) -> None:
-        """Complete the commits and aborts that were decided but not finished when the shards
-        were last loaded elsewhere (a restart, or a coordinator that moved)."""
-        unfinished = [t for t in self.transactions.values() if t.state in (PREPARE_COMMIT, PREPARE_ABORT)]
+    def finish_unfinished(self, partition: int) -> None:
+        """Complete the commits and aborts of a shard just loaded that were decided but not
+        finished when it was last loaded elsewhere (a restart, or a coordinator that moved)."""
+        shard = self.runtime.shards[partition]
+        unfinished = [t for t in shard.transactions.values() if t.state in (PREPARE_COMMIT, PREPARE_ABORT)]
         for txn in unfinished:
             log.info("transaction %s: finishing %s after restart", txn.transactional_id, txn.state.kafka_name)
             self._complete(txn, txn.state is PREPARE_COMMIT)
-        for txn in [t for t in self.transactions.values() if t.state is PREPARE_EPOCH_FENCE]:
+        for txn in [t for t in shard.transactions.values() if t.state is PREPARE_EPOCH_FENCE]:
             self._complete(txn, False)
+
+    def log_loaded(self) -> None:
         log.info("loaded %d transactional ids from %s", len(self.transactions), TRANSACTION_STATE_TOPIC)
 
     # --- writing state --------------------------------------------------------------------
 
     def _flexible_records(self) -> bool:
-        return self.features is not None and self.features.level(TRANSACTION_VERSION) >= 1
+        return self.features.level(TRANSACTION_VERSION) >= 1
 
     def _transition(self, txn: TransactionMetadata, *, install: bool = False, **changes) -> ErrorCode:
         """Write the transaction's metadata as `changes` make it, then apply them to `txn`
@@ -403,21 +402,20 @@ class TransactionCoordinator:
 
     def _write_marker(self, txn: TransactionMetadata, topic: str, partition: int, commit: bool) -> bool:
         """Whether the marker is written (or not needed: the partition is gone)."""
-        group_coordinator, logs = self.group_coordinator, self.logs
-        if self.leader_of is not None:  # a simulated cluster: the marker goes to the partition's leader
-            leader = self.leader_of(topic, partition)
-            if leader is None:
-                log.warning("transaction %s: %s-%d has no leader, retrying the marker later",
-                            txn.transactional_id, topic, partition)
-                return False
-            group_coordinator, logs = leader.group_coordinator, leader.logs
+        if topic != OFFSETS_TOPIC and not self._partition_exists(topic, partition):
+            log.info("transaction %s: %s-%d is gone, no marker written", txn.transactional_id, topic, partition)
+            return True
+        leader = self.cluster.leader_node(topic, partition)  # the marker goes to the partition's leader
+        if leader is None:
+            log.warning("transaction %s: %s-%d has no leader, retrying the marker later",
+                        txn.transactional_id, topic, partition)
+            return False
+        group_coordinator, logs = leader.group_coordinator, leader.logs
         try:
             if topic == OFFSETS_TOPIC:
                 group_coordinator.complete_txn(partition, txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
-            elif self._partition_exists(topic, partition):
-                logs.log(topic, partition).append_control(txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
             else:
-                log.info("transaction %s: %s-%d is gone, no marker written", txn.transactional_id, topic, partition)
+                logs.log(topic, partition).append_control(txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
         except (storage_errors.StorageError, OSError, CoordinatorWriteError) as exc:
             log.error("transaction %s: cannot write the marker to %s-%d, retrying later: %s",
                       txn.transactional_id, topic, partition, exc)
