@@ -66,7 +66,8 @@ def test_a_snapshot_holds_every_store_and_the_log_behind_it_goes(tmp_path):
 
 def test_the_controllers_state_comes_back_from_the_log(tmp_path):
     topic = uuid.uuid4()
-    controller = Controller([0, 1, 2], {0: None, 1: None, 2: None}, tmp_path)
+    metadata = ClusterMetadata.of_data_dir(tmp_path)
+    controller = Controller([0, 1, 2], {0: None, 1: None, 2: None}, metadata)
     controller.assign(topic, {0: (0, 1), 1: (1, 2)})
     controller.broker_stopped(1, [(topic, 0, False), (topic, 1, False)])
     controller.reassign(topic, 0, (2,))
@@ -75,25 +76,27 @@ def test_the_controllers_state_comes_back_from_the_log(tmp_path):
     gone = uuid.uuid4()
     controller.assign(gone, {0: (2, 0)})
     controller.forget(gone)
-    ClusterMetadata.opened(tmp_path).close()
-    again = Controller([0, 1, 2], {0: None, 1: None, 2: None}, tmp_path)
+    metadata.close()
+    metadata = ClusterMetadata.of_data_dir(tmp_path)
+    again = Controller([0, 1, 2], {0: None, 1: None, 2: None}, metadata)
     assert {p: again.partition(topic, p) for p in (0, 1)} == state
     assert again.reassignment(topic, 0) == moving == ((2,), (0, 1))
     assert again.partitions_placed(gone) == 0
-    ClusterMetadata.opened(tmp_path).close()
+    metadata.close()
 
 
 def test_a_failed_write_puts_the_controllers_maps_back(tmp_path, monkeypatch):
     topic = uuid.uuid4()
-    controller = Controller([0, 1, 2], {0: None, 1: None, 2: None}, tmp_path)
+    metadata = ClusterMetadata.of_data_dir(tmp_path)
+    controller = Controller([0, 1, 2], {0: None, 1: None, 2: None}, metadata)
     controller.assign(topic, {0: (0, 1)})
     before = controller.partition(topic, 0)
 
     def refuse(records):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(ClusterMetadata.opened(tmp_path).log, "append", refuse)
+    monkeypatch.setattr(metadata.log, "append", refuse)
     with pytest.raises(OSError):
         controller.reassign(topic, 0, (2,))
     assert controller.partition(topic, 0) == before and controller.reassignment(topic, 0) is None
-    ClusterMetadata.opened(tmp_path).close()
+    metadata.close()

@@ -19,7 +19,6 @@ from trafka.broker.testcontrol.faults import FaultTable
 from trafka.broker.handlers.metadata import MetadataCache
 from trafka.broker.operations.log_tasks import StorageThreads, every, storage_tasks
 from trafka.broker.metadata.features import FeatureLevels
-from trafka.broker.metadata.image import ClusterMetadata
 from trafka.broker.metadata.producer_ids import ProducerIdManager
 from trafka.broker.metadata.quotas import ClientQuotas
 from trafka.broker.requests.routes import load_handlers
@@ -59,9 +58,9 @@ class Broker:
         self.timers: list = []  # log_tasks.Timer, one per `every` loop; advance_clock runs the due ones
         self.storage_threads = StorageThreads()  # its storage work in worker threads (log_tasks.py)
         self.node_id = config["node.id"]
-        # Cluster metadata (Kafka's metadata log, trafka/broker/metadata/image.py): one log in the
-        # cluster's data dir, which every store below writes to and is rebuilt from.
-        self.metadata = first.metadata if first else _open_metadata(self.data_dir, cluster, self.clock)
+        # Cluster metadata (Kafka's metadata log, trafka/broker/metadata/image.py): the cluster's
+        # one log, which every store below writes to and is rebuilt from.
+        self.metadata = cluster.metadata
         # Dynamic broker configs (AlterConfigs on BROKER resources), over the static settings.
         self.dynamic_configs = DynamicBrokerConfigs(self.metadata, config, self.node_id)
         self.cluster_id = _cluster_id(cluster.data_dir)
@@ -274,18 +273,11 @@ class Broker:
     def close(self, clean: bool = True) -> None:
         """Close the logs; `clean=False` leaves them as a killed process would. The first node
         of the cluster closes every node's."""
-        if self.cluster is None or self is self.cluster.nodes[0]:
-            self.metadata.close()  # every record in it was fsynced when written
         if self is self.cluster.nodes[0]:
             self.cluster.close(clean)
         else:
             self.logs.close(clean)
 
-
-
-def _open_metadata(data_dir: Path, cluster, clock) -> ClusterMetadata:
-    """The cluster's metadata log, in the cluster's data dir (shared with its controller)."""
-    return ClusterMetadata.opened(cluster.data_dir, clock=clock)
 
 
 def _cluster_id(data_dir: Path) -> str:

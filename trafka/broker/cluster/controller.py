@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterable
 
 from trafka.broker.metadata.image import ClusterMetadata
@@ -62,7 +61,7 @@ class LeaderChange:
 
 
 class Controller:
-    def __init__(self, node_ids: list[int], racks: dict[int, str | None], data_dir: Path | None):
+    def __init__(self, node_ids: list[int], racks: dict[int, str | None], metadata: ClusterMetadata | None):
         """`node_ids`: the brokers, in placement order (0..N-1 in a simulated cluster; a broker on
         its own is a cluster of one under its `node.id`); `racks`: each one's rack or None."""
         self.node_ids = list(node_ids)
@@ -70,7 +69,7 @@ class Controller:
         self.racks = racks
         self.alive: set[int] = set(self.node_ids)
         # The cluster's metadata log (None: in memory only, a controller built alone in a test).
-        self._metadata = ClusterMetadata.opened(data_dir) if data_dir is not None else None
+        self._metadata = metadata
         # topic id (hex) -> partition -> replicas, where they differ from RF 1 default placement
         self._assignments: dict[str, dict[int, tuple[int, ...]]] = {}
         # topic id (hex) -> partition -> (leader, epoch, isr), once it changed

@@ -32,6 +32,7 @@ import trio
 
 from trafka.broker.config import BrokerConfig, ConfigError
 from trafka.broker.cluster.controller import NO_LEADER, Controller, LeaderChange, describe_ids
+from trafka.broker.metadata.image import ClusterMetadata
 from trafka.broker.operations.log_tasks import every
 from trafka.broker.cluster.replication import Replication
 from trafka.broker.server import Broker, ListenError, serve_node
@@ -96,7 +97,15 @@ class Cluster:
                               f"the {count} broker{'s' if count > 1 else ''} (cluster.brokers)")
         # A broker on its own is a cluster of one under its node.id; simulated nodes are 0..N-1.
         node_ids = [config["node.id"]] if count == 1 else list(range(count))
-        self.controller = Controller(node_ids, dict(zip(node_ids, racks_of(config, count))), self.data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        # The cluster's metadata log (trafka/broker/metadata/image.py): the controller's state and
+        # every node's stores (features, quotas, configs, ACLs, credentials, producer ids).
+        self.metadata = ClusterMetadata.of_data_dir(self.data_dir, clock=clock)
+        try:
+            self.controller = Controller(node_ids, dict(zip(node_ids, racks_of(config, count))), self.metadata)
+        except BaseException:
+            self.metadata.close()
+            raise
         self.replication = Replication(self)
         self.nodes: list = []  # in node-id order; node(id) finds one
         self._by_id: dict[int, Broker] = {}
@@ -106,7 +115,6 @@ class Cluster:
         self._nursery: trio.Nursery | None = None  # where the nodes serve (serve_cluster)
         self._host = "127.0.0.1"
         self._port = 0
-        self.data_dir.mkdir(parents=True, exist_ok=True)
         try:
             for node_id in node_ids:  # each joins self.nodes as soon as its logs are open
                 if count == 1:
@@ -587,3 +595,4 @@ class Cluster:
         for node in self.nodes:
             if node.node_id not in self.stopped:
                 node.logs.close(clean)
+        self.metadata.close()  # every record in it was fsynced when written

@@ -63,17 +63,12 @@ class ClusterMetadata:
             warn_leftovers(migrate_from)
 
     @classmethod
-    def opened(cls, data_dir: Path, *, clock=None) -> "ClusterMetadata":
-        """The one ClusterMetadata of a cluster's data dir in this process, opened at the first
-        call (the controller of a simulated cluster and its first broker both ask for it; a
-        close forgets it). The first open imports an older trafka's files from the data dir and
-        its node directories (`broker-<id>`)."""
+    def of_data_dir(cls, data_dir: Path, *, clock=None) -> "ClusterMetadata":
+        """The metadata log of a cluster's data dir, opened by its `Cluster` (the controller and
+        every node use that one). The first open imports an older trafka's files from the data
+        dir and its node directories (`broker-<id>`)."""
         home = Path(data_dir).resolve()
-        metadata = _OPENED.get(home)
-        if metadata is None:
-            metadata = _OPENED[home] = cls(home, clock=clock, migrate_from=[home, *sorted(home.glob("broker-*"))])
-            metadata._home = home
-        return metadata
+        return cls(home, clock=clock, migrate_from=[home, *sorted(home.glob("broker-*"))])
 
     @classmethod
     def of(cls, metadata) -> "ClusterMetadata":
@@ -133,11 +128,6 @@ class ClusterMetadata:
     def close(self) -> None:
         if self.log is not None:
             self.log.close()
-        if _OPENED.get(getattr(self, "_home", None)) is self:
-            del _OPENED[self._home]
-
-
-_OPENED: dict[Path, ClusterMetadata] = {}
 
 
 def read_image(data_dir: Path) -> ClusterMetadata:
