@@ -80,12 +80,16 @@ class Controller:
         self.generation = 0
         # (topic id hex, partition) -> the PartitionRecord fields the log has for it
         self._persisted: dict[tuple[str, int], dict] = {}
+        # (topic id, partition) -> its PartitionState as the maps give it: every Produce and
+        # Fetch asks, so it is worked out once per change (`_changed` empties it)
+        self._states: dict[tuple[uuid.UUID, int], PartitionState] = {}
         if self._metadata is not None:
             self._metadata.register(["PartitionRecord", "RemoveTopicRecord"], self._replay)
 
     def _replay(self, record: MetadataRecord) -> None:
         """A PartitionRecord or RemoveTopicRecord: at start, and after each write (when the maps
         hold it already)."""
+        self._states.clear()
         topic = record.fields["topic_id"]
         if record.type == "RemoveTopicRecord":
             for state in (self._assignments, self._leadership, self._reassignments):
@@ -136,7 +140,7 @@ class Controller:
 
     def _write(self) -> None:
         """Write what the maps changed since the last write, as one batch (see the module doc)."""
-        self.generation += 1
+        self._changed()
         if self._metadata is None:
             return
         now = self._fields()
@@ -157,6 +161,7 @@ class Controller:
 
     def _restore(self) -> None:
         """The maps as the metadata log has them (after a failed write)."""
+        self._states.clear()
         persisted = list(self._persisted.values())
         self._assignments, self._leadership, self._reassignments, self._persisted = {}, {}, {}, {}
         for fields in persisted:
@@ -169,6 +174,9 @@ class Controller:
         return tuple(self.node_ids[(start + partition + j) % self.brokers] for j in range(replication_factor))
 
     def replicas(self, topic_id: uuid.UUID, partition: int) -> tuple[int, ...]:
+        return self.partition(topic_id, partition).replicas
+
+    def _stored_replicas(self, topic_id: uuid.UUID, partition: int) -> tuple[int, ...]:
         stored = self._assignments.get(topic_id.hex)
         if stored is not None and partition in stored:
             return stored[partition]
@@ -227,34 +235,38 @@ class Controller:
         if dropped:
             self._write()
         else:
-            self.generation += 1
+            self._changed()
+
+    def _changed(self) -> None:
+        """Something a Metadata answer shows changed (the maps, or the live brokers)."""
+        self.generation += 1
+        self._states.clear()
 
     def partition(self, topic_id: uuid.UUID, partition: int) -> PartitionState:
-        replicas = self.replicas(topic_id, partition)
-        changed = self._leadership.get(topic_id.hex, {}).get(partition)
-        if changed is None:
-            return PartitionState(replicas, replicas[0], 0, replicas)
-        leader, epoch, isr = changed
-        return PartitionState(replicas, leader, epoch, isr)
+        state = self._states.get((topic_id, partition))
+        if state is None:
+            replicas = self._stored_replicas(topic_id, partition)
+            changed = self._leadership.get(topic_id.hex, {}).get(partition)
+            if changed is None:
+                state = PartitionState(replicas, replicas[0], 0, replicas)
+            else:
+                leader, epoch, isr = changed
+                state = PartitionState(replicas, leader, epoch, isr)
+            self._states[(topic_id, partition)] = state
+        return state
 
     def leader(self, topic_id: uuid.UUID, partition: int) -> int:
-        changed = self._leadership.get(topic_id.hex)
-        if changed is not None and partition in changed:
-            return changed[partition][0]
-        return self.replicas(topic_id, partition)[0]
+        return self.partition(topic_id, partition).leader
 
     def leader_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
-        changed = self._leadership.get(topic_id.hex)
-        return changed[partition][1] if changed is not None and partition in changed else 0
+        return self.partition(topic_id, partition).leader_epoch
 
     def in_sync(self, topic_id: uuid.UUID, partition: int, replica: int) -> bool:
-        changed = self._leadership.get(topic_id.hex)
-        if changed is not None and partition in changed:
-            return replica in changed[partition][2]
-        return replica in self.replicas(topic_id, partition)
+        return replica in self.partition(topic_id, partition).isr
 
     def _set(self, topic_id: uuid.UUID, partition: int, leader: int, epoch: int, isr: tuple[int, ...]) -> None:
         self._leadership.setdefault(topic_id.hex, {})[partition] = (leader, epoch, tuple(isr))
+        self._states.clear()
 
     # --- what changes leadership -------------------------------------------------------------
 
@@ -307,7 +319,7 @@ class Controller:
         Elsewhere it is a follower out of sync until it catches up (expand_isr)."""
         self.alive.add(node)
         changes = self.elect_offline(partitions)
-        self.generation += 1
+        self._changed()
         return changes
 
     def elect_preferred(self, topic_id: uuid.UUID, partition: int) -> LeaderChange | None:
