@@ -211,3 +211,30 @@ def test_a_damaged_metadata_log_stops_the_start_with_one_line(tmp_path, damage):
     assert "Traceback" not in result.stderr
     assert str(metadata_log_dir(data)) in result.stderr, result.stderr
     assert ("unreadable metadata records" if damage == "snapshot" else "written by a newer trafka") in result.stderr
+
+
+def test_describe_quorum_answers_the_metadata_logs_end_as_its_high_watermark(trafka_broker):
+    """DescribeQuorum's high watermark is the metadata log's end: each change a client makes
+    (one AlterConfigs of two configs: one batch of two records) moves it, and it survives a
+    restart, as a KRaft quorum's does."""
+    from kafka import KafkaAdminClient
+
+    def quorum() -> tuple[int, list[int]]:
+        admin = KafkaAdminClient(bootstrap_servers=trafka_broker.bootstrap_servers)
+        try:
+            (topic,) = admin.describe_metadata_quorum()["topics"]
+        finally:
+            admin.close()
+        (partition,) = topic["partitions"]
+        return partition["high_watermark"], [v["log_end_offset"] for v in partition["current_voters"]]
+
+    before, voters = quorum()
+    assert voters == [before]
+    admin = _admin(trafka_broker)
+    _done(admin.incremental_alter_configs([ConfigResource(ResourceType.BROKER, "0", incremental_configs=[
+        ConfigEntry("message.max.bytes", "2000000", incremental_operation=AlterConfigOpType.SET),
+        ConfigEntry("log.retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)])]))
+    after, voters = quorum()
+    assert after == before + 2 and voters == [after]
+    trafka_broker.restart()
+    assert quorum() == (after, [after])

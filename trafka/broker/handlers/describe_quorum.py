@@ -2,9 +2,9 @@
 
 Behavior:
 - A one-node KRaft cluster's quorum: this node is the only voter and the leader of
-  `__cluster_metadata`-0, with no observers, caught up now. trafka keeps no metadata log, so
-  the leader epoch is 1 and the high watermark and log end offset are 0 (Kafka's grow with each
-  metadata record).
+  `__cluster_metadata`-0, with no observers, caught up now. The high watermark and the voter's
+  log end offset are the end of trafka's metadata log (docs/metadata-log.md), which grows with
+  each metadata record as Kafka's does; the leader epoch is 1 (there is no election).
 - v2 lists this node's endpoints: the listeners it serves (it has no separate controller
   listener), and a zero directory id (trafka's data dir has no directory.id).
 - Any other topic or partition: UNKNOWN_TOPIC_OR_PARTITION for it, as Kafka's Raft client answers.
@@ -26,10 +26,11 @@ def _partition(broker, topic: str, partition: int, now: int) -> dict:
         return {"partition_index": partition, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 "error_message": f"{topic}-{partition} is not the metadata partition",
                 "leader_id": -1, "leader_epoch": -1, "high_watermark": -1, "current_voters": [], "observers": []}
-    voter = {"replica_id": broker.node_id, "replica_directory_id": ZERO_UUID, "log_end_offset": 0,
+    end = broker.metadata.end_offset  # every record in it is fsynced: committed
+    voter = {"replica_id": broker.node_id, "replica_directory_id": ZERO_UUID, "log_end_offset": end,
              "last_fetch_timestamp": now, "last_caught_up_timestamp": now}
     return {"partition_index": 0, "error_code": ErrorCode.NONE, "error_message": None,
-            "leader_id": broker.node_id, "leader_epoch": LEADER_EPOCH, "high_watermark": 0,
+            "leader_id": broker.node_id, "leader_epoch": LEADER_EPOCH, "high_watermark": end,
             "current_voters": [voter], "observers": []}
 
 

@@ -125,6 +125,11 @@ class ClusterMetadata:
         except OSError as exc:  # the log still holds everything: the next write tries again
             log.error("%s: cannot write a metadata snapshot (%s)", self.log.directory, exc.strerror or exc)
 
+    @property
+    def end_offset(self) -> int:
+        """The metadata log's end offset (0 in memory): DescribeQuorum's high watermark."""
+        return 0 if self.log is None else self.log.end_offset
+
     def close(self) -> None:
         if self.log is not None:
             self.log.close()
