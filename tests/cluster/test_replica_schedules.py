@@ -113,7 +113,7 @@ class Schedule:
             return
         values = [b"v%d" % (self.next_value + i) for i in range(count)]
         self.next_value += count
-        self.cluster.replication.track(leader, TOPIC, 0, self.topic_id)
+        self.cluster.replication.partition(leader, TOPIC, 0, self.topic_id).apply_leadership()
         log = leader.logs.log(TOPIC, 0)
         base = log.log_end_offset
         log.append(rec.encode_batch([rec.Record(None, v, (), 1000) for v in values]))

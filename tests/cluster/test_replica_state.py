@@ -56,7 +56,7 @@ def leader_log(cluster, name: str):
 def produce(cluster, name: str, records: int, per_batch: int = 10) -> None:
     """`records` records appended on the leader as a Produce does, in batches of `per_batch`."""
     leader = cluster.leader_node(name, 0)
-    cluster.replication.track(leader, name, 0, leader.logs.topics[name].topic_id)
+    cluster.replication.partition(leader, name, 0).apply_leadership()
     for _ in range(records // per_batch):
         leader.logs.log(name, 0).append(batch(per_batch))
 

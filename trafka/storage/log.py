@@ -113,7 +113,7 @@ class PartitionLog:
         self.config = config or LogConfig.of()
         self.clock = clock or SystemClock()
         self._closed = False
-        self._replicated_to: int | None = None  # the high watermark when replicas hold it back
+        self._high_watermark_hold: int | None = None  # the high watermark when replicas hold it back
         self.leader_epoch = 0  # stamped on each batch appended here (a simulated cluster moves it)
         self._unflushed_messages = 0
         self._last_flush_ms = self.clock.time_ms()
@@ -173,10 +173,21 @@ class PartitionLog:
 
     @property
     def high_watermark(self) -> int:
-        """One replica: everything appended is committed. A replicated partition's (a simulated
-        cluster's) is what every in-sync replica has, set by replication (`_replicated_to`)."""
-        replicated = self._replicated_to
-        return self.log_end_offset if replicated is None else min(replicated, self.log_end_offset)
+        """One replica: everything appended is committed. A replicated partition's is what every
+        in-sync replica has, as its replica layer holds it (`update_high_watermark`)."""
+        held = self._high_watermark_hold
+        return self.log_end_offset if held is None else min(held, self.log_end_offset)
+
+    @property
+    def high_watermark_hold(self) -> int | None:
+        """Where the replica layer holds the high watermark (None: it follows the log end)."""
+        return self._high_watermark_hold
+
+    def update_high_watermark(self, offset: int | None) -> None:
+        """Kafka's updateHighWatermark, from the broker's replica layer: a leader's, what its
+        in-sync replicas have; a follower's, what its leader last said; None: every appended
+        record is committed (one replica). Read as min(it, the log end offset)."""
+        self._high_watermark_hold = offset
 
     @property
     def last_stable_offset(self) -> int:
@@ -418,7 +429,7 @@ class PartitionLog:
                 raise OffsetOutOfRange(fetch_offset, self.log_start_offset, self.log_end_offset)
         else:
             self._check_offset(fetch_offset)
-            if self._replicated_to is not None and self.high_watermark < self.log_end_offset:
+            if self._high_watermark_hold is not None and self.high_watermark < self.log_end_offset:
                 max_offset = self.high_watermark if max_offset is None else min(max_offset, self.high_watermark)
         segments = self.segments[self._segment_index(fetch_offset):]
         slices = log_read.read_segments(segments, fetch_offset, max_bytes, min_one_batch=min_one_batch,

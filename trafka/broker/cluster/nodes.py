@@ -131,7 +131,7 @@ class Cluster:
         for node in self.nodes:
             for name, p, topic_id in self.replication.replicated_partitions(node):
                 if self.controller.leader(topic_id, p) == node.node_id:
-                    self.replication.track(node, name, p, topic_id)
+                    self.replication.partition(node, name, p, topic_id).apply_leadership()
         # Partitions offline when the process last stopped elect a leader now every node is up.
         self._apply(self.controller.elect_offline(self._partitions()))
         for node in self.nodes:
@@ -442,7 +442,7 @@ class Cluster:
         for name, p, topic_id in self.replication.replicated_partitions(running[0]):
             leader = self.leader_node(name, p)
             if leader is not None:
-                self.replication.advance_high_watermark(leader, name, p, topic_id)
+                self.replication.partition(leader, name, p, topic_id).maybe_advance_high_watermark()
 
     def _truncate_followers(self, node) -> None:
         """A node starts: each partition it follows agrees with its leader before anything is
@@ -474,7 +474,7 @@ class Cluster:
             new = self.running_node(change.new)
             if new is None:
                 continue
-            self.replication.became_leader(new, name, change.partition, change.topic_id)
+            self.replication.partition(new, name, change.partition, change.topic_id).make_leader()
             runtime = new.coordinator_runtimes().get(name)
             if runtime is not None and change.partition not in runtime.shards:
                 runtime.load(change.partition)  # the transaction coordinator finishes what it left
@@ -565,9 +565,10 @@ class Cluster:
     def _apply_leadership(self, topic: str, partition: int, topic_id) -> None:
         leader = self.leader_node(topic, partition)
         if leader is not None:
-            self.replication.track(leader, topic, partition, topic_id)
+            replica = self.replication.partition(leader, topic, partition, topic_id)
+            replica.apply_leadership()
             if len(self.controller.replicas(topic_id, partition)) > 1:
-                self.replication.advance_high_watermark(leader, topic, partition, topic_id)
+                replica.maybe_advance_high_watermark()
 
     def _drop_replicas(self, topic: str, partition: int, topic_id, before) -> None:
         """Delete the copies of the partition on brokers no longer among its replicas."""

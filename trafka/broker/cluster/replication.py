@@ -1,5 +1,6 @@
-"""Replication in a simulated cluster, as Kafka's ReplicaManager and replica fetchers do it,
-in process (docs/cluster.md).
+"""Replication, as Kafka's ReplicaManager and replica fetchers do it, in process (docs/cluster.md):
+the replicas (partition.py, one `Partition` per partition and broker) and what moves records
+between them. A cluster of one has nothing to copy.
 
 - Each broker runs one fetcher task (`run`) for the partitions it follows: it reads the
   leader's log from its own log end offset (past the high watermark, as a follower's Fetch
@@ -26,6 +27,7 @@ import logging
 
 import trio
 
+from trafka.broker.cluster.partition import Partition
 from trafka.storage.errors import StorageError
 from trafka.storage.log_replica import (append_as_follower, epoch_end_offset, follow_log_start, last_leader_epoch,
                                         truncate_fully_and_start_at, truncate_to)
@@ -42,8 +44,8 @@ class Replication:
         self.cluster = cluster
         self.controller = cluster.controller
         self._wakeup = trio.Event()
-        # (topic, partition, replica) -> broker time its log end last reached the leader's
-        self.caught_up_ms: dict[tuple[str, int, int], int] = {}
+        # (broker, topic, partition) -> that broker's replica of the partition
+        self._partitions: dict[tuple[int, str, int], Partition] = {}
         self._followed: dict[int, tuple[tuple, list]] = {}  # node -> (generations, partitions)
         self._replicated: tuple | None = None
         self._replicated_list: list = []
@@ -52,17 +54,22 @@ class Replication:
         # follower node -> (topic, partition, topic id) its leaders appended to since its last pass
         self._dirty: dict[int, set[tuple[str, int, object]]] = {}
         self._seen_key: dict[int, tuple] = {}  # node -> the generations its last full pass saw
-        # (topic, partition, follower) -> the leader epoch it last fetched under: a new epoch means
-        # a new leader, whose log it first truncates to (truncate_diverged), as Kafka's fetcher does
-        self._fetching_epoch: dict[tuple[str, int, int], int] = {}
-        # (topic, partition, follower) -> (the leader's log end, broker time) at its last fetch
-        self._last_fetch: dict[tuple[str, int, int], tuple[int, int]] = {}
-        # (topic, partition) -> the leader's log end when it became leader (Kafka's
-        # leaderEpochStartOffset): a follower joins the ISR only once it has that much
-        self.epoch_start_offset: dict[tuple[str, int], int] = {}
         # (topic, partition) -> its high watermark as its leaders have had it: a new leader
         # starts from there, not from what it last heard as a follower
-        self.high_watermarks: dict[tuple[str, int], int] = {}
+        self.committed: dict[tuple[str, int], int] = {}
+
+    # --- the replicas ---------------------------------------------------------------------
+
+    def partition(self, node, name: str, p: int, topic_id=None) -> Partition:
+        """`node`'s replica of the partition (made at first use; a topic made again under the
+        same name gets new ones)."""
+        if topic_id is None:
+            topic_id = node.logs.topics[name].topic_id
+        key = (node.node_id, name, p)
+        found = self._partitions.get(key)
+        if found is None or found.topic_id != topic_id or found.node is not node:
+            found = self._partitions[key] = Partition(self, node, name, p, topic_id)
+        return found
 
     # --- which partitions -----------------------------------------------------------------
 
@@ -169,15 +176,18 @@ class Replication:
         return progressed
 
     def _fetch_partition(self, node, leader, name: str, p: int, topic_id) -> bool:
+        """One fetch of `node`'s replica from the leader's (Kafka's processPartitionData, and the
+        leader's side of it: updateFollowerFetchState, maybeExpandIsr, the high watermark)."""
         epoch = self.controller.leader_epoch(topic_id, p)
-        key = (name, p, node.node_id)
-        if self._fetching_epoch.get(key) != epoch:  # a new leader (or a new start): agree with it first
+        replica = self.partition(node, name, p, topic_id)
+        leading = self.partition(leader, name, p, topic_id)
+        if replica.fetched_epoch != epoch:  # a new leader (or a new start): agree with it first
             self.truncate_diverged(node, name, p, topic_id, leader)
-            self._fetching_epoch[key] = epoch
-        leader_log = leader.logs.log(name, p)
-        follower_log = node.logs.log(name, p)
+            replica.fetched_epoch = epoch
+        leader_log = leading.log
+        follower_log = replica.log
         start, end = leader_log.log_start_offset, leader_log.log_end_offset
-        if (follower_log.log_end_offset == end and follower_log._replicated_to == min(leader_log.high_watermark, end)
+        if (follower_log.log_end_offset == end and follower_log.high_watermark_hold == min(leader_log.high_watermark, end)
                 and follower_log.log_start_offset >= start and self.controller.in_sync(topic_id, p, node.node_id)):
             return False  # caught up, in sync, high watermark and log start known (check_isr keeps the time)
         copied = False
@@ -196,42 +206,23 @@ class Replication:
                 append_as_follower(follower_log, data)
                 copied = True
         # What a Fetch answer tells a follower besides the batches: the high watermark and log start.
-        follower_log._replicated_to = min(leader_log.high_watermark, follower_log.log_end_offset)
+        follower_log.update_high_watermark(min(leader_log.high_watermark, follower_log.log_end_offset))
         before = follower_log.log_start_offset
         if follow_log_start(follower_log, start) != before:
             leader.notify_data_arrived()  # a DeleteRecords waiting for the low watermark looks again
-        self._note_caught_up(node, leader_log, name, p)
-        if not self.controller.in_sync(topic_id, p, node.node_id) and self._may_join_isr(follower_log, leader_log, name, p):
+        leading.note_caught_up(node.node_id, follower_log.log_end_offset)
+        if not self.controller.in_sync(topic_id, p, node.node_id) and leading.is_follower_in_sync(follower_log.log_end_offset):
             self.controller.expand_isr(topic_id, p, node.node_id)
             self._rejoined.append(f"{name}-{p}")
             if self.controller.reassignment(topic_id, p) is not None:
                 self.cluster.reassignment_caught_up(name, p, topic_id)
                 return copied
-        self.advance_high_watermark(leader, name, p, topic_id)
+        leading.maybe_advance_high_watermark()
         return copied
-
-    def _note_caught_up(self, node, leader_log, name: str, p: int) -> None:
-        """Kafka's lastCaughtUpTimeMs: now when the follower reached the leader's log end; the
-        previous fetch's time when it reached what the leader's log end was then (a busy
-        partition's end moves on between fetches)."""
-        key = (name, p, node.node_id)
-        reached, now = node.logs.log(name, p).log_end_offset, node.clock.time_ms()
-        previous = self._last_fetch.get(key)
-        if reached >= leader_log.log_end_offset:
-            self.caught_up_ms[key] = now
-        elif previous is not None and reached >= previous[0]:
-            self.caught_up_ms[key] = max(self.caught_up_ms.get(key, previous[1]), previous[1])
-        self._last_fetch[key] = (leader_log.log_end_offset, now)
-
-    def _may_join_isr(self, follower_log, leader_log, name: str, p: int) -> bool:
-        """Kafka's isFollowerInSync: the follower reached the leader's high watermark and the
-        offset where the current leader epoch began."""
-        reached = follower_log.log_end_offset
-        return reached >= leader_log.high_watermark and reached >= self.epoch_start_offset.get((name, p), 0)
 
     def opened(self, node, name: str, p: int, partition_log) -> None:
         """A partition log of `node` was made (each one at start, later ones at first use): on
-        the leader it takes the leader's role now (`track`), before anything appends to it or
+        the leader it takes the leader's role now (`apply_leadership`), before anything appends to it or
         reads its high watermark; a follower's batches keep the epochs its leader gave them."""
         metadata = node.logs.topics.get(name)
         if metadata is None or self.controller.leader(metadata.topic_id, p) != node.node_id:
@@ -240,75 +231,7 @@ class Replication:
             # Its followers are not made yet: the epoch now, the high watermark rule once they are.
             partition_log.leader_epoch = self.controller.leader_epoch(metadata.topic_id, p)
             return
-        self.track(node, name, p, metadata.topic_id)
-
-    def track(self, leader, name: str, p: int, topic_id) -> None:
-        """The leader's role on its log, as the controller has it now: it stamps the current
-        leader epoch, and a replicated one's high watermark is held to what the in-sync replicas
-        have (a log opened since start, or just created, has none yet). Applied when the log
-        opens (`opened`) and whenever the partition's leadership or replicas change."""
-        leader_log = leader.logs.log(name, p)
-        state = self.controller.partition(topic_id, p)
-        if leader_log.leader_epoch != state.leader_epoch:  # its batches carry the current epoch
-            leader_log.leader_epoch = state.leader_epoch
-        if len(state.replicas) == 1:
-            leader_log._replicated_to = None  # one replica: everything appended is committed
-        elif leader_log._replicated_to is None and any(r != leader.node_id for r in state.isr):
-            self.advance_high_watermark(leader, name, p, topic_id)
-
-    def became_leader(self, leader, name: str, p: int, topic_id) -> None:
-        """`leader` leads the partition from now: it stamps the new epoch, its followers count
-        as caught up from now, and its high watermark (what it had as a follower) moves up to
-        what its ISR has."""
-        state = self.controller.partition(topic_id, p)
-        now = leader.clock.time_ms()
-        for replica in state.isr:
-            self.caught_up_ms[(name, p, replica)] = now
-        leader_log = leader.logs.log(name, p)
-        self.epoch_start_offset[(name, p)] = leader_log.log_end_offset
-        self.track(leader, name, p, topic_id)
-        committed = self.high_watermarks.get((name, p))
-        if committed is not None and leader_log._replicated_to is not None and leader_log._replicated_to < committed:
-            # What it had heard as a follower lags a fetch behind; an in-sync replica has every
-            # record below the partition's high watermark, so it never goes back.
-            leader_log._replicated_to = min(committed, leader_log.log_end_offset)
-        if len(state.replicas) > 1 and leader_log._replicated_to is not None:
-            self.advance_high_watermark(leader, name, p, topic_id)  # track() did not just do it
-
-    def advance_high_watermark(self, leader, name: str, p: int, topic_id) -> None:
-        """The leader's high watermark moves up to what every live in-sync replica has; it
-        never moves back. With the leader alone in sync it is the log end offset, moving with
-        each append (`_replicated_to` None)."""
-        state = self.controller.partition(topic_id, p)
-        leader_log = leader.logs.log(name, p)
-        before = leader_log.high_watermark
-        followers = [r for r in state.isr if r != leader.node_id and r in self.controller.alive]
-        old = leader_log._replicated_to
-        if not followers:
-            leader_log._replicated_to = None
-        else:
-            reached = min(self._agreed_end(r, name, p, state.leader_epoch, leader_log) for r in followers)
-            reached = min(reached, leader_log.log_end_offset)
-            leader_log._replicated_to = reached if old is None else max(old, reached)
-            if old is None:  # held back from now: its followers count as caught up from now (Kafka's rule)
-                now = leader.clock.time_ms()
-                for replica in followers:
-                    self.caught_up_ms.setdefault((name, p, replica), now)
-        self.high_watermarks[(name, p)] = max(self.high_watermarks.get((name, p), 0), leader_log.high_watermark)
-        if leader_log.high_watermark != before:
-            self.appended(leader, name, p)  # its followers learn the high watermark at their next pass
-            leader.notify_data_arrived()
-
-    def _agreed_end(self, follower: int, name: str, p: int, epoch: int, leader_log) -> int:
-        """How far the leader knows `follower` agrees with it: its log end once it fetched under
-        the current leader epoch (after cutting what diverged), else no further than the high
-        watermark already is. A follower that has not fetched from this leader yet may hold
-        another leader's records past the point where they part (Kafka's leader likewise resets
-        its followers' log end offsets to unknown when it becomes leader)."""
-        follower_end = self.cluster.node(follower).logs.log(name, p).log_end_offset
-        if self._fetching_epoch.get((name, p, follower)) != epoch and leader_log._replicated_to is not None:
-            return leader_log.high_watermark
-        return follower_end  # (a log just opened has no high watermark yet: the replicas' ends are the best word)
+        self.partition(node, name, p, metadata.topic_id).apply_leadership()
 
     def log_start_moved(self, leader, name: str, p: int) -> None:
         """The leader's log start moved (DeleteRecords): its followers fetch now to learn it."""
@@ -338,7 +261,7 @@ class Replication:
                     log.error("%s-%d: broker %d cannot copy a coordinator write (%s) and leaves the ISR",
                               name, p, replica, exc)
                     self.controller.shrink_isr(metadata.topic_id, p, replica)
-                    self.advance_high_watermark(leader, name, p, metadata.topic_id)
+                    self.partition(leader, name, p, metadata.topic_id).maybe_advance_high_watermark()
 
     # --- the ISR --------------------------------------------------------------------------
 
@@ -351,27 +274,29 @@ class Replication:
             state = self.controller.partition(topic_id, p)
             if state.leader < 0:
                 continue
-            leader = self.cluster.node(state.leader)
-            leader_end = leader.logs.log(name, p).log_end_offset
+            leading = self.partition(self.cluster.node(state.leader), name, p, topic_id)
+            leader_end = leading.log.log_end_offset
             for replica in state.isr:
                 if replica == state.leader:
                     continue
-                key = (name, p, replica)
+                remote = leading.remote_replica(replica)
                 if self.cluster.node(replica).logs.log(name, p).log_end_offset >= leader_end:
-                    self.caught_up_ms[key] = now
+                    remote.caught_up_ms = now
                     continue
-                since = self.caught_up_ms.setdefault(key, now)
+                if remote.caught_up_ms is None:
+                    remote.caught_up_ms = now
+                since = remote.caught_up_ms
                 if now - since > lag_max_ms:
                     self.controller.shrink_isr(topic_id, p, replica)
                     log.info("%s-%d: broker %d fell behind for %d ms and left the ISR", name, p, replica, now - since)
-                    self.advance_high_watermark(leader, name, p, topic_id)
+                    leading.maybe_advance_high_watermark()
 
     def checked_at_epoch(self, node, name: str, p: int) -> None:
         """The node's replica was checked against its leader just now (start-up); its fetcher
         checks again only when the leader epoch moves."""
         metadata = node.logs.topics.get(name)
         if metadata is not None:
-            self._fetching_epoch[(name, p, node.node_id)] = self.controller.leader_epoch(metadata.topic_id, p)
+            self.partition(node, name, p, metadata.topic_id).fetched_epoch = self.controller.leader_epoch(metadata.topic_id, p)
 
     def truncate_diverged(self, node, name: str, p: int, topic_id, leader) -> None:
         """A returning follower cuts its log back to where it agrees with the leader, as Kafka's
