@@ -111,16 +111,29 @@ def _print_table(rows: list[tuple[str, ...]]) -> None:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
 
 
+def is_data_dir(data_dir: Path) -> bool:
+    from trafka.broker.metadata.offline import is_data_dir as found
+
+    return found(data_dir)
+
+
+def offline_topics(data_dir: Path) -> list:
+    """The data dir's topics from its metadata log (trafka/broker/metadata/offline.py)."""
+    from trafka.broker.metadata.offline import offline_topics as read
+
+    return read(data_dir)
+
+
 def _describe(args) -> int:
     from trafka.storage.inspect import describe_data_dir, last_stable_offset
     from trafka.storage.manager import partition_dir
 
     data_dir = Path(args.data_dir)
-    if not (data_dir / "topics").is_dir():
-        print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
+    if not is_data_dir(data_dir):
+        print(f"trafka: {data_dir} is not a trafka data directory (no metadata log)", file=sys.stderr)
         return 1
     rows = [("TOPIC", "PARTITION", "LOG-START-OFFSET", "LOG-END-OFFSET", "LAST-STABLE-OFFSET", "SEGMENTS", "BYTES")]
-    for s in describe_data_dir(data_dir):
+    for s in describe_data_dir(data_dir, offline_topics(data_dir)):
         if args.topic and s.topic not in args.topic:
             continue
         lso = last_stable_offset(partition_dir(data_dir, s.topic, s.partition), s.log_end_offset)
@@ -168,8 +181,8 @@ def _groups(args) -> int:
     from trafka.storage.inspect import describe_data_dir
 
     data_dir = Path(args.data_dir)
-    if not (data_dir / "topics").is_dir():
-        print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
+    if not is_data_dir(data_dir):
+        print(f"trafka: {data_dir} is not a trafka data directory (no metadata log)", file=sys.stderr)
         return 1
     # Broker time, with any offset a test moved the clock by (kept in the data dir).
     entries = _parsed(data_dir, OFFSETS_TOPIC, lambda key, value: (parse_key(key), value))
@@ -179,7 +192,7 @@ def _groups(args) -> int:
     if args.group and not chosen:
         print(f"trafka: no group {', '.join(args.group)} in {data_dir}", file=sys.stderr)
         return 1
-    log_end = {(s.topic, s.partition): s.log_end_offset for s in describe_data_dir(data_dir)}
+    log_end = {(s.topic, s.partition): s.log_end_offset for s in describe_data_dir(data_dir, offline_topics(data_dir))}
     states = [("GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "GENERATION", "MEMBERS", "STATE-SINCE")]
     members = [("GROUP", "MEMBER-ID", "GROUP-INSTANCE-ID", "CLIENT-ID", "HOST", "SUBSCRIPTION", "ASSIGNMENT")]
     offsets = [("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "MEMBER-ID")]
@@ -204,11 +217,10 @@ def _share_groups(args) -> int:
     from trafka.broker.coordinators.share.partition import RecordState
     from trafka.storage.inspect import describe_data_dir
     from trafka.storage.errors import StorageError
-    from trafka.storage.topic_store import read_topics
 
     data_dir = Path(args.data_dir)
-    if not (data_dir / "topics").is_dir():
-        print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
+    if not is_data_dir(data_dir):
+        print(f"trafka: {data_dir} is not a trafka data directory (no metadata log)", file=sys.stderr)
         return 1
     latest = {}
     for key, snapshot in _parsed(data_dir, SHARE_STATE_TOPIC,
@@ -218,10 +230,10 @@ def _share_groups(args) -> int:
         else:
             latest[key] = snapshot
     try:
-        names = {metadata.topic_id: metadata.name for metadata in read_topics(data_dir).topics}
+        names = {metadata.topic_id: metadata.name for metadata in offline_topics(data_dir)}
     except StorageError:  # damaged topic metadata: topics show by id
         names = {}
-    log_end = {(s.topic, s.partition): s.log_end_offset for s in describe_data_dir(data_dir)}
+    log_end = {(s.topic, s.partition): s.log_end_offset for s in describe_data_dir(data_dir, offline_topics(data_dir))}
     rows = [("GROUP", "TOPIC", "PARTITION", "START-OFFSET", "LOG-END-OFFSET", "LAG", "ACKNOWLEDGED", "ARCHIVED", "AVAILABLE")]
     chosen = [k for k in latest if not args.group or k.group_id in args.group]
     if args.group and not chosen:
@@ -264,8 +276,8 @@ def _transactions(args) -> int:
     from trafka.broker.coordinators.transaction.state_topic import TRANSACTION_STATE_TOPIC
 
     data_dir = Path(args.data_dir)
-    if not (data_dir / "topics").is_dir():
-        print(f"trafka: {data_dir} is not a trafka data directory (no topics/)", file=sys.stderr)
+    if not is_data_dir(data_dir):
+        print(f"trafka: {data_dir} is not a trafka data directory (no metadata log)", file=sys.stderr)
         return 1
     latest = {}
     entries = _parsed(data_dir, TRANSACTION_STATE_TOPIC,

@@ -1,7 +1,8 @@
 """`trafka metadata --data-dir DIR`: the cluster metadata image, read from the metadata log on
 disk (trafka/storage/metadata_log.py) without a running broker: finalized features, the
 producer-id block, client quotas, dynamic configs (BROKER, GROUP, CLIENT_METRICS), ACLs, SCRAM
-users (mechanism and iterations; never a salt or key), and the partitions whose replicas,
+users (mechanism and iterations; never a salt or key), the topics (name, id, partitions,
+overrides), and the partitions whose replicas,
 leadership or reassignment differ from a new partition's. Reads files only: safe beside a
 running broker."""
 
@@ -11,7 +12,7 @@ import sys
 import uuid
 from pathlib import Path
 
-SECTIONS = ("features", "producer-ids", "quotas", "configs", "acls", "scram", "partitions")
+SECTIONS = ("features", "producer-ids", "quotas", "configs", "acls", "scram", "topics", "partitions")
 
 
 def add_arguments(parser) -> None:
@@ -19,7 +20,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--section", action="append", choices=SECTIONS, help="print only these parts (repeatable)")
 
 
-def _topic_names(data_dir: Path) -> dict[str, str]:
+def _topic_names(metadata, data_dir: Path) -> dict[str, str]:
+    """Topic id (hex) -> name: the log's TopicRecords, and an older trafka's topics/ files that
+    no start has imported yet."""
     from trafka.storage.errors import StorageError
     from trafka.storage.topic_store import read_topics
 
@@ -30,6 +33,7 @@ def _topic_names(data_dir: Path) -> dict[str, str]:
                 names.update({m.topic_id.hex: m.name for m in read_topics(directory).topics})
             except StorageError:  # damaged topic metadata: topics show by id
                 pass
+    names.update({r.fields["topic_id"]: r.fields["name"] for r in metadata.records("TopicRecord")})
     return names
 
 
@@ -66,11 +70,20 @@ def _lines(metadata, data_dir: Path, wanted) -> list[str]:
         out.append("SCRAM USERS")
         for r in metadata.records("UserScramCredentialRecord"):
             out.append(f"  {r.fields['name']} {r.fields['mechanism']} ({r.fields['iterations']} iterations)")
+    if "topics" in wanted:
+        from trafka.broker.metadata.topics import topics_of
+
+        out.append("TOPICS")
+        for topic in topics_of(metadata):
+            configs = "".join(f" {k}={v}" for k, v in sorted(topic.configs.items()))
+            out.append(f"  {topic.name} {topic.topic_id} partitions={topic.partitions}{configs}")
     if "partitions" in wanted:
         out.append("PARTITIONS (where they differ from a new partition: default replicas, led by the first, epoch 0)")
-        names = _topic_names(data_dir)
+        names = _topic_names(metadata, data_dir)
         for r in metadata.records("PartitionRecord"):
             f = r.fields
+            if all(f.get(k) is None for k in ("replicas", "leader", "target_replicas")):
+                continue  # a partition as new: its existence only
             parts = [f"{names.get(f['topic_id'], str(uuid.UUID(hex=f['topic_id'])))}-{f['partition_id']}:"]
             if f["replicas"] is not None:
                 parts.append(f"replicas {f['replicas']}")

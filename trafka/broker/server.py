@@ -32,6 +32,7 @@ from trafka.broker.coordinators.share.coordinator import ShareCoordinator
 from trafka.broker.coordinators.transaction import TransactionCoordinator
 from trafka.storage.clock import BrokerClock
 from trafka.storage.files import atomic_write
+from trafka.broker.metadata.topics import journal_topics, topics_of
 from trafka.storage.manager import LOCK_FILE, LogManager
 from trafka.wire.text import guard_loggers
 
@@ -103,7 +104,9 @@ class Broker:
         broker of a simulated cluster starts (`reopen`). Opening the logs locks the data dir
         and recovers every partition; each coordinator replays its internal topic."""
         config, cluster = self.config, self.cluster
-        self.logs = LogManager(self.data_dir, broker_config=config.raw, clock=self.clock)
+        # Its topics are the metadata log's; each topic change is written there before it is made.
+        self.logs = LogManager(self.data_dir, broker_config=config.raw, clock=self.clock,
+                               topics=topics_of(cluster.metadata), journal=partial(journal_topics, cluster))
         cluster.joined(self)  # its topics as the cluster has them, and kept so
         self.logs.set_topic_defaults(config.effective_raw())
         self._schema_registry = None  # created with `_schemas` at the registry's first request

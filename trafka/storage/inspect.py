@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Generator, Iterator, TypeVar
+from typing import Callable, Generator, Iterable, Iterator, TypeVar
 
 from trafka.storage.index import OFFSET_ENTRY, TIME_ENTRY
 from trafka.storage.log_loader import LOG_START_OFFSET_FILE, read_checkpoint
 from trafka.storage.manager import parse_partition_dir, partition_dir
-from trafka.storage.topic_store import read_topics
+from trafka.storage.topic_store import TopicMetadata, read_topics
 from trafka.storage.producer_state import SNAPSHOT_SUFFIX, read_snapshot
 from trafka.storage.segment import (
     INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, offset_filename, parse_offset_filename, scan_batches, segment_bases,
@@ -233,10 +233,12 @@ def last_stable_offset(directory: Path, log_end_offset: int) -> int:
     return min([log_end_offset, *open_txns.values()])
 
 
-def describe_data_dir(data_dir: Path) -> list[PartitionSummary]:
-    """Every partition of every topic in the data dir's topic metadata, by topic and partition."""
+def describe_data_dir(data_dir: Path, topics: Iterable[TopicMetadata] | None = None) -> list[PartitionSummary]:
+    """Every partition of every topic, by topic and partition. `topics`: what the broker's
+    metadata log has (the offline CLI reads it there); without them, the topics/ files of a
+    data dir kept by the storage layer alone."""
     summaries = []
-    for metadata in read_topics(data_dir).topics:
+    for metadata in (read_topics(data_dir).topics if topics is None else topics):
         for partition in range(metadata.partitions):
             directory = partition_dir(data_dir, metadata.name, partition)
             summaries.append(summarize_partition(directory, metadata.name, partition))

@@ -16,7 +16,7 @@ import re
 import shutil
 import uuid
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from trafka.storage.checkpoints import (LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, read_offsets_checkpoint,
                                         write_offsets_checkpoint)
@@ -36,6 +36,7 @@ from trafka.storage.log import CLEAN_SHUTDOWN_FILE, CleanState, PartitionLog
 from trafka.storage.topic_store import (
     CREATED_LOG,
     TOPICS_DIR,
+    TopicChange,
     TopicMetadata,
     append_to_created_log,
     created_record,
@@ -47,6 +48,7 @@ from trafka.storage.topic_store import (
 log = logging.getLogger("trafka.storage")
 
 LOCK_FILE = ".lock"
+STRAY_DIR_SUFFIX = "-stray"
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 _PARTITION_DIR = re.compile(r"(.+)-(\d+)")
@@ -89,8 +91,16 @@ class LogManager:
         *,
         broker_config: Mapping[str, str] | None = None,
         clock: Clock | None = None,
+        topics: Iterable[TopicMetadata] | None = None,
+        journal: Callable[[list[TopicChange]], None] | None = None,
     ):
+        """`topics` and `journal`: the broker keeps the topics (in its metadata log) and tells the
+        LogManager which exist at open; `journal(changes)` makes each change durable before the
+        LogManager makes it (raising: nothing changes). Without them (storage-layer tools and
+        tests) the topics are kept under `topics/` (topic_store.py)."""
         self.data_dir = Path(data_dir)
+        self._journal = journal
+        self._given_topics = None if topics is None else list(topics)
         self.clock = clock or SystemClock()
         # Topic-config defaults from the broker's log.* settings, over Kafka's own defaults.
         self.topic_defaults = topic_defaults_from_broker(broker_config or {})
@@ -119,7 +129,8 @@ class LogManager:
         self._on_append: Callable[[str, int], None] | None = None
         self._on_open: Callable[[str, int, PartitionLog], None] | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        (self.data_dir / TOPICS_DIR).mkdir(exist_ok=True)
+        if self._given_topics is None:
+            (self.data_dir / TOPICS_DIR).mkdir(exist_ok=True)
         self._lock_fd = self._lock_data_dir()
         self._load()
 
@@ -153,11 +164,16 @@ class LogManager:
                 log.info("removing %s, left by an interrupted topic deletion", self.data_dir / name)
                 shutil.rmtree(self.data_dir / name, ignore_errors=True)
         clean = self._read_clean_shutdown()
-        stored = read_topics(self.data_dir)
-        if stored.good_lines is not None:  # a line cut by a crash: later lines must not follow it
-            atomic_write(self.data_dir / TOPICS_DIR / CREATED_LOG, "".join(line + "\n" for line in stored.good_lines))
-        self._in_created_log = stored.in_log
-        for metadata in stored.topics:
+        if self._given_topics is not None:
+            topics = self._given_topics
+            self._given_topics = None
+        else:
+            stored = read_topics(self.data_dir)
+            if stored.good_lines is not None:  # a line cut by a crash: later lines must not follow it
+                atomic_write(self.data_dir / TOPICS_DIR / CREATED_LOG, "".join(line + "\n" for line in stored.good_lines))
+            self._in_created_log = stored.in_log
+            topics = stored.topics
+        for metadata in topics:
             self.topics[metadata.name] = metadata
             try:
                 config = self._build_config(metadata.name)
@@ -182,7 +198,19 @@ class LogManager:
         for name in directories:
             named = parse_partition_dir(name)
             if named and named not in self._logs and not name.endswith(DELETE_DIR_SUFFIX):
-                log.warning("ignoring %s: no topic %s with that partition", self.data_dir / name, named[0])
+                metadata = self.topics.get(named[0])
+                if metadata is not None and named[1] < metadata.partitions:
+                    continue  # opened at first use: its recovery point says how far it is good
+                if self._journal is None or (self.data_dir / name / LOCK_FILE).exists():
+                    log.warning("ignoring %s: no topic %s with that partition", self.data_dir / name, named[0])
+                    continue
+                # A stray log (Kafka's word): its topic was deleted, or never made durable. Moved
+                # aside as Kafka does (<dir>.<id>-stray), never read again; the operator removes it.
+                stray = self.data_dir / f"{name}.{uuid.uuid4().hex}{STRAY_DIR_SUFFIX}"
+                log.warning("moving aside %s as %s: the metadata log has no topic %s with that partition",
+                            self.data_dir / name, stray.name, named[0])
+                os.replace(self.data_dir / name, stray)
+                fsync_dir(self.data_dir)
         log.info("loaded %d topics, %d partitions from %s", len(self.topics),
                  sum(t.partitions for t in self.topics.values()), self.data_dir)
 
@@ -318,7 +346,44 @@ class LogManager:
         (a CreateTopics request creating many topics calls it once, before answering)."""
         self.validate_new_topic(name, partitions, configs)
         metadata = TopicMetadata(name, topic_id or uuid.uuid4(), partitions, {k: str(v) for k, v in (configs or {}).items()})
-        self._write_metadata(metadata, sync=sync)
+        if self._journal is not None:
+            self._journal([TopicChange("created", metadata)])
+        else:
+            self._write_metadata(metadata, sync=sync)
+        return self._add_topic(metadata)
+
+    def create_topics(self, wanted: list[tuple[str, int, Mapping[str, str]]]) -> list[TopicMetadata | StorageError]:
+        """Several topics made durable together (CreateTopics: with a journal, one batch of
+        records for the whole request): each one's TopicMetadata, or the StorageError that
+        refused it. Raises what the journal raises (then none is created)."""
+        results: list[TopicMetadata | StorageError] = []
+        names: dict[str, str] = {}  # this request's collision keys
+        for name, partitions, configs in wanted:
+            try:
+                self.validate_new_topic(name, partitions, configs)
+                other = names.get(_collision_key(name))
+                if other is not None:
+                    raise (TopicAlreadyExists(f"topic {name} already exists") if other == name
+                           else InvalidTopic(f"topic {name} collides with topic {other}"))
+                names[_collision_key(name)] = name
+                results.append(TopicMetadata(name, uuid.uuid4(), partitions, {k: str(v) for k, v in configs.items()}))
+            except StorageError as exc:
+                results.append(exc)
+        made = [r for r in results if isinstance(r, TopicMetadata)]
+        if self._journal is None:
+            for metadata in made:
+                self._write_metadata(metadata, sync=False)
+                self._add_topic(metadata)
+            self.sync_metadata()
+            return results
+        if made:
+            self._journal([TopicChange("created", metadata) for metadata in made])
+        for metadata in made:
+            self._add_topic(metadata)
+        return results
+
+    def _add_topic(self, metadata: TopicMetadata) -> TopicMetadata:
+        name, partitions = metadata.name, metadata.partitions
         current = self._collisions_at == (self.generation, len(self.topics))
         self.topics[name] = metadata
         self.generation += 1
@@ -388,9 +453,13 @@ class LogManager:
         if total <= metadata.partitions:
             raise InvalidPartitions(f"topic {name} has {metadata.partitions} partitions, cannot go to {total}")
         old = metadata.partitions
+        if self._journal is not None:
+            self._journal([TopicChange("grown", TopicMetadata(name, metadata.topic_id, total, dict(metadata.configs)),
+                                       old_partitions=old)])
         metadata.partitions = total
         self.generation += 1
-        self._write_metadata(metadata)
+        if self._journal is None:
+            self._write_metadata(metadata)
         self._open_partitions(metadata, range(old, total))
         self._changed("grown", metadata)
         return metadata
@@ -409,6 +478,8 @@ class LogManager:
         are only renamed aside (the topic is gone at once) and returned, for `remove_dirs` in a
         worker thread."""
         metadata = self.topic(name)
+        if self._journal is not None:
+            self._journal([TopicChange("deleted", metadata)])
         if metadata.topic_id in self._in_created_log:
             self._in_created_log.discard(metadata.topic_id)
             self._log_deleted([str(metadata.topic_id)])
@@ -464,8 +535,14 @@ class LogManager:
         computes the new full set first). Raises InvalidConfig."""
         metadata = self.topic(name)
         validate_topic_config(overrides)
-        metadata.configs = {k: str(v) for k, v in overrides.items()}
-        self._write_metadata(metadata)
+        configs = {k: str(v) for k, v in overrides.items()}
+        if self._journal is not None:
+            self._journal([TopicChange("configured", TopicMetadata(name, metadata.topic_id, metadata.partitions, configs),
+                                       old_configs=dict(metadata.configs))])
+            metadata.configs = configs
+        else:
+            metadata.configs = configs
+            self._write_metadata(metadata)
         self._update_config(name, metadata)
         self._changed("configured", metadata)
         return metadata

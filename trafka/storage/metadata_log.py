@@ -57,6 +57,9 @@ _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 # and every start replays the log after the snapshot, so it snapshots sooner.
 MAX_BYTES_BETWEEN_SNAPSHOTS = 1024 * 1024
 _SEGMENT_BYTES = 8 * 1024 * 1024
+# One change is one batch, however large (a CreateTopics of 500 topics x 10 partitions is 5,500
+# records, ~1.4 MB): bounded by what one request can ask, not by a topic's max.message.bytes.
+_MAX_BATCH_BYTES = 256 * 1024 * 1024
 
 
 class MetadataLogCorrupt(StorageError):
@@ -138,7 +141,7 @@ class MetadataLog:
         self._clock = clock
         self._lock = self._take_lock() if lock else -1
         config = LogConfig.of({"segment.bytes": str(_SEGMENT_BYTES), "retention.ms": "-1",
-                               "retention.bytes": "-1"})
+                               "retention.bytes": "-1", "max.message.bytes": str(_MAX_BATCH_BYTES)})
         # A log whose files cannot be opened stops the start with the cause, not a traceback.
         try:
             self.log = PartitionLog(self.directory, config, clock=clock)

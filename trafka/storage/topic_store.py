@@ -58,6 +58,16 @@ class TopicMetadata:
         return cls.from_dict(json.loads(text))
 
 
+@dataclass
+class TopicChange:
+    """A change to a topic, as the LogManager tells its journal before making it: "created",
+    "grown" (from `old_partitions`), "configured" (from `old_configs`) or "deleted"."""
+    kind: str
+    metadata: TopicMetadata  # as it is after the change
+    old_partitions: int = 0
+    old_configs: dict[str, str] | None = None
+
+
 def metadata_path(data_dir: Path, topic_id: uuid.UUID) -> Path:
     return data_dir / TOPICS_DIR / f"{topic_id}.json"
 

@@ -14,10 +14,11 @@ partition nothing has happened to is led by its preferred leader, epoch 0, every
 sync. What differs from that is kept as Kafka keeps it, in the metadata log
 (trafka/broker/metadata/image.py): a PartitionRecord per partition a change touched (its
 replicas where they are not the default placement's, its leader, leader epoch and ISR once they
-changed, the target and original replicas of a reassignment under way), a RemoveTopicRecord when
-its topic goes. A change is worked out on the maps below and written, one batch, before anything
-can read it (the methods are synchronous: no other task runs between); a failed write puts the
-maps back as the log has them and raises.
+changed, the target and original replicas of a reassignment under way), and a RemoveTopicRecord
+when its topic goes (written by the topic's deletion, trafka/broker/metadata/topics.py). A change
+is worked out on the maps below and written, one batch, before anything can read it (the
+methods are synchronous: no other task runs between); a failed write puts the maps back as the
+log has them and raises.
 """
 
 from __future__ import annotations
@@ -144,11 +145,11 @@ class Controller:
         if self._metadata is None:
             return
         now = self._fields()
-        records = [MetadataRecord("RemoveTopicRecord", {"topic_id": topic})
-                   for topic in sorted({t for t, _ in self._persisted} - {t for t, _ in now})]
-        gone_topics = {r.fields["topic_id"] for r in records}
+        records = []
+        # A partition back as new gets a PartitionRecord of nulls (never a RemoveTopicRecord: the
+        # topic and its partitions stay; only `forget` removes a topic).
         for key in sorted(set(self._persisted) | set(now)):
-            if key[0] in gone_topics or self._persisted.get(key) == now.get(key):
+            if self._persisted.get(key) == now.get(key):
                 continue
             records.append(MetadataRecord("PartitionRecord", now.get(key) or {
                 "topic_id": key[0], "partition_id": key[1], "replicas": None, "leader": None, "leader_epoch": None,
@@ -229,13 +230,17 @@ class Controller:
 
     def forget(self, topic_id: uuid.UUID) -> None:
         """The topic is deleted: its assignments and leadership go with it."""
-        dropped = self._assignments.pop(topic_id.hex, None) is not None
-        dropped = self._leadership.pop(topic_id.hex, None) is not None or dropped
-        dropped = self._reassignments.pop(topic_id.hex, None) is not None or dropped
-        if dropped:
-            self._write()
-        else:
-            self._changed()
+        for state in (self._assignments, self._leadership, self._reassignments):
+            state.pop(topic_id.hex, None)
+        self._changed()
+        if any(topic == topic_id.hex for topic, _ in self._persisted) and self._metadata is not None:
+            # Normally written already, by the DeleteTopics that removed the topic (its replay
+            # emptied these maps); a controller driven alone writes it here.
+            try:
+                self._metadata.write([MetadataRecord("RemoveTopicRecord", {"topic_id": topic_id.hex})])
+            except BaseException:
+                self._restore()
+                raise
 
     def _changed(self) -> None:
         """Something a Metadata answer shows changed (the maps, or the live brokers)."""

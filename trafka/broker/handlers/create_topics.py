@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from trafka.broker.requests import routes
 from trafka.broker.cluster.describe import assign, assignment_problem, place, replication_factor_problem
-from trafka.broker.operations.log_tasks import sync_topic_metadata
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize
 from trafka.broker.metadata.topic_configs import topic_config_entries
 from trafka.broker.requests.errors import error_code
@@ -63,27 +62,31 @@ def replication_factor(broker, t) -> int:
 FIRST_VERSION_WITH_CONFIGS = 5  # num_partitions, replication_factor and configs in the answer (KIP-525)
 
 
-def _create(broker, t, validate_only: bool, seen: set[str], config_entries) -> dict:
+def _checked(broker, t, validate_only: bool, seen: set[str]) -> int | dict:
+    """The topic's partition count, or its error answer (validate_only: every check done)."""
     if t.name in seen:
         return topic_error(t.name, ErrorCode.INVALID_REQUEST, "topic named twice in one request")
     seen.add(t.name)
     count = _partition_count(broker, t)
-    if isinstance(count, dict):
+    if isinstance(count, dict) or not validate_only:
         return count
-    configs = {c.name: c.value for c in t.configs}
     try:
-        if validate_only:
-            broker.logs.validate_new_topic(t.name, count, configs)
-            topic_id = ZERO_UUID
-        else:
-            # Made durable once the whole request is done: one line of topics/created.log (see handle).
-            topic_id = broker.logs.create_topic(t.name, count, configs, sync=False).topic_id
-            place(broker, topic_id, range(count), t.replication_factor)
-            assign(broker, topic_id, {a.partition_index: list(a.broker_ids) for a in t.assignments})
-    except OSError as exc:
-        return topic_error(t.name, ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write topic metadata: {exc.strerror or exc}")
+        broker.logs.validate_new_topic(t.name, count, {c.name: c.value for c in t.configs})
     except storage_errors.StorageError as exc:
         return topic_error(t.name, error_code(exc), str(exc))
+    return count
+
+
+def _created(broker, t, count: int, topic_id, config_entries) -> dict:
+    configs = {c.name: c.value for c in t.configs}
+    if topic_id != ZERO_UUID:
+        try:
+            place(broker, topic_id, range(count), t.replication_factor)
+            assign(broker, topic_id, {a.partition_index: list(a.broker_ids) for a in t.assignments})
+        except OSError as exc:
+            return topic_error(t.name, ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write topic metadata: {exc.strerror or exc}")
+        except storage_errors.StorageError as exc:
+            return topic_error(t.name, error_code(exc), str(exc))
     return {
         "name": t.name,
         "topic_id": topic_id,
@@ -117,19 +120,32 @@ def _config_entries(broker, version: int):
 
 @routes.handles(19, min_version=2, max_version=7)
 async def handle(ctx, request):
+    broker = ctx.broker
     seen: set[str] = set()
     anywhere = authorize(ctx, Op.CREATE, CLUSTER, log_denied=False)  # else CREATE on each topic
-    config_entries = _config_entries(ctx.broker, ctx.version)
-    topics = [_create(ctx.broker, t, request.validate_only, seen, config_entries)
-              if anywhere or authorize(ctx, Op.CREATE, TOPIC, t.name)
-              else topic_error(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
-              for t in request.topics]
-    try:
-        # One durable write for every topic of the request, before the answer, off the loop.
-        await sync_topic_metadata(ctx.broker)
-    except storage_errors.StorageError as exc:
-        topics = [
-            topic_error(t["name"], error_code(exc), str(exc)) if t["error_code"] == ErrorCode.NONE else t
-            for t in topics
-        ]
+    config_entries = _config_entries(broker, ctx.version)
+    checked = [_checked(broker, t, request.validate_only, seen) if anywhere or authorize(ctx, Op.CREATE, TOPIC, t.name)
+               else topic_error(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+               for t in request.topics]
+    wanted = [(t, count) for t, count in zip(request.topics, checked) if not isinstance(count, dict)]
+    ids: dict[str, object] = {}
+    if not request.validate_only and wanted:
+        try:
+            # Every topic of the request in one durable batch of the metadata log, then made.
+            made = broker.logs.create_topics([(t.name, count, {c.name: c.value for c in t.configs}) for t, count in wanted])
+        except (storage_errors.StorageError, OSError) as exc:  # the metadata log refused the batch: none is made
+            reason = exc.strerror or exc if isinstance(exc, OSError) else exc
+            made = [storage_errors.StorageWriteFailed(f"cannot write topic metadata ({reason})")] * len(wanted)
+        for (t, _), result in zip(wanted, made):
+            ids[t.name] = result
+    topics = []
+    for t, count in zip(request.topics, checked):
+        if isinstance(count, dict):
+            topics.append(count)
+            continue
+        result = ids.get(t.name)
+        if isinstance(result, storage_errors.StorageError):
+            topics.append(topic_error(t.name, error_code(result), str(result)))
+        else:
+            topics.append(_created(broker, t, count, ZERO_UUID if result is None else result.topic_id, config_entries))
     return {"throttle_time_ms": 0, "topics": topics}

@@ -1,7 +1,8 @@
 """DeleteTopics (key 20), versions 1-6.
 
 Behavior:
-- Deletion is immediate: the topic is gone at once and its directories are removed (in a worker
+- Deletion is immediate: the topic's RemoveTopicRecord is written to the metadata log (a failed
+  write: KAFKA_STORAGE_ERROR, nothing deleted), the topic is gone at once and its directories are removed (in a worker
   thread, so other clients are served meanwhile) before the response.
 - v6 names topics by name or by topic id.
 - Internal topics (`__consumer_offsets`) cannot be deleted, as in Kafka.
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
-from trafka.storage.errors import UnknownTopic
+from trafka.broker.requests.errors import error_code, error_message
+from trafka.storage.errors import StorageError, UnknownTopic
 from trafka.storage.files import remove_dirs
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
@@ -38,7 +40,11 @@ def _delete(ctx, name: str | None, topic_id, doomed: list) -> dict:
     elif topic.name.startswith("__"):
         error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, f"internal topic {topic.name} cannot be deleted"
     else:
-        doomed += broker.logs.delete_topic(topic.name, remove=False)
+        try:  # its RemoveTopicRecord first: a failed write deletes nothing
+            doomed += broker.logs.delete_topic(topic.name, remove=False)
+        except (StorageError, OSError) as exc:
+            return {"name": topic.name, "topic_id": topic.topic_id, "error_code": error_code(exc),
+                    "error_message": error_message(exc)}
         broker.group_coordinator.on_topic_deleted(topic.name)
         error, message = ErrorCode.NONE, None
     return {"name": topic.name, "topic_id": topic.topic_id, "error_code": error, "error_message": message}

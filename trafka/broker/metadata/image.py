@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from trafka.broker.metadata.legacy import import_legacy, warn_leftovers
-from trafka.broker.metadata.records import MetadataRecord, decode
+from trafka.broker.metadata.topics import import_legacy_topics
+from trafka.broker.metadata.records import TOPIC, MetadataRecord, decode, encode_key
 from trafka.storage.metadata_log import MetadataLog, read_offline
 
 log = logging.getLogger("trafka.broker")
@@ -61,6 +62,7 @@ class ClusterMetadata:
             self.fresh = not import_legacy(self, migrate_from)
         else:
             warn_leftovers(migrate_from)
+        import_legacy_topics(self, migrate_from)  # topics/ of a trafka before topics were records
 
     @classmethod
     def of_data_dir(cls, data_dir: Path, *, clock=None) -> "ClusterMetadata":
@@ -83,8 +85,14 @@ class ClusterMetadata:
     def _update_image(self, record: MetadataRecord) -> None:
         if record.record_type.removes is not None:
             prefix = record.entity
+            if record.type == "RemoveTopicRecord":  # the topic, its partitions and its configs
+                topic = self.image.pop(encode_key("TopicRecord", prefix), None)
+                name = None if topic is None else topic.fields["name"]
             for key, existing in list(self.image.items()):
                 if existing.type == record.target and existing.entity[:len(prefix)] == prefix:
+                    del self.image[key]
+                elif (record.type == "RemoveTopicRecord" and name is not None and existing.type == "ConfigRecord"
+                      and existing.entity[:2] == (TOPIC, name)):
                     del self.image[key]
         elif record.removal:
             self.image.pop(record.key(), None)

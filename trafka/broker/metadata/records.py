@@ -10,7 +10,8 @@ A record's key names what it is about (its type and entity), so the image is "th
 of each key", as a compacted topic is. A record removes what it names when its type is a
 removal (`removes`: RemoveAccessControlEntryRecord, RemoveUserScramCredentialRecord, and
 RemoveTopicRecord, which removes every PartitionRecord of its topic: a removal's entity is a
-prefix of the removed records' entities), or when a field says so (`removed_when`: a
+prefix of the removed records' entities; it also removes the topic's TopicRecord and its TOPIC
+ConfigRecords), or when a field says so (`removed_when`: a
 ConfigRecord whose value is null, a ClientQuotaRecord with remove true, as in Kafka).
 
 A version above the one declared here was written by a newer trafka: the start stops rather
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 from trafka.storage.errors import StorageError
@@ -29,8 +31,8 @@ from trafka.storage.errors import StorageError
 log = logging.getLogger("trafka.broker")
 
 # ConfigRecord resource types (Kafka's ConfigResource.Type codes).
-BROKER, GROUP, CLIENT_METRICS = 4, 32, 16
-RESOURCE_TYPE_NAMES = {BROKER: "BROKER", GROUP: "GROUP", CLIENT_METRICS: "CLIENT_METRICS"}
+TOPIC, BROKER, GROUP, CLIENT_METRICS = 2, 4, 32, 16
+RESOURCE_TYPE_NAMES = {TOPIC: "TOPIC", BROKER: "BROKER", GROUP: "GROUP", CLIENT_METRICS: "CLIENT_METRICS"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,8 @@ RECORD_TYPES: dict[str, RecordType] = {t.name: t for t in (
     RecordType("FeatureLevelRecord", 0, ("name",),
                doc="name, feature_level; epoch: the finalized-features epoch after this change (trafka's)"),
     RecordType("ConfigRecord", 0, ("resource_type", "resource_name", "name"), removed_when=lambda v: v.get("value") is None,
-               doc="resource_type (4 BROKER, 16 CLIENT_METRICS, 32 GROUP), resource_name, name, value (null: removed)"),
+               doc="resource_type (2 TOPIC, 4 BROKER, 16 CLIENT_METRICS, 32 GROUP), resource_name, name, "
+                   "value (null: removed)"),
     RecordType("ClientQuotaRecord", 0, ("entity", "key"), removed_when=lambda v: bool(v.get("remove")),
                doc="entity [[type, name]], key, value, remove"),
     RecordType("AccessControlEntryRecord", 0, ("id",),
@@ -57,9 +60,12 @@ RECORD_TYPES: dict[str, RecordType] = {t.name: t for t in (
     RecordType("UserScramCredentialRecord", 0, ("name", "mechanism"),
                doc="name, mechanism, salt, stored_key, server_key, iterations (base64; never a password)"),
     RecordType("RemoveUserScramCredentialRecord", 0, ("name", "mechanism"), removes="UserScramCredentialRecord"),
+    RecordType("TopicRecord", 0, ("topic_id",), doc="topic_id (hex), name"),
     RecordType("PartitionRecord", 0, ("topic_id", "partition_id"),
                doc="topic_id, partition_id; replicas, leader, leader_epoch, isr, target_replicas, "
                    "original_replicas where they differ from a new partition's (null: as new)"),
+    # Removes the topic's TopicRecord, its PartitionRecords and its TOPIC ConfigRecords
+    # (ClusterMetadata._update_image), as Kafka's replay of it drops the topic's configs.
     RecordType("RemoveTopicRecord", 0, ("topic_id",), removes="PartitionRecord"),
 )}
 
@@ -96,6 +102,10 @@ class MetadataRecord:
         return self.record_type.removes or self.type
 
     def key(self) -> bytes:
+        return self._key
+
+    @cached_property
+    def _key(self) -> bytes:  # worked out once: the image, the log and the snapshot all ask
         return encode_key(self.type, self.entity)
 
     def encode(self) -> tuple[bytes, bytes]:

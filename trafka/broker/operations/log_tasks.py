@@ -35,7 +35,6 @@ import trio
 
 from trafka.storage.cleaner import LogCleaner
 from trafka.storage.errors import StorageError
-from trafka.storage.topic_store import append_to_created_log, created_record
 from trafka.storage.retention import apply_retention
 
 log = logging.getLogger("trafka.broker")
@@ -192,21 +191,6 @@ async def flush_off_loop(broker, partition_log) -> None:
         return
     await broker.storage_threads.run(plan.run)
     partition_log.end_flush(plan)
-
-
-async def sync_topic_metadata(broker) -> None:
-    """Make the topics CreateTopics just made durable: one line of topics/created.log for all
-    of them, appended and fsynced in a worker thread; raises StorageWriteFailed, the topics
-    dropped, when the disk refuses."""
-    logs = broker.logs
-    pending = logs.take_unsynced()
-    if not pending:
-        return
-    try:
-        await broker.storage_threads.run(append_to_created_log, logs.data_dir, created_record(pending))
-    except OSError as exc:
-        logs.drop_unsynced(pending, exc)
-    logs.synced(pending)
 
 
 async def run_flush_once(broker) -> None:

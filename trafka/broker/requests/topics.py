@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from trafka.storage.errors import InvalidTopic, TopicAlreadyExists, UnknownTopic
+from trafka.storage.errors import InvalidTopic, StorageError, TopicAlreadyExists, UnknownTopic
 
 log = logging.getLogger("trafka.broker")
 
@@ -19,6 +19,9 @@ def get_or_create_topic(broker, name: str, *, allow_auto_create: bool = True):
     except TopicAlreadyExists:
         return broker.logs.topics.get(name)
     except InvalidTopic:
+        return None
+    except (StorageError, OSError) as exc:  # its records could not be written: not created
+        log.error("cannot auto-create topic %s: %s", name, exc)
         return None
     log.info("auto-created topic %s with %d partitions", name, topic.partitions)
     return topic

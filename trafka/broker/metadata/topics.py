@@ -1,0 +1,123 @@
+"""Topics in the metadata log: what Kafka's controller writes for them, and the topic set read back.
+
+A topic is a TopicRecord (its id and name), one PartitionRecord per partition (written with
+null placement fields when the partition is made: it exists, placed as a new partition; the
+controller writes its own PartitionRecords over it when the placement or leadership differs),
+and a ConfigRecord on resource type TOPIC (2) per config override. DeleteTopics writes a
+RemoveTopicRecord, which removes all of them (ClusterMetadata._update_image).
+
+The LogManager (storage layer) never reads the log: the broker gives it the topics of the image
+when it opens (`topics_of`), and a `journal` that it calls with each change before making it:
+`journal` writes the change's records as one durable batch, so a CreateTopics of 500 topics is
+one fsync, and a failed write leaves the LogManager as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from pathlib import Path
+from typing import Iterable
+
+from trafka.broker.metadata.records import TOPIC, MetadataRecord, config_changes, config_record
+from trafka.storage.files import fsync_dir
+from trafka.storage.topic_store import TOPICS_DIR, TopicChange, TopicMetadata, read_topics
+
+log = logging.getLogger("trafka.broker")
+
+MIGRATED_TOPICS_DIR = TOPICS_DIR + ".migrated"
+
+
+def _partition_record(topic_id: str, partition: int) -> MetadataRecord:
+    return MetadataRecord("PartitionRecord", {
+        "topic_id": topic_id, "partition_id": partition, "replicas": None, "leader": None, "leader_epoch": None,
+        "isr": None, "target_replicas": None, "original_replicas": None})
+
+
+def creation_records(metadata: TopicMetadata) -> list[MetadataRecord]:
+    topic_id = metadata.topic_id.hex
+    records = [MetadataRecord("TopicRecord", {"topic_id": topic_id, "name": metadata.name})]
+    records += [_partition_record(topic_id, p) for p in range(metadata.partitions)]
+    records += [config_record(TOPIC, metadata.name, name, value) for name, value in sorted(metadata.configs.items())]
+    return records
+
+
+def change_records(change: TopicChange) -> list[MetadataRecord]:
+    metadata = change.metadata
+    if change.kind == "created":
+        return creation_records(metadata)
+    if change.kind == "grown":
+        return [_partition_record(metadata.topic_id.hex, p) for p in range(change.old_partitions, metadata.partitions)]
+    if change.kind == "configured":
+        return config_changes(TOPIC, metadata.name, change.old_configs or {}, metadata.configs)
+    if change.kind == "deleted":
+        return [MetadataRecord("RemoveTopicRecord", {"topic_id": metadata.topic_id.hex})]
+    raise ValueError(f"no topic change {change.kind}")
+
+
+def journal(cluster_metadata, changes: list[TopicChange]) -> None:
+    """Write the records of these topic changes as one durable batch (raises what the write
+    raises: nothing is applied then)."""
+    records: list[MetadataRecord] = []
+    for change in changes:
+        records += change_records(change)
+    cluster_metadata.write(records)
+
+
+def journal_topics(cluster, changes: list[TopicChange]) -> None:
+    """A node's LogManager journal: the change written to the cluster's metadata log, once. A
+    simulated cluster applies a change made on one node to the others (Cluster._mirror_from):
+    their LogManagers find it written already."""
+    if getattr(cluster, "_mirroring", False):
+        return
+    journal(cluster.metadata, changes)
+
+
+def topics_of(cluster_metadata) -> list[TopicMetadata]:
+    """Every topic of the image: name, id, partition count (its PartitionRecords), overrides."""
+    partitions: dict[str, int] = {}
+    configs: dict[str, dict[str, str]] = {}
+    topics = []
+    for record in cluster_metadata.image.values():
+        f = record.fields
+        if record.type == "PartitionRecord":
+            partitions[f["topic_id"]] = max(partitions.get(f["topic_id"], 0), int(f["partition_id"]) + 1)
+        elif record.type == "ConfigRecord" and f["resource_type"] == TOPIC:
+            configs.setdefault(f["resource_name"], {})[f["name"]] = str(f["value"])
+        elif record.type == "TopicRecord":
+            topics.append(f)
+    return [TopicMetadata(f["name"], uuid.UUID(hex=f["topic_id"]), partitions.get(f["topic_id"], 0),
+                          configs.get(f["name"], {})) for f in sorted(topics, key=lambda f: f["name"])]
+
+
+def import_legacy_topics(cluster_metadata, directories: Iterable[Path]) -> None:
+    """An older trafka's topics (`topics/<id>.json`, `topics/created.log`) into the log, once:
+    their records as one batch, then each `topics/` renamed `topics.migrated`. A simulated
+    cluster's nodes each had a copy: a topic is taken from the first node that has it. A topic the
+    log has already (by id or name: a crash between the write and the rename, or an internal
+    topic made since) is not imported again."""
+    found = [d for d in directories if (d / TOPICS_DIR).is_dir()]
+    if not found:
+        return
+    known = topics_of(cluster_metadata)
+    ids, names = {m.topic_id for m in known}, {m.name for m in known}
+    by_id: dict[uuid.UUID, TopicMetadata] = {}
+    for directory in found:
+        for metadata in read_topics(directory).topics:  # StorageError: the start stops, naming it
+            if metadata.topic_id not in ids and metadata.name not in names:
+                by_id.setdefault(metadata.topic_id, metadata)
+    records: list[MetadataRecord] = []
+    for metadata in by_id.values():
+        records += creation_records(metadata)
+    cluster_metadata.write(records)
+    if by_id:
+        log.warning("imported %d topics from %s into the metadata log", len(by_id),
+                    ", ".join(str(d / TOPICS_DIR) for d in found))
+    for directory in found:
+        target = directory / MIGRATED_TOPICS_DIR
+        if target.exists():
+            target = directory / f"{MIGRATED_TOPICS_DIR}.{uuid.uuid4().hex}"
+        os.replace(directory / TOPICS_DIR, target)
+        fsync_dir(directory)
+
