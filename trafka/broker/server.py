@@ -131,7 +131,6 @@ class Broker:
 
     def _guard_internal_topic(self, topic) -> None:
         topic.append_guard = self.faults.check_append
-        topic.after_append = partial(self.cluster.replication.replicate_now, self)
 
     def internal_topics(self) -> list:
         return [self.group_coordinator.offsets_topic, self.txn_coordinator.state_topic,

@@ -34,7 +34,7 @@ from trafka.broker.config import BrokerConfig, ConfigError
 from trafka.broker.cluster.controller import NO_LEADER, Controller, LeaderChange, describe_ids
 from trafka.broker.metadata.image import ClusterMetadata
 from trafka.broker.operations.log_tasks import every
-from trafka.broker.cluster.replication import Replication
+from trafka.broker.cluster.replication import INTERNAL_REPLICATION, Replication
 from trafka.broker.server import Broker, ListenError, serve_node
 from trafka.storage.errors import StorageError
 
@@ -43,13 +43,6 @@ RELISTEN_ATTEMPTS, RELISTEN_BACKOFF_S = 5, 0.2
 
 log = logging.getLogger("trafka.broker")
 
-# Internal topics and the settings that size their replication (capped at the cluster's size).
-INTERNAL_REPLICATION = {
-    "__consumer_offsets": "offsets.topic.replication.factor",
-    "__transaction_state": "transaction.state.log.replication.factor",
-    "__share_group_state": "share.coordinator.state.topic.replication.factor",
-    "_schemas": "offsets.topic.replication.factor",
-}
 
 
 def open_broker(data_dir: Path, config: BrokerConfig, clock=None) -> Broker:

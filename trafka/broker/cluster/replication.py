@@ -35,6 +35,14 @@ from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.replication")
 
+# Coordinators' internal topics (copied to their in-sync followers as they are written) and the
+# settings that size their replication (capped at the cluster's size).
+INTERNAL_REPLICATION = {
+    "__consumer_offsets": "offsets.topic.replication.factor",
+    "__transaction_state": "transaction.state.log.replication.factor",
+    "__share_group_state": "share.coordinator.state.topic.replication.factor",
+    "_schemas": "offsets.topic.replication.factor",
+}
 REPLICA_FETCH_BYTES = 1 << 20  # Kafka's replica.fetch.max.bytes: per partition per fetch
 IDLE_WAIT_S = 0.5  # replica.fetch.wait.max.ms
 
@@ -112,18 +120,23 @@ class Replication:
         event.set()
 
     def appended(self, node, topic: str, partition: int) -> None:
-        """`node` appended to its log of the partition (PartitionLog.on_append): its followers
-        look at it in their next pass, without walking every partition they follow."""
+        """`node` appended to its log of the partition as its leader (PartitionLog.on_append):
+        its followers look at it in their next pass, without walking every partition they
+        follow; a coordinator's write to its internal topic reaches the in-sync followers now,
+        before the coordinator applies and answers (Kafka's runtime waits for the high
+        watermark)."""
         if self.controller.brokers == 1:
             return
         metadata = node.logs.topics.get(topic)
         if metadata is None:
             return
-        replicas = self.controller.replicas(metadata.topic_id, partition)
-        if len(replicas) > 1:
-            for replica in replicas:
+        state = self.controller.partition(metadata.topic_id, partition)
+        if len(state.replicas) > 1:
+            for replica in state.replicas:
                 if replica != node.node_id:
                     self._dirty.setdefault(replica, set()).add((topic, partition, metadata.topic_id))
+            if topic in INTERNAL_REPLICATION and state.leader == node.node_id:
+                self.replicate_now(node, topic, partition)
 
     async def run(self, node) -> None:
         """Broker `node`'s replica fetcher, for as long as the broker serves: a pass over the

@@ -58,9 +58,6 @@ class InternalTopic:
         # Called before each append with (topic, partition); raises to refuse it (injected
         # storage faults: FaultTable.check_append).
         self.append_guard = None
-        # Called after each append with the partition (a simulated cluster copies it to the
-        # in-sync followers before the coordinator applies and answers).
-        self.after_append = None
         # partition -> producer id -> records of its still open transaction, after replay
         self._pending: dict[int, dict[int, list[LoggedRecord]]] = {}
 
@@ -78,17 +75,16 @@ class InternalTopic:
             [rec.Record(r.key, r.value, (), now) for r in records],
             producer_id=producer_id, producer_epoch=producer_epoch, transactional=producer_id >= 0,
         )
+        # In a simulated cluster the append reaches the in-sync followers before it returns
+        # (the replica layer's on_append: Replication.appended), so before the coordinator
+        # applies and answers.
         self.logs.log(self.name, partition).append(batch)
-        if self.after_append is not None:
-            self.after_append(self.name, partition)
 
     def append_marker(self, partition: int, producer_id: int, producer_epoch: int, commit: bool,
                       coordinator_epoch: int) -> None:
         if self.append_guard is not None:
             self.append_guard(self.name, partition)
         self.logs.log(self.name, partition).append_control(producer_id, producer_epoch, commit, coordinator_epoch)
-        if self.after_append is not None:
-            self.after_append(self.name, partition)
 
     def replay(self, partition: int) -> Iterator[LoggedRecord]:
         """Every committed record of `partition` in log order; open transactions' records are
