@@ -137,6 +137,20 @@ def test_a_torn_create_topics_batch_leaves_the_topic_whole_or_absent(tmp_path):
         broker.start()
         topics = _topics(broker)
         assert {n: t[1] for n, t in topics.items() if n.startswith("torn")} == {f"torn-{i}": 3 for i in range(5)}
+        # A DeleteTopics of several topics is one batch too: torn, every topic is still there.
+        admin = _admin(broker)
+        _done(admin.delete_topics([f"torn-{i}" for i in range(5)], operation_timeout=20))
+        broker.kill()
+        whole = segment.read_bytes()
+        segment.write_bytes(whole[:len(whole) - 1])
+        for snapshot in segment.parent.glob("*.checkpoint"):
+            snapshot.unlink()
+        broker.start()
+        assert sorted(n for n in _topics(broker) if n.startswith("torn")) == [f"torn-{i}" for i in range(5)]
+        broker.stop()
+        segment.write_bytes(whole)
+        broker.start()
+        assert not [n for n in _topics(broker) if n.startswith("torn")]
     finally:
         broker.stop()
 

@@ -477,9 +477,22 @@ class LogManager:
         """Drop the topic's metadata, then its partition directories. With remove=False they
         are only renamed aside (the topic is gone at once) and returned, for `remove_dirs` in a
         worker thread."""
-        metadata = self.topic(name)
-        if self._journal is not None:
-            self._journal([TopicChange("deleted", metadata)])
+        return self.delete_topics([name], remove=remove)
+
+    def delete_topics(self, names: list[str], *, remove: bool = True) -> list[Path]:
+        """delete_topic for several topics, made durable together (DeleteTopics: with a
+        journal, one batch of records for the whole request). Raises UnknownTopic before
+        anything changes, and what the journal raises (then none is deleted)."""
+        topics = [self.topic(name) for name in dict.fromkeys(names)]
+        if self._journal is not None and topics:
+            self._journal([TopicChange("deleted", metadata) for metadata in topics])
+        doomed = []
+        for metadata in topics:
+            doomed += self._drop_topic(metadata, remove)
+        return doomed
+
+    def _drop_topic(self, metadata: TopicMetadata, remove: bool) -> list[Path]:
+        name = metadata.name
         if metadata.topic_id in self._in_created_log:
             self._in_created_log.discard(metadata.topic_id)
             self._log_deleted([str(metadata.topic_id)])

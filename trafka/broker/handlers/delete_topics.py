@@ -19,7 +19,9 @@ from trafka.storage.files import remove_dirs
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID
 
-def _delete(ctx, name: str | None, topic_id, doomed: list) -> dict:
+def _delete(ctx, name: str | None, topic_id, chosen: dict) -> dict:
+    """The topic's answer; a topic that may be deleted is added to `chosen` (name -> its
+    answer), all of which `handle` deletes together."""
     broker = ctx.broker
     if name is not None and not authorize(ctx, Op.DELETE, TOPIC, name):  # before existence: nothing leaks
         return {"name": name, "topic_id": topic_id or ZERO_UUID, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
@@ -31,6 +33,8 @@ def _delete(ctx, name: str | None, topic_id, doomed: list) -> dict:
         else:
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             topic = broker.logs.topic(name)
+        if topic.name in chosen:  # named twice: gone by the time its second mention is looked at
+            raise UnknownTopic(topic.name)
     except UnknownTopic:
         return {"name": name, "topic_id": topic_id or ZERO_UUID, "error_code": missing, "error_message": None}
     if not authorize(ctx, Op.DELETE, TOPIC, topic.name):
@@ -40,14 +44,11 @@ def _delete(ctx, name: str | None, topic_id, doomed: list) -> dict:
     elif topic.name.startswith("__"):
         error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, f"internal topic {topic.name} cannot be deleted"
     else:
-        try:  # its RemoveTopicRecord first: a failed write deletes nothing
-            doomed += broker.logs.delete_topic(topic.name, remove=False)
-        except (StorageError, OSError) as exc:
-            return {"name": topic.name, "topic_id": topic.topic_id, "error_code": error_code(exc),
-                    "error_message": error_message(exc)}
-        broker.group_coordinator.on_topic_deleted(topic.name)
         error, message = ErrorCode.NONE, None
-    return {"name": topic.name, "topic_id": topic.topic_id, "error_code": error, "error_message": message}
+    answer = {"name": topic.name, "topic_id": topic.topic_id, "error_code": error, "error_message": message}
+    if error == ErrorCode.NONE:
+        chosen[topic.name] = answer
+    return answer
 
 
 @routes.handles(20, min_version=1, max_version=6)
@@ -56,8 +57,19 @@ async def handle(ctx, request):
         wanted = [(t.name, t.topic_id if t.topic_id.int else None) for t in request.topics]
     else:
         wanted = [(name, None) for name in request.topic_names]
+    chosen: dict[str, dict] = {}
+    responses = [_delete(ctx, n, i, chosen) for n, i in wanted]
     doomed: list = []
-    responses = [_delete(ctx, n, i, doomed) for n, i in wanted]
+    if chosen:
+        broker = ctx.broker
+        try:  # one RemoveTopicRecord batch for the request first: a failed write deletes nothing
+            doomed = broker.logs.delete_topics(list(chosen), remove=False)
+        except (StorageError, OSError) as exc:
+            for answer in chosen.values():
+                answer.update(error_code=error_code(exc), error_message=error_message(exc))
+        else:
+            for name in chosen:
+                broker.group_coordinator.on_topic_deleted(name)
     if doomed:
         await ctx.broker.storage_threads.run(remove_dirs, doomed)
     return {"throttle_time_ms": 0, "responses": responses}
