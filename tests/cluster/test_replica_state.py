@@ -277,3 +277,25 @@ def test_a_leaders_high_watermark_is_held_from_its_first_append_whoever_appends(
     cluster.replication.paused.clear()
     replicate(cluster)
     assert log_.high_watermark == 50
+
+
+@pytest.mark.parametrize("commit", [False, True], ids=["abort", "commit"])
+def test_a_transaction_marker_is_on_every_in_sync_replica_before_it_counts_as_written(cluster, commit):
+    """Kafka's coordinator writes markers with acks=all: a marker counts as written once the
+    partition's in-sync replicas have it. One on the leader alone goes with the leader: the new
+    leader keeps the transaction open and the producer's next transaction's marker ends both (a
+    nemesis run read an aborted transaction as committed, and lost a committed one that way)."""
+    leader, _ = create(cluster, "marked")
+    txns = cluster.running_nodes()[0].txn_coordinator_for("app")
+    error, pid, epoch = txns.init_producer_id("app", 60000)
+    assert error == ErrorCode.NONE
+    assert txns.add_partitions("app", pid, epoch, [("marked", 0)]) == {("marked", 0): ErrorCode.NONE}
+    leader_log(cluster, "marked").append(batch(10, producer_id=pid, producer_epoch=epoch, base_sequence=0,
+                                               transactional=True))
+    replicate(cluster)  # the followers have the records, then the marker is written
+    assert txns.end_transaction("app", pid, epoch, commit) == ErrorCode.NONE
+    assert txns.describe("app").state.name == ("COMPLETE_COMMIT" if commit else "COMPLETE_ABORT")
+    cluster.stop_broker(leader, kill=True)  # before any fetcher pass
+    now_leading = leader_log(cluster, "marked")
+    assert now_leading.log_end_offset == 11  # the ten records and the marker
+    assert now_leading.last_stable_offset == now_leading.high_watermark == 11  # nothing left open

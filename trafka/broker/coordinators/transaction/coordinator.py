@@ -416,6 +416,10 @@ class TransactionCoordinator:
                 group_coordinator.complete_txn(partition, txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
             else:
                 logs.log(topic, partition).append_control(txn.producer_id, txn.producer_epoch, commit, COORDINATOR_EPOCH)
+                # Written once the in-sync replicas have it, as Kafka's acks=all marker append:
+                # one on the leader alone would go with it, leaving the transaction open on the
+                # next leader for the producer's next marker to end.
+                self.cluster.replication.replicate_now(leader, topic, partition)
         except (storage_errors.StorageError, OSError, CoordinatorWriteError) as exc:
             log.error("transaction %s: cannot write the marker to %s-%d, retrying later: %s",
                       txn.transactional_id, topic, partition, exc)
