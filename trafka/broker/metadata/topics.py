@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Iterable
 
 from trafka.broker.metadata.records import TOPIC, MetadataRecord, config_changes, config_record
-from trafka.storage.files import fsync_dir
+from trafka.storage.files import fsync_dir, remove_dir
+from trafka.storage.manager import partition_dir
 from trafka.storage.topic_store import TOPICS_DIR, TopicChange, TopicMetadata, read_topics
 
 log = logging.getLogger("trafka.broker")
@@ -72,6 +73,25 @@ def journal_topics(cluster, changes: list[TopicChange]) -> None:
     if getattr(cluster, "_mirroring", False):
         return
     journal(cluster.metadata, changes)
+    deleted = [change.metadata for change in changes if change.kind == "deleted"]
+    if deleted:
+        _drop_from_stopped_nodes(cluster, deleted)
+
+
+def _drop_from_stopped_nodes(cluster, topics: list[TopicMetadata]) -> None:
+    """A stopped node's partition directories of deleted topics go once the deletion is durable:
+    it opens with the log's topics when it starts, and a topic made again under the same name
+    must not find the old topic's records there (a partition directory carries no topic id)."""
+    for node_id in sorted(getattr(cluster, "stopped", ())):
+        data_dir = cluster.node(node_id).data_dir
+        for metadata in topics:
+            for partition in range(metadata.partitions):
+                directory = partition_dir(data_dir, metadata.name, partition)
+                if os.path.lexists(directory):
+                    try:
+                        remove_dir(directory)
+                    except OSError as exc:  # moved aside as a stray when the node starts
+                        log.error("cannot remove %s of deleted topic %s: %s", directory, metadata.name, exc)
 
 
 def topics_of(cluster_metadata) -> list[TopicMetadata]:
