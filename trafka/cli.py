@@ -126,7 +126,7 @@ def offline_topics(data_dir: Path) -> list:
 
 def _describe(args) -> int:
     from trafka.storage.inspect import describe_data_dir, last_stable_offset
-    from trafka.storage.manager import partition_dir
+    from trafka.storage.topic_store import partition_dir
 
     data_dir = Path(args.data_dir)
     if not is_data_dir(data_dir):

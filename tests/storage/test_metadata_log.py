@@ -33,7 +33,7 @@ def test_appends_replay_in_order_and_survive_a_reopen(tmp_path):
 
 
 def test_the_log_is_not_a_partition_directory_of_the_data_dir(tmp_path):
-    from trafka.storage.manager import parse_partition_dir
+    from trafka.storage.topic_store import parse_partition_dir
 
     log = MetadataLog(tmp_path)
     log.append([(b"k", b"v")])

@@ -14,7 +14,7 @@ from typing import Callable, Generator, Iterable, Iterator, TypeVar
 
 from trafka.storage.index import OFFSET_ENTRY, TIME_ENTRY
 from trafka.storage.log_loader import LOG_START_OFFSET_FILE, read_checkpoint
-from trafka.storage.manager import parse_partition_dir, partition_dir
+from trafka.storage.topic_store import parse_partition_dir, partition_dir
 from trafka.storage.topic_store import TopicMetadata, read_topics
 from trafka.storage.producer_state import SNAPSHOT_SUFFIX, read_snapshot
 from trafka.storage.segment import (

@@ -12,14 +12,12 @@ import logging
 import os
 from functools import partial
 from concurrent.futures import ThreadPoolExecutor
-import re
 import shutil
 import uuid
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
-from trafka.storage.checkpoints import (LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, read_offsets_checkpoint,
-                                        write_offsets_checkpoint)
+from trafka.storage.checkpoints import read_clean_shutdown, write_clean_shutdown
 from trafka.storage.clock import Clock, SystemClock
 from trafka.storage.config import LONG_MAX, LogConfig, topic_defaults_from_broker, validate_topic_config
 from trafka.storage.errors import (
@@ -38,50 +36,25 @@ from trafka.storage.topic_store import (
     TOPICS_DIR,
     TopicChange,
     TopicMetadata,
+    _collision_key,
     append_to_created_log,
     created_record,
+    fold_created_log,
+    log_deleted,
     metadata_path,
+    move_aside_stray,
+    parse_partition_dir,
+    partition_dir,
     read_topics,
-    write_metadata_files,
+    validate_topic_name,
 )
 
 log = logging.getLogger("trafka.storage")
 
 LOCK_FILE = ".lock"
-STRAY_DIR_SUFFIX = "-stray"
-MAX_TOPIC_NAME_LENGTH = 249
-_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
-_PARTITION_DIR = re.compile(r"(.+)-(\d+)")
 # Partitions are flushed on close by this many threads: fsync releases the GIL, and the file
 # system folds concurrent fsyncs into few journal commits (Kafka: num.recovery.threads.per.data.dir).
 _CLOSE_THREADS = 16
-
-
-def validate_topic_name(name: str) -> None:
-    """Kafka's Topic.validate."""
-    if not name:
-        raise InvalidTopic("topic name is empty")
-    if name in (".", ".."):
-        raise InvalidTopic(f"topic name cannot be {name!r}")
-    if len(name) > MAX_TOPIC_NAME_LENGTH:
-        raise InvalidTopic(f"topic name is longer than {MAX_TOPIC_NAME_LENGTH} characters")
-    if not _LEGAL_TOPIC_NAME.fullmatch(name):
-        raise InvalidTopic(f"topic name {name!r} has characters outside [a-zA-Z0-9._-]")
-
-
-def _collision_key(name: str) -> str:
-    # Metric names map '.' to '_', so Kafka refuses topics that differ only there.
-    return name.replace(".", "_")
-
-
-def partition_dir(data_dir: Path, topic: str, partition: int) -> Path:
-    return data_dir / f"{topic}-{partition}"
-
-
-def parse_partition_dir(name: str) -> tuple[str, int] | None:
-    """(topic, partition) of a partition directory's name; None for any other name."""
-    match = _PARTITION_DIR.fullmatch(name)
-    return (match[1], int(match[2])) if match else None
 
 
 class LogManager:
@@ -163,7 +136,7 @@ class LogManager:
             if name.endswith(DELETE_DIR_SUFFIX):
                 log.info("removing %s, left by an interrupted topic deletion", self.data_dir / name)
                 shutil.rmtree(self.data_dir / name, ignore_errors=True)
-        clean = self._read_clean_shutdown()
+        clean = read_clean_shutdown(self.data_dir)
         if self._given_topics is not None:
             topics = self._given_topics
             self._given_topics = None
@@ -203,30 +176,10 @@ class LogManager:
                     continue  # opened at first use: its recovery point says how far it is good
                 if self._journal is None or (self.data_dir / name / LOCK_FILE).exists():
                     log.warning("ignoring %s: no topic %s with that partition", self.data_dir / name, named[0])
-                    continue
-                # A stray log (Kafka's word): its topic was deleted, or never made durable. Moved
-                # aside as Kafka does (<dir>.<id>-stray), never read again; the operator removes it.
-                stray = self.data_dir / f"{name}.{uuid.uuid4().hex}{STRAY_DIR_SUFFIX}"
-                log.warning("moving aside %s as %s: the metadata log has no topic %s with that partition",
-                            self.data_dir / name, stray.name, named[0])
-                os.replace(self.data_dir / name, stray)
-                fsync_dir(self.data_dir)
+                else:
+                    move_aside_stray(self.data_dir, name)
         log.info("loaded %d topics, %d partitions from %s", len(self.topics),
                  sum(t.partitions for t in self.topics.values()), self.data_dir)
-
-    def _read_clean_shutdown(self) -> dict[tuple[str, int], CleanState]:
-        """The partitions the last close left cleanly (empty without the clean-shutdown marker:
-        every partition then recovers from its own recovery-point file)."""
-        if not (self.data_dir / CLEAN_SHUTDOWN_FILE).exists():
-            return {}
-        try:
-            recovery = read_offsets_checkpoint(self.data_dir / RECOVERY_POINT_CHECKPOINT)
-            starts = read_offsets_checkpoint(self.data_dir / LOG_START_OFFSET_CHECKPOINT)
-        except (OSError, ValueError) as exc:
-            log.warning("%s: unreadable checkpoint after a clean shutdown (%s); recovering every partition",
-                        self.data_dir, exc)
-            return {}
-        return {key: CleanState(point, starts[key]) for key, point in recovery.items() if key in starts}
 
     def _write_metadata(self, metadata: TopicMetadata, *, sync: bool = True) -> None:
         if not sync:
@@ -261,16 +214,7 @@ class LogManager:
             else:
                 gone.append(str(metadata.topic_id))
         if gone:
-            self._log_deleted(gone)
-
-    def _log_deleted(self, topic_ids: list[str]) -> None:
-        # Not fsynced, as the unlink of a topic's file is not: DeleteTopics is durable once the
-        # partition directories' removal is (the next fsync of the topics directory or log).
-        try:
-            append_to_created_log(self.data_dir, {"deleted": topic_ids}, fsync=False)
-        except OSError as exc:
-            log.error("%s: cannot record the deletion of topics %s (%s); they return at the next start",
-                      self.data_dir / TOPICS_DIR / CREATED_LOG, ", ".join(topic_ids), exc.strerror or exc)
+            log_deleted(self.data_dir, gone)
 
     def take_unsynced(self) -> list[TopicMetadata]:
         pending, self._unsynced = self._unsynced, []
@@ -495,7 +439,7 @@ class LogManager:
         name = metadata.name
         if metadata.topic_id in self._in_created_log:
             self._in_created_log.discard(metadata.topic_id)
-            self._log_deleted([str(metadata.topic_id)])
+            log_deleted(self.data_dir, [str(metadata.topic_id)])
         # A topic whose line is still being written has no file: synced() logs its deletion.
         self._metadata_path(metadata).unlink(missing_ok=True)
         del self.topics[name]
@@ -636,7 +580,7 @@ class LogManager:
                                         thread_name_prefix="trafka-close") as pool:
                     states.update(zip((key for key, _ in written),
                                       pool.map(lambda item: item[1].close_for_checkpoint(), written)))
-            self._write_clean_shutdown({key: state for key, state in states.items() if state is not None})
+            write_clean_shutdown(self.data_dir, {key: state for key, state in states.items() if state is not None})
             self._fold_created_log()
         else:
             for _, partition_log in logs:
@@ -647,32 +591,8 @@ class LogManager:
             self._lock_fd = None
 
     def _fold_created_log(self) -> None:
-        """A clean close gives each topic that created.log holds its own file, then removes the
-        log (the next start reads files only). On failure the log stays, and stays right: a
-        file wins over a line for the same topic."""
-        path = self.data_dir / TOPICS_DIR / CREATED_LOG
-        if not self._in_created_log and not path.exists():
-            return
+        """A clean close gives each topic created.log holds its own file (topic_store.fold_created_log)."""
         held = [metadata for metadata in self.topics.values() if metadata.topic_id in self._in_created_log]
-        try:
-            if held:
-                write_metadata_files(self.data_dir, held)
-            path.unlink(missing_ok=True)
-            fsync_dir(path.parent)
-        except OSError as exc:
-            log.error("%s: cannot give its topics their own files (%s); it is read again at the next start",
-                      path, exc.strerror or exc)
-            return
-        self._in_created_log.clear()
+        if fold_created_log(self.data_dir, held, bool(self._in_created_log)):
+            self._in_created_log.clear()
 
-    def _write_clean_shutdown(self, states: Mapping[tuple[str, int], CleanState]) -> None:
-        try:
-            write_offsets_checkpoint(self.data_dir / RECOVERY_POINT_CHECKPOINT,
-                                     {key: s.recovery_point for key, s in states.items()})
-            write_offsets_checkpoint(self.data_dir / LOG_START_OFFSET_CHECKPOINT,
-                                     {key: s.log_start_offset for key, s in states.items()})
-            (self.data_dir / CLEAN_SHUTDOWN_FILE).touch()
-            fsync_dir(self.data_dir)
-        except OSError as exc:
-            log.error("%s: cannot mark a clean shutdown (%s); the next start recovers every partition",
-                      self.data_dir, exc.strerror or exc)

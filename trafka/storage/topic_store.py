@@ -20,18 +20,23 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trafka.storage.errors import StorageError
+from trafka.storage.errors import InvalidTopic, StorageError
 from trafka.storage.files import fsync_dir, write_all, write_temporary
 
 log = logging.getLogger("trafka.storage")
 
 TOPICS_DIR = "topics"
 CREATED_LOG = "created.log"
+STRAY_DIR_SUFFIX = "-stray"
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+_PARTITION_DIR = re.compile(r"(.+)-(\d+)")
 
 
 @dataclass
@@ -189,3 +194,76 @@ def write_metadata_files(data_dir: Path, topics: list[TopicMetadata]) -> None:
             except OSError:
                 pass
         raise
+
+
+# --- names ------------------------------------------------------------------------------------
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's Topic.validate."""
+    if not name:
+        raise InvalidTopic("topic name is empty")
+    if name in (".", ".."):
+        raise InvalidTopic(f"topic name cannot be {name!r}")
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        raise InvalidTopic(f"topic name is longer than {MAX_TOPIC_NAME_LENGTH} characters")
+    if not _LEGAL_TOPIC_NAME.fullmatch(name):
+        raise InvalidTopic(f"topic name {name!r} has characters outside [a-zA-Z0-9._-]")
+
+
+def _collision_key(name: str) -> str:
+    # Metric names map '.' to '_', so Kafka refuses topics that differ only there.
+    return name.replace(".", "_")
+
+
+def partition_dir(data_dir: Path, topic: str, partition: int) -> Path:
+    return data_dir / f"{topic}-{partition}"
+
+
+def parse_partition_dir(name: str) -> tuple[str, int] | None:
+    """(topic, partition) of a partition directory's name; None for any other name."""
+    match = _PARTITION_DIR.fullmatch(name)
+    return (match[1], int(match[2])) if match else None
+
+
+# --- the data dir's topic files ---------------------------------------------------------------
+
+def move_aside_stray(data_dir: Path, name: str) -> Path:
+    """A stray log (Kafka's word: a partition directory whose topic or partition the metadata
+    log does not have: deleted, or never made durable) is renamed `<dir>.<id>-stray`, as Kafka
+    moves it aside, and never read again; the operator removes it."""
+    stray = data_dir / f"{name}.{uuid.uuid4().hex}{STRAY_DIR_SUFFIX}"
+    log.warning("moving aside %s as %s: the metadata log has no topic %s with that partition",
+                data_dir / name, stray.name, name.rpartition("-")[0])
+    os.replace(data_dir / name, stray)
+    fsync_dir(data_dir)
+    return stray
+
+
+def fold_created_log(data_dir: Path, held: list[TopicMetadata], any_held: bool) -> bool:
+    """A clean close gives each topic created.log holds (`held`) its own file, then removes the
+    log (the next start reads files only). On failure the log stays, and stays right: a file
+    wins over a line for the same topic. Whether it was folded."""
+    path = data_dir / TOPICS_DIR / CREATED_LOG
+    if not any_held and not path.exists():
+        return True
+    try:
+        if held:
+            write_metadata_files(data_dir, held)
+        path.unlink(missing_ok=True)
+        fsync_dir(path.parent)
+    except OSError as exc:
+        log.error("%s: cannot give its topics their own files (%s); it is read again at the next start",
+                  path, exc.strerror or exc)
+        return False
+    return True
+
+
+def log_deleted(data_dir: Path, topic_ids: list[str]) -> None:
+    """A `deleted` line of created.log. Not fsynced, as the unlink of a topic's file is not:
+    DeleteTopics is durable once the partition directories' removal is (the next fsync of the
+    topics directory or log)."""
+    try:
+        append_to_created_log(data_dir, {"deleted": topic_ids}, fsync=False)
+    except OSError as exc:
+        log.error("%s: cannot record the deletion of topics %s (%s); they return at the next start",
+                  data_dir / TOPICS_DIR / CREATED_LOG, ", ".join(topic_ids), exc.strerror or exc)

@@ -28,7 +28,7 @@ from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize, aut
 from trafka.broker.network.sending import EncodedBody
 from trafka.broker.requests.topics import get_or_create_topic
 from trafka.storage.errors import InvalidTopic, UnknownTopic
-from trafka.storage.manager import validate_topic_name
+from trafka.storage.topic_store import validate_topic_name
 from trafka.wire.codegen import Shared
 from trafka.wire.errors import ErrorCode
 from trafka.wire.types import ZERO_UUID

@@ -22,7 +22,7 @@ from typing import Iterable
 
 from trafka.broker.metadata.records import TOPIC, MetadataRecord, config_changes, config_record
 from trafka.storage.files import fsync_dir, remove_dir
-from trafka.storage.manager import partition_dir
+from trafka.storage.topic_store import partition_dir
 from trafka.storage.topic_store import TOPICS_DIR, TopicChange, TopicMetadata, read_topics
 
 log = logging.getLogger("trafka.broker")
