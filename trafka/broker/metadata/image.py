@@ -117,7 +117,8 @@ class ClusterMetadata:
 
     def records(self, *types: str) -> list[MetadataRecord]:
         """The image's records of these types (every one without types), in key order."""
-        return [self.image[k] for k in sorted(self.image) if not types or self.image[k].type in types]
+        image = self.image
+        return [image[k] for k in sorted(k for k, record in image.items() if not types or record.type in types)]
 
     # --- stores -------------------------------------------------------------------------------
 
