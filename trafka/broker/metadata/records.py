@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable
@@ -29,6 +30,13 @@ from typing import Callable
 from trafka.storage.errors import StorageError
 
 log = logging.getLogger("trafka.broker")
+
+# Made once: json.dumps with arguments builds a new encoder at every call (most of a record's
+# encoding time). The bytes are json.dumps's with the same arguments.
+_KEY_JSON = json.JSONEncoder(separators=(",", ":"))
+_VALUE_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+_decode_json = json.JSONDecoder().decode
+_KEY_HEAD = re.compile(rb'\{"type":"(\w+)","version":(\d+),"entity":')
 
 # ConfigRecord resource types (Kafka's ConfigResource.Type codes).
 TOPIC, BROKER, GROUP, CLIENT_METRICS = 2, 4, 32, 16
@@ -109,7 +117,7 @@ class MetadataRecord:
         return encode_key(self.type, self.entity)
 
     def encode(self) -> tuple[bytes, bytes]:
-        return self.key(), json.dumps(self.fields, sort_keys=True, separators=(",", ":")).encode()
+        return self.key(), _VALUE_JSON.encode(self.fields).encode()
 
 
 def _hashable(value):
@@ -122,16 +130,19 @@ def _listed(value):
 
 def encode_key(type_name: str, entity: tuple) -> bytes:
     kind = RECORD_TYPES[type_name]
-    return json.dumps({"type": type_name, "version": kind.version, "entity": _listed(entity)},
-                      separators=(",", ":")).encode()
+    return _KEY_JSON.encode({"type": type_name, "version": kind.version, "entity": _listed(entity)}).encode()
 
 
 def decode(key: bytes, value: bytes | None, where: str) -> MetadataRecord | None:
     """The record, or None for a type this trafka does not know (skipped with a log line)."""
     try:
-        head = json.loads(key)
-        type_name, version = head["type"], int(head["version"])
-        fields = json.loads(value) if value is not None else {}
+        head = _KEY_HEAD.match(key)  # what encode_key writes; anything else is parsed whole
+        if head is not None:
+            type_name, version = head[1].decode(), int(head[2])
+        else:
+            parsed = json.loads(key)
+            type_name, version = parsed["type"], int(parsed["version"])
+        fields = _decode_json(value.decode()) if value is not None else {}
         if not isinstance(fields, dict):
             raise TypeError("the value is not a JSON object")
     except (ValueError, KeyError, TypeError) as exc:
@@ -146,7 +157,10 @@ def decode(key: bytes, value: bytes | None, where: str) -> MetadataRecord | None
     missing = [name for name in kind.entity if name not in fields]
     if missing:
         raise MetadataRecordError(f"{where}: {type_name} lacks {', '.join(missing)}")
-    return MetadataRecord(type_name, fields)
+    record = MetadataRecord(type_name, fields)
+    if version == kind.version:  # the key as written is the key encode_key gives: not worked out again
+        record.__dict__["_key"] = bytes(key)
+    return record
 
 
 def config_record(resource_type: int, resource_name: str, name: str, value: str | None) -> MetadataRecord:
