@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from trafka.wire import records as rec
 from trafka.storage.metadata_log import MetadataLog, MetadataLogCorrupt, metadata_log_dir, snapshots
 
 
@@ -61,6 +62,33 @@ def test_a_snapshot_holds_the_image_and_the_older_segments_go(tmp_path):
     assert _image(again) == {**image, b"after": b"x"}
     again.write_snapshot(sorted(_image(again).items()))
     assert [offset for offset, _ in snapshots(directory)] == [21]  # the older snapshot went
+    again.close()
+
+
+def test_the_next_snapshot_waits_for_as_many_bytes_as_the_last_one_holds(tmp_path):
+    """A large image is not written again after every change past the bound: the log must grow
+    by the last snapshot's size first (so each byte appended costs at most one byte of snapshot
+    and a start replays at most twice the image), also across a reopen."""
+    log = MetadataLog(tmp_path, max_bytes_between_snapshots=200)
+    image = {b"key-%04d" % i: b"v" * 100 for i in range(50)}
+    for key, value in image.items():
+        log.append([(key, value)])
+    assert log.snapshot_due
+    snapshot = log.write_snapshot(sorted(image.items()))
+    size = snapshot.stat().st_size
+    assert size > 5000
+    appended = 0
+    while appended <= size:
+        assert not log.snapshot_due, f"due after {appended} bytes, the snapshot holds {size}"
+        appended += len(rec.encode_batch([rec.Record(b"key-0001", b"w" * 100, (), 0)]))
+        log.append([(b"key-0001", b"w" * 100)])
+    assert log.snapshot_due
+    log.close()
+    again = MetadataLog(tmp_path, max_bytes_between_snapshots=200)
+    assert again.snapshot_due
+    again.write_snapshot(sorted(_image(again).items()))
+    again.append([(b"key-0002", b"x")])
+    assert not again.snapshot_due
     again.close()
 
 
