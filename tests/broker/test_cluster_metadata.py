@@ -100,3 +100,51 @@ def test_a_failed_write_puts_the_controllers_maps_back(tmp_path, monkeypatch):
         controller.reassign(topic, 0, (2,))
     assert controller.partition(topic, 0) == before and controller.reassignment(topic, 0) is None
     metadata.close()
+
+
+def _batches(data_dir) -> list[tuple[int, int]]:
+    """(base offset, record count) of every batch in the metadata log's segments."""
+    found = []
+    for segment in sorted(metadata_log_dir(data_dir).glob("*.log")):
+        data = segment.read_bytes()
+        pos = 0
+        while pos + 61 <= len(data):
+            base, length = int.from_bytes(data[pos:pos + 8], "big"), int.from_bytes(data[pos + 8:pos + 12], "big")
+            found.append((base, int.from_bytes(data[pos + 57:pos + 61], "big")))
+            pos += 12 + length
+    return found
+
+
+def test_a_first_start_writes_one_batch_and_a_restart_none(tmp_path):
+    """A new broker's bootstrap records (the cluster-level min.insync.replicas, each internal
+    topic's TopicRecord and PartitionRecords) are one fsynced batch, as `kafka-storage format`
+    writes them; a start over that data writes nothing; what the batch holds comes back."""
+    from trafka.testing import TrafkaBroker
+    from trafka.testing.rawwire import RawClient
+
+    data_dir = tmp_path / "data"
+    broker = TrafkaBroker(data_dir=data_dir, in_process=True,
+                          config={"offsets.topic.num.partitions": 5, "transaction.state.log.num.partitions": 4}).start()
+    broker.stop()
+    batches = _batches(data_dir)
+    assert len(batches) == 1, batches
+    metadata = ClusterMetadata(data_dir, lock=False)
+    topics = {r.fields["name"]: r.fields["topic_id"] for r in metadata.records("TopicRecord")}
+    assert {"__consumer_offsets", "__transaction_state", "__share_group_state"} <= set(topics)
+    partitions = [r.fields["topic_id"] for r in metadata.records("PartitionRecord")]
+    assert partitions.count(topics["__consumer_offsets"]) == 5
+    assert partitions.count(topics["__transaction_state"]) == 4
+    assert batches[0][1] == len(metadata.records())
+    metadata.close()
+    broker = TrafkaBroker(data_dir=data_dir, in_process=True,
+                          config={"offsets.topic.num.partitions": 5, "transaction.state.log.num.partitions": 4}).start()
+    try:
+        with RawClient(broker.bootstrap_servers) as raw:
+            answer = raw.request(3, 12, {"topics": None, "allow_auto_topic_creation": False,
+                                         "include_topic_authorized_operations": False})
+        # The internal topics, with the partitions the first start wrote.
+        counts = {t.name: len(t.partitions) for t in answer.topics}
+        assert counts.get("__consumer_offsets") == 5 and counts.get("__transaction_state") == 4
+    finally:
+        broker.stop()
+    assert _batches(data_dir) == batches

@@ -109,12 +109,15 @@ class Cluster:
         self._host = "127.0.0.1"
         self._port = 0
         try:
-            for node_id in node_ids:  # each joins self.nodes as soon as its logs are open
-                if count == 1:
-                    Broker(self.data_dir, config, clock, cluster=self)
-                else:
-                    Broker(node_dir(self.data_dir, node_id), node_config(config, node_id, self.controller.racks[node_id]),
-                           clock, cluster=self)
+            # What the nodes write while they are made (on a first start the cluster-level
+            # min.insync.replicas and the internal topics) is one durable batch.
+            with self.metadata.one_batch():
+                for node_id in node_ids:  # each joins self.nodes as soon as its logs are open
+                    if count == 1:
+                        Broker(self.data_dir, config, clock, cluster=self)
+                    else:
+                        Broker(node_dir(self.data_dir, node_id), node_config(config, node_id, self.controller.racks[node_id]),
+                               clock, cluster=self)
         except BaseException:
             self.close()
             raise

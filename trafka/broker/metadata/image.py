@@ -24,6 +24,7 @@ JSON files) the files are read, written to the log as one batch, and renamed to
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -45,6 +46,7 @@ class ClusterMetadata:
         # topic id -> its PartitionRecords' keys; ("configs", topic name) -> its ConfigRecords' keys
         self._topic_keys: dict[object, set[bytes]] = {}
         self._replays: dict[str, list[Replay]] = {}
+        self._batched: list[MetadataRecord] | None = None  # inside one_batch(): written at its end
         self.log = MetadataLog(data_dir, clock=clock, lock=lock) if data_dir is not None else None
         self.fresh = self.log is None or self.log.empty  # a first start: nothing was ever written
         if self.log is not None:
@@ -132,17 +134,41 @@ class ClusterMetadata:
 
     def write(self, records: list[MetadataRecord]) -> None:
         """Append the records as one durable batch, then apply them. Raises what the append
-        raises (StorageError, OSError); nothing is applied then."""
+        raises (StorageError, OSError); nothing is applied then. Inside `one_batch` they are
+        applied now and appended at its end."""
         if not records:
             return
-        if self.log is not None:
+        if self._batched is not None:
+            self._batched += records
+        elif self.log is not None:
             self.log.append([r.encode() for r in records])
         for record in records:
             self._update_image(record)
             for replay in self._replays.get(record.type, ()):
                 replay(record)
-        if self.log is not None and self.log.snapshot_due:
+        if self._batched is None and self.log is not None and self.log.snapshot_due:
             self.snapshot()
+
+    @contextmanager
+    def one_batch(self):
+        """The writes made inside are applied as they are made and appended at the end as one
+        durable batch, as `kafka-storage format` writes a new cluster's bootstrap records at once.
+        For a Cluster being made only (a first start writes the cluster-level min.insync.replicas
+        and each internal topic: one fsynced batch instead of four): nothing can see the applied
+        state before the end, since a broker being made answers no one, and if the block or the
+        append fails the start fails, so no one ever acts on records that were not written."""
+        if self._batched is not None:
+            raise RuntimeError("one_batch is already open")
+        self._batched = []
+        try:
+            yield
+            batched = self._batched
+        finally:
+            self._batched = None
+        if batched and self.log is not None:
+            self.log.append([r.encode() for r in batched])
+            if self.log.snapshot_due:
+                self.snapshot()
 
     def snapshot(self) -> None:
         try:
