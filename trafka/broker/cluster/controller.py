@@ -206,6 +206,10 @@ class Controller:
             return None
         return topic_id.int % self.brokers
 
+    def placed(self, topic_id: uuid.UUID) -> dict[int, tuple[int, ...]]:
+        """The topic's partitions with stored replicas (those not RF 1 by default) -> replicas."""
+        return self._assignments.get(topic_id.hex, {})
+
     def partitions_placed(self, topic_id: uuid.UUID) -> int:
         """How many partitions of the topic have stored replicas (those not RF 1 by default)."""
         return len(self._assignments.get(topic_id.hex, {}))
@@ -215,6 +219,8 @@ class Controller:
         election) gets it as leader, epoch + 1 (the process starts; a broker came back)."""
         changes = []
         for topic_id, partition, unclean in partitions:
+            if partition not in self._leadership.get(topic_id.hex, ()):
+                continue  # led as placed (its first replica, epoch 0): never offline
             state = self.partition(topic_id, partition)
             if state.leader != NO_LEADER:
                 continue

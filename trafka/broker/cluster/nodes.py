@@ -220,8 +220,11 @@ class Cluster:
         if not nodes:
             return []
         logs = nodes[0].logs
-        return [(metadata.topic_id, p, logs.log_config(name).unclean_leader_election)
-                for name, metadata in logs.topics.items() for p in range(metadata.partitions)]
+        found = []
+        for name, metadata in logs.topics.items():
+            unclean = logs.log_config(name).unclean_leader_election
+            found += [(metadata.topic_id, p, unclean) for p in range(metadata.partitions)]
+        return found
 
     # --- topic metadata, the same on every node ----------------------------------------------
 

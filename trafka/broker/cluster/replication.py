@@ -90,8 +90,10 @@ class Replication:
         if self._replicated != key:
             found = []
             for name, metadata in reference.logs.topics.items():
-                for p in range(metadata.partitions):
-                    if len(self.controller.replicas(metadata.topic_id, p)) > 1:
+                # Only a partition with replicas of its own has more than one (the default
+                # placement is one replica): a topic of 5,000 such partitions costs one lookup.
+                for p, replicas in sorted(self.controller.placed(metadata.topic_id).items()):
+                    if len(replicas) > 1 and p < metadata.partitions:
                         found.append((name, p, metadata.topic_id))
             self._replicated, self._replicated_list = key, found
         return self._replicated_list
