@@ -19,6 +19,7 @@ import random
 import pytest
 
 from trafka.broker.config import BrokerConfig
+from trafka.broker.cluster.controller import Controller
 from trafka.broker.cluster.nodes import Cluster
 from trafka.storage.clock import ManualClock
 from trafka.wire import records as rec
@@ -129,6 +130,13 @@ class Schedule:
         state = self.state()
         assert set(state.isr) <= set(state.replicas), f"ISR {state.isr} not within replicas {state.replicas}; {where}"
         assert state.leader < 0 or state.leader in state.isr, f"leader {state.leader} not in ISR {state.isr}; {where}"
+        # What the controller acts on is what its metadata log holds (each change written first).
+        controller = self.cluster.controller
+        logged = Controller(controller.node_ids, controller.racks, None)
+        for record in self.cluster.metadata.records("PartitionRecord"):
+            logged._replay(record)
+        assert (logged.partition(self.topic_id, 0), logged.reassignment(self.topic_id, 0)) == (
+            state, controller.reassignment(self.topic_id, 0)), f"the metadata log lags the controller; {where}"
         leader = self.leader()
         if leader is None:
             return

@@ -81,6 +81,8 @@ class Controller:
         self.generation = 0
         # (topic id hex, partition) -> the PartitionRecord fields the log has for it
         self._persisted: dict[tuple[str, int], dict] = {}
+        # (topic id hex, partition) the maps changed for since the last write: what it compares
+        self._touched: set[tuple[str, int]] = set()
         # (topic id, partition) -> its PartitionState as the maps give it: every Produce and
         # Fetch asks, so it is worked out once per change (`_changed` empties it)
         self._states: dict[tuple[uuid.UUID, int], PartitionState] = {}
@@ -120,38 +122,38 @@ class Controller:
         else:
             state.setdefault(topic, {})[partition] = value
 
-    def _fields(self) -> dict[tuple[str, int], dict]:
-        """Every partition's PartitionRecord fields as the maps hold them now."""
-        keys = {(t, p) for state in (self._assignments, self._leadership, self._reassignments)
-                for t, parts in state.items() for p in parts}
-        fields = {}
-        for topic, p in keys:
-            replicas = self._assignments.get(topic, {}).get(p)
-            leadership = self._leadership.get(topic, {}).get(p)
-            moving = self._reassignments.get(topic, {}).get(p)
-            fields[(topic, p)] = {
-                "topic_id": topic, "partition_id": p, "replicas": None if replicas is None else list(replicas),
-                "leader": None if leadership is None else leadership[0],
-                "leader_epoch": None if leadership is None else leadership[1],
-                "isr": None if leadership is None else list(leadership[2]),
-                "target_replicas": None if moving is None else list(moving[0]),
-                "original_replicas": None if moving is None else list(moving[1]),
-            }
-        return fields
+    def _fields(self, key: tuple[str, int]) -> dict | None:
+        """A partition's PartitionRecord fields as the maps hold them now (None: as new)."""
+        topic, p = key
+        replicas = self._assignments.get(topic, {}).get(p)
+        leadership = self._leadership.get(topic, {}).get(p)
+        moving = self._reassignments.get(topic, {}).get(p)
+        if replicas is None and leadership is None and moving is None:
+            return None
+        return {
+            "topic_id": topic, "partition_id": p, "replicas": None if replicas is None else list(replicas),
+            "leader": None if leadership is None else leadership[0],
+            "leader_epoch": None if leadership is None else leadership[1],
+            "isr": None if leadership is None else list(leadership[2]),
+            "target_replicas": None if moving is None else list(moving[0]),
+            "original_replicas": None if moving is None else list(moving[1]),
+        }
 
     def _write(self) -> None:
-        """Write what the maps changed since the last write, as one batch (see the module doc)."""
+        """Write what the maps changed since the last write, as one batch (see the module doc):
+        the partitions touched since then, each compared with what the log has for it."""
         self._changed()
+        touched, self._touched = sorted(self._touched), set()
         if self._metadata is None:
             return
-        now = self._fields()
         records = []
         # A partition back as new gets a PartitionRecord of nulls (never a RemoveTopicRecord: the
         # topic and its partitions stay; only `forget` removes a topic).
-        for key in sorted(set(self._persisted) | set(now)):
-            if self._persisted.get(key) == now.get(key):
+        for key in touched:
+            now = self._fields(key)
+            if self._persisted.get(key) == now:
                 continue
-            records.append(MetadataRecord("PartitionRecord", now.get(key) or {
+            records.append(MetadataRecord("PartitionRecord", now or {
                 "topic_id": key[0], "partition_id": key[1], "replicas": None, "leader": None, "leader_epoch": None,
                 "isr": None, "target_replicas": None, "original_replicas": None}))
         try:
@@ -163,6 +165,7 @@ class Controller:
     def _restore(self) -> None:
         """The maps as the metadata log has them (after a failed write)."""
         self._states.clear()
+        self._touched.clear()
         persisted = list(self._persisted.values())
         self._assignments, self._leadership, self._reassignments, self._persisted = {}, {}, {}, {}
         for fields in persisted:
@@ -195,6 +198,7 @@ class Controller:
         leadership = self._leadership.get(topic_id.hex, {})
         for p in assignments:
             leadership.pop(p, None)
+            self._touched.add((topic_id.hex, p))
         self._write()
 
     def default_layout(self, topic_id: uuid.UUID) -> int | None:
@@ -277,6 +281,7 @@ class Controller:
 
     def _set(self, topic_id: uuid.UUID, partition: int, leader: int, epoch: int, isr: tuple[int, ...]) -> None:
         self._leadership.setdefault(topic_id.hex, {})[partition] = (leader, epoch, tuple(isr))
+        self._touched.add((topic_id.hex, partition))
         self._states.clear()
 
     # --- what changes leadership -------------------------------------------------------------
