@@ -350,6 +350,10 @@ class Record:
 
 def _read_varint(buf, pos: int) -> tuple[int, int]:
     """A zigzag-encoded signed varint (record fields) through the one varint decoder."""
+    if pos < len(buf):
+        n = buf[pos]
+        if n < 0x80:  # one byte: most lengths, deltas and counts
+            return (n >> 1) ^ -(n & 1), pos + 1
     try:
         n, pos = uvarint_at(buf, pos)
     except c.StreamError:
@@ -403,8 +407,13 @@ def decode_records(buf, pos: int = 0) -> list[Record]:
     return records
 
 
+# The one-byte zigzag varints (-64..63: most lengths, deltas and counts), made once.
+_ZIGZAG_ONE_BYTE = {v: bytes([(v << 1) ^ (v >> 63)]) for v in range(-64, 64)}
+
+
 def _zigzag(value: int) -> bytes:
-    return encode_uvarint((value << 1) ^ (value >> 63))
+    encoded = _ZIGZAG_ONE_BYTE.get(value)
+    return encoded if encoded is not None else encode_uvarint((value << 1) ^ (value >> 63))
 
 
 def _encode_bytes(data: bytes | None) -> bytes:
