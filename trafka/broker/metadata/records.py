@@ -36,6 +36,7 @@ log = logging.getLogger("trafka.broker")
 _KEY_JSON = json.JSONEncoder(separators=(",", ":"))
 _VALUE_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 _decode_json = json.JSONDecoder().decode
+_json_string = json.encoder.encode_basestring_ascii  # a str as json.dumps writes it
 _KEY_HEAD = re.compile(rb'\{"type":"(\w+)","version":(\d+),"entity":')
 
 # ConfigRecord resource types (Kafka's ConfigResource.Type codes).
@@ -130,6 +131,9 @@ def _listed(value):
 
 def encode_key(type_name: str, entity: tuple) -> bytes:
     kind = RECORD_TYPES[type_name]
+    if all(type(v) is str or type(v) is int for v in entity):  # most keys: built without the encoder
+        parts = ",".join(_json_string(v) if type(v) is str else str(v) for v in entity)
+        return f'{{"type":{_json_string(type_name)},"version":{kind.version},"entity":[{parts}]}}'.encode()
     return _KEY_JSON.encode({"type": type_name, "version": kind.version, "entity": _listed(entity)}).encode()
 
 
