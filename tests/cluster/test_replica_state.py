@@ -299,3 +299,26 @@ def test_a_transaction_marker_is_on_every_in_sync_replica_before_it_counts_as_wr
     now_leading = leader_log(cluster, "marked")
     assert now_leading.log_end_offset == 11  # the ten records and the marker
     assert now_leading.last_stable_offset == now_leading.high_watermark == 11  # nothing left open
+
+
+def test_a_topic_made_again_under_its_name_starts_with_nothing_committed(cluster):
+    """What the leaders of a deleted topic had committed is not the new topic's: made again
+    under the same name with a follower lagging, a leader move must not count records that
+    replica lacks as committed (the partition's committed offset is the topic id's, not the
+    name's)."""
+    create(cluster, "again")
+    produce(cluster, "again", 100)
+    replicate(cluster)
+    assert leader_log(cluster, "again").high_watermark == 100
+    cluster.running_nodes()[0].logs.delete_topic("again")
+    create(cluster, "again")
+    cluster.replication.paused.add(2)
+    produce(cluster, "again", 10)
+    replicate(cluster)  # broker 1 has the 10 records, broker 2 none; both still in sync
+    assert leader_log(cluster, "again").high_watermark == 0
+    cluster.move_leader("again", 0, 1)
+    assert cluster.leader_node("again", 0).node_id == 1
+    assert leader_log(cluster, "again").high_watermark == 0, "records broker 2 lacks counted as committed"
+    cluster.replication.paused.discard(2)
+    replicate(cluster)
+    assert leader_log(cluster, "again").high_watermark == 10

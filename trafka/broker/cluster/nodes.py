@@ -272,6 +272,7 @@ class Cluster:
                         self._apply_topic_change(node.logs, change, metadata)
                 if change == "deleted":
                     self.controller.forget(metadata.topic_id)
+                    self.replication.forget(metadata.name, metadata.topic_id)
                 elif change in ("created", "grown"):
                     self._place(metadata, change == "grown")
             finally:

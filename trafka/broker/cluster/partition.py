@@ -70,7 +70,7 @@ class Partition:
         leader_log = self.log
         self.leader_epoch_start_offset = leader_log.log_end_offset
         self.apply_leadership()
-        committed = self.replication.committed.get((self.topic, self.index))
+        committed = self.replication.committed.get(self.topic_id, {}).get(self.index)
         held = leader_log.high_watermark_hold
         if committed is not None and held is not None and held < committed:
             # What it had heard as a follower lags a fetch behind; an in-sync replica has every
@@ -114,8 +114,8 @@ class Partition:
                     remote = self.remote_replica(replica)
                     if remote.caught_up_ms is None:
                         remote.caught_up_ms = now
-        key = (self.topic, self.index)
-        self.replication.committed[key] = max(self.replication.committed.get(key, 0), leader_log.high_watermark)
+        committed = self.replication.committed.setdefault(self.topic_id, {})
+        committed[self.index] = max(committed.get(self.index, 0), leader_log.high_watermark)
         if leader_log.high_watermark != before:
             self.replication.appended(self.node, self.topic, self.index)  # followers learn it at their next pass
             self.node.notify_data_arrived()

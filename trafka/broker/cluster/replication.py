@@ -52,8 +52,8 @@ class Replication:
         self.cluster = cluster
         self.controller = cluster.controller
         self._wakeup = trio.Event()
-        # (broker, topic, partition) -> that broker's replica of the partition
-        self._partitions: dict[tuple[int, str, int], Partition] = {}
+        # topic -> (broker, partition) -> that broker's replica of the partition
+        self._partitions: dict[str, dict[tuple[int, int], Partition]] = {}
         self._followed: dict[int, tuple[tuple, list]] = {}  # node -> (generations, partitions)
         self._replicated: tuple | None = None
         self._replicated_list: list = []
@@ -62,9 +62,10 @@ class Replication:
         # follower node -> (topic, partition, topic id) its leaders appended to since its last pass
         self._dirty: dict[int, set[tuple[str, int, object]]] = {}
         self._seen_key: dict[int, tuple] = {}  # node -> the generations its last full pass saw
-        # (topic, partition) -> its high watermark as its leaders have had it: a new leader
-        # starts from there, not from what it last heard as a follower
-        self.committed: dict[tuple[str, int], int] = {}
+        # topic id -> partition -> its high watermark as its leaders have had it: a new leader
+        # starts from there, not from what it last heard as a follower (by id: a topic made
+        # again under the same name starts with nothing committed)
+        self.committed: dict[object, dict[int, int]] = {}
 
     # --- the replicas ---------------------------------------------------------------------
 
@@ -73,11 +74,18 @@ class Replication:
         same name gets new ones)."""
         if topic_id is None:
             topic_id = node.logs.topics[name].topic_id
-        key = (node.node_id, name, p)
-        found = self._partitions.get(key)
+        replicas = self._partitions.get(name)
+        if replicas is None:
+            replicas = self._partitions[name] = {}
+        found = replicas.get((node.node_id, p))
         if found is None or found.topic_id != topic_id or found.node is not node:
-            found = self._partitions[key] = Partition(self, node, name, p, topic_id)
+            found = replicas[(node.node_id, p)] = Partition(self, node, name, p, topic_id)
         return found
+
+    def forget(self, name: str, topic_id) -> None:
+        """The topic is deleted: its replicas and what its leaders committed go with it."""
+        self._partitions.pop(name, None)
+        self.committed.pop(topic_id, None)
 
     # --- which partitions -----------------------------------------------------------------
 
