@@ -8,7 +8,7 @@ import json
 
 import pytest
 import trio
-from testkit.storage import batch
+from testkit.storage import batch, idempotent
 from trio.testing import wait_all_tasks_blocked
 
 from trafka.broker.config import BrokerConfig
@@ -322,3 +322,44 @@ def test_a_topic_made_again_under_its_name_starts_with_nothing_committed(cluster
     cluster.replication.paused.discard(2)
     replicate(cluster)
     assert leader_log(cluster, "again").high_watermark == 10
+
+
+def test_a_stopped_brokers_last_fetcher_pass_does_not_bring_it_back_in_sync(cluster):
+    """trio cancels a stopped broker's tasks at their next checkpoint: a replica fetcher pass
+    already scheduled when `stop_broker` ran still runs once. That pass must not count: the
+    broker stays out of the ISR until, started again, it has caught up. (It used to open a
+    fresh log over the stopped broker's directory, copy the leader's whole log into it, and
+    rejoin the ISR; started again with its own, shorter log, it could be elected and the
+    acknowledged records it lacked were gone: in the nemesis, seed 1, the producers' next
+    sequences were OUT_OF_ORDER_SEQUENCE_NUMBER on the new leader, the followers truncated to
+    it, and committed transactional records were never read.) The new leader accepts the
+    idempotent producer's next sequence and answers its retried batch with the original offsets."""
+    leader, (returning, steady) = create(cluster, "orders")
+    pid, epoch = 7, 0
+    for seq in range(0, 50, 10):
+        leader_log(cluster, "orders").append(idempotent(pid, epoch, seq, 10))
+    replicate(cluster)
+    directory = cluster.nodes[returning].logs.log("orders", 0).directory
+    cluster.stop_broker(returning, kill=True)
+    files = {path.name: path.stat().st_size for path in directory.iterdir()}
+    for seq in range(50, 100, 10):
+        leader_log(cluster, "orders").append(idempotent(pid, epoch, seq, 10))
+    replicate(cluster)
+    assert leader_log(cluster, "orders").high_watermark == 100  # acknowledged by the leader and `steady`
+    cluster.replication.fetch_once(cluster.nodes[returning])  # the pass its fetcher had scheduled
+    assert returning not in cluster.describe_partition("orders", 0)["isr"]
+    assert {path.name: path.stat().st_size for path in directory.iterdir()} == files  # nothing written
+    topic_id = cluster.nodes[leader].logs.topics["orders"].topic_id
+    assert returning not in cluster.controller.expand_isr(topic_id, 0, returning).isr  # nor would the controller take it
+    cluster.start_broker(returning)
+    assert cluster.nodes[returning].logs.log("orders", 0).log_end_offset == 50  # its own log, as it was killed
+    assert returning not in cluster.describe_partition("orders", 0)["isr"]
+    with pytest.raises(ValueError, match="not a live in-sync replica"):
+        cluster.move_leader("orders", 0, returning)
+    replicate(cluster)  # caught up: in sync again, and it may lead
+    cluster.move_leader("orders", 0, returning)
+    new_leader = leader_log(cluster, "orders")
+    assert new_leader is cluster.nodes[returning].logs.log("orders", 0)
+    retried = new_leader.append(idempotent(pid, epoch, 90, 10))  # a retry of the last acknowledged batch
+    assert (retried.base_offset, retried.duplicate) == (90, True)
+    assert new_leader.append(idempotent(pid, epoch, 100, 10)).base_offset == 100
