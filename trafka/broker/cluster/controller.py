@@ -295,9 +295,11 @@ class Controller:
         return self.partition(topic_id, partition)
 
     def expand_isr(self, topic_id: uuid.UUID, partition: int, replica: int) -> PartitionState:
-        """A follower caught up with the leader's log end: it is in sync again."""
+        """A follower caught up with the leader's log end: it is in sync again. A broker that is
+        not alive is not eligible (Kafka's controller refuses a fenced or shutting-down broker,
+        KIP-841): what it was seen to have may not be what it has when it starts again."""
         state = self.partition(topic_id, partition)
-        if replica not in state.isr and replica in state.replicas:
+        if replica not in state.isr and replica in state.replicas and replica in self.alive:
             isr = tuple(r for r in state.replicas if r in state.isr or r == replica)
             self._set(topic_id, partition, state.leader, state.leader_epoch, isr)
             self._write()

@@ -171,7 +171,12 @@ class Replication:
 
     def fetch_once(self, node, *, everything: bool = True) -> bool:
         """One pass over the partitions `node` follows (or, not `everything`, those appended to
-        since the last pass, and those it had not caught up on); whether it copied anything."""
+        since the last pass, and those it had not caught up on); whether it copied anything.
+        A stopped broker copies nothing: its logs are closed (Kafka's replica manager shuts its
+        fetchers down before its logs), though a pass scheduled before the stop still runs
+        once (trio cancels a task at its next checkpoint)."""
+        if node.node_id in self.cluster.stopped:
+            return False
         progressed = False
         self._rejoined = []
         dirty = self._dirty.pop(node.node_id, set())
