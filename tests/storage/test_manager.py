@@ -272,3 +272,22 @@ def test_an_unread_partition_survives_a_crash_and_deletion(manager, tmp_path):
     third = manager()
     assert third.log("orders", 0).log_end_offset == 3
     assert third.list_topics() == ["orders"]
+
+
+@pytest.mark.parametrize("clean", [True, False])
+def test_a_closed_manager_opens_no_log_over_its_directories(manager, tmp_path, clean):
+    """A stopped broker's request or fetcher still running one step after the stop must not get
+    a fresh, empty log over a partition's directory (appends there would land after the real
+    bytes, to be cut as a torn tail at the next open): it gets LogClosed."""
+    from trafka.storage import LogClosed
+
+    m = manager()
+    m.create_topic("orders", 2, {})
+    m.log("orders", 0).append(batch(5))
+    m.close(clean=clean)
+    for partition in (0, 1):
+        with pytest.raises(LogClosed):
+            m.log("orders", partition)
+    again = manager()
+    assert again.log("orders", 0).log_end_offset == 5
+    assert not (tmp_path / "data" / "orders-1").exists()

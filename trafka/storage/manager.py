@@ -24,6 +24,7 @@ from trafka.storage.errors import (
     InvalidConfig,
     InvalidPartitions,
     InvalidTopic,
+    LogClosed,
     StorageError,
     StorageWriteFailed,
     TopicAlreadyExists,
@@ -517,6 +518,8 @@ class LogManager:
         partition_log = self._logs.get((topic, partition))
         if partition_log is not None:
             return partition_log
+        if self._lock_fd is None:  # closed: a stopped broker's task one step late opens nothing
+            raise LogClosed(f"{self.data_dir}: the logs are closed")
         metadata = self.topics.get(topic)
         if metadata is None or not 0 <= partition < metadata.partitions:
             raise UnknownTopic(f"unknown topic-partition {topic}-{partition}")
