@@ -175,6 +175,8 @@ class Controller:
 
     def default_replicas(self, topic_id: uuid.UUID, partition: int, replication_factor: int = 1) -> tuple[int, ...]:
         start = topic_id.int % self.brokers
+        if replication_factor == 1:  # every partition of a topic placed by default
+            return (self.node_ids[(start + partition) % self.brokers],)
         return tuple(self.node_ids[(start + partition + j) % self.brokers] for j in range(replication_factor))
 
     def replicas(self, topic_id: uuid.UUID, partition: int) -> tuple[int, ...]:

@@ -98,7 +98,8 @@ class MetadataRecord:
 
     @property
     def entity(self) -> tuple:
-        return tuple(_hashable(self.fields[name]) for name in self.record_type.entity)
+        fields = self.fields
+        return tuple([_hashable(fields[name]) for name in RECORD_TYPES[self.type].entity])
 
     @property
     def removal(self) -> bool:
@@ -131,8 +132,8 @@ def _listed(value):
 
 def encode_key(type_name: str, entity: tuple) -> bytes:
     kind = RECORD_TYPES[type_name]
-    if all(type(v) is str or type(v) is int for v in entity):  # most keys: built without the encoder
-        parts = ",".join(_json_string(v) if type(v) is str else str(v) for v in entity)
+    if all([type(v) is str or type(v) is int for v in entity]):  # most keys: built without the encoder
+        parts = ",".join([_json_string(v) if type(v) is str else str(v) for v in entity])
         return f'{{"type":{_json_string(type_name)},"version":{kind.version},"entity":[{parts}]}}'.encode()
     return _KEY_JSON.encode({"type": type_name, "version": kind.version, "entity": _listed(entity)}).encode()
 
