@@ -182,3 +182,18 @@ def test_shared_struct_arrays_encode_as_lists_and_once(message, version):
             value.encoded[key] = b"\x00KEPT\x00"
         if kept:
             assert b"\x00KEPT\x00" in _generated(message, version, shared), name
+
+
+def test_the_crc32c_extension_loads_without_the_packages_metadata_reading_init():
+    """Every start reads or writes a metadata batch, so the CRC-32C function is loaded at start:
+    it must be the crc32c package's C function (the check value right) without the package's
+    __init__, which imports importlib.metadata and argparse (~40 ms of a start)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from trafka.wire.records import crc32c\n"
+            "assert crc32c(b'123456789') == 0xE3069283\n"
+            "print(sorted(m for m in ('importlib.metadata', 'argparse', 'crc32c') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
