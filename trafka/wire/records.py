@@ -483,20 +483,23 @@ def encode_batch(
     base = offsets[0] if base_offset is None else base_offset
     base_timestamp = records[0].timestamp
     max_timestamp = max(r.timestamp for r in records)
-    body = b"".join(
-        _encode_record(r, off - base, r.timestamp - base_timestamp) for r, off in zip(records, offsets)
-    )
-    body = compress(compression, body)
+    # The records go straight after room for the header: no list of each record's bytes and
+    # no joined copy (a metadata batch of 5,500 records is ~1.4 MB).
+    buf = bytearray(HEADER_SIZE)
+    for r, off in zip(records, offsets):
+        buf += _encode_record(r, off - base, r.timestamp - base_timestamp)
+    if compression != Compression.NONE:
+        body = compress(compression, bytes(memoryview(buf)[HEADER_SIZE:]))
+        del buf[HEADER_SIZE:]
+        buf += body
     if last_offset_delta is None:
         last_offset_delta = offsets[-1] - base
     attributes = make_attributes(compression, timestamp_type, transactional, control)
-    buf = bytearray(HEADER_SIZE + len(body))
     HEADER.pack_into(
         buf, 0, base, len(buf) - LOG_OVERHEAD, partition_leader_epoch, MAGIC, 0, attributes,
         last_offset_delta, base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence,
         len(records),
     )
-    buf[HEADER_SIZE:] = body
     _UINT32.pack_into(buf, CRC_OFFSET, compute_crc(buf, 0, len(buf)))
     return bytes(buf)
 
