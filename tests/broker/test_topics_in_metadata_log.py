@@ -192,3 +192,28 @@ def test_topics_of_the_previous_version_are_imported_once(tmp_path):
         assert set(_topics(broker)) == {"filed"}
     finally:
         broker.stop()
+
+
+def test_a_large_createtopics_is_snapshotted_after_its_answer_and_comes_back(tmp_path):
+    """500 topics x 10 partitions (over a MiB of records) in one CreateTopics: the broker's
+    snapshot check writes the image (in a worker thread, or at once on advance_clock), the
+    older segments go, and a restart reads every topic back from the snapshot."""
+    from trafka.storage.metadata_log import metadata_log_dir, snapshots
+
+    data_dir = tmp_path / "data"
+    broker = TrafkaBroker(data_dir=data_dir, in_process=True).start()
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+        _done(admin.create_topics([NewTopic(f"many-{i}", 10, 1) for i in range(500)], request_timeout=60))
+        broker.advance_clock(1_000)
+        assert snapshots(metadata_log_dir(data_dir)), "no snapshot after the check"
+    finally:
+        broker.stop()
+    broker = TrafkaBroker(data_dir=data_dir, in_process=True).start()
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+        topics = admin.list_topics(timeout=20).topics
+        assert {f"many-{i}" for i in range(500)} <= set(topics)
+        assert {len(topics[f"many-{i}"].partitions) for i in range(500)} == {10}
+    finally:
+        broker.stop()

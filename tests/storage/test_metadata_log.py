@@ -132,3 +132,25 @@ def test_a_missing_snapshot_under_a_truncated_log_is_refused(tmp_path):
     os.unlink(path)
     with pytest.raises(MetadataLogCorrupt, match="no snapshot covers"):
         MetadataLog(tmp_path)
+
+
+def test_a_snapshot_written_while_the_log_grows_keeps_what_came_after_it(tmp_path):
+    """The broker writes a snapshot in a worker thread while appends go on: the plan is the
+    image as of its offset; what is appended between the plan and its end stays in the log,
+    counts toward the next snapshot, and is read back after the snapshot's records."""
+    log = MetadataLog(tmp_path, max_bytes_between_snapshots=200)
+    for i in range(20):
+        log.append([(b"key-%d" % (i % 3), b"value-%d" % i)])
+    image = _image(log)
+    plan = log.plan_snapshot(sorted(image.items()))
+    log.append([(b"during", b"1")])
+    log.append([(b"key-0", b"changed")])
+    plan.write()
+    log.finish_snapshot(plan)
+    assert plan.offset == 20
+    assert log.bytes_since_snapshot > 0  # the two appends after the plan
+    log.close()
+    again = MetadataLog(tmp_path)
+    assert [r.offset for r in again.read()][-2:] == [20, 21]
+    assert _image(again) == {**image, b"during": b"1", b"key-0": b"changed"}
+    again.close()

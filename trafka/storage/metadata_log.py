@@ -247,21 +247,23 @@ class MetadataLog:
 
     def write_snapshot(self, records: Iterable[tuple[bytes, bytes | None]]) -> Path:
         """The whole image as of the log end, atomically; then older segments and snapshots go."""
-        offset = self.log.log_end_offset
-        batches, chunk = [], []
-        for key, value in records:
-            chunk.append(rec.Record(key, value, (), 0))
-            if len(chunk) == 1000:
-                batches.append(rec.encode_batch(chunk, base_offset=len(batches) * 1000))
-                chunk = []
-        if chunk:
-            batches.append(rec.encode_batch(chunk, base_offset=len(batches) * 1000))
-        path = self.directory / snapshot_name(offset)
-        data = b"".join(batches)
-        atomic_write(path, data)
-        self.snapshot_offset, self.snapshot_bytes = offset, len(data)
-        self.bytes_since_snapshot = 0
-        log.info("%s: wrote metadata snapshot %s", self.directory, path.name)
+        plan = self.plan_snapshot(records)
+        plan.write()
+        return self.finish_snapshot(plan)
+
+    def plan_snapshot(self, records: Iterable[tuple[bytes, bytes | None]]) -> "SnapshotPlan":
+        """A snapshot of `records` (the image now) as of the log end, to be written by
+        `SnapshotPlan.write` (in a worker thread: it touches no state of this log) and finished
+        by `finish_snapshot` (on the caller's thread, like every append)."""
+        return SnapshotPlan(self.directory, self.log.log_end_offset, self.bytes_since_snapshot, records)
+
+    def finish_snapshot(self, plan: "SnapshotPlan") -> Path:
+        """After `plan.write()`: the snapshot counts from now, and the segments and older
+        snapshots it makes useless go (appends made meanwhile stay: they are after its offset)."""
+        offset = plan.offset
+        self.snapshot_offset, self.snapshot_bytes = offset, plan.size
+        self.bytes_since_snapshot = max(self.bytes_since_snapshot - plan.bytes_before, 0)
+        log.info("%s: wrote metadata snapshot %s", self.directory, plan.path.name)
         # The log before the snapshot is no longer needed: roll, then drop the whole segments below it.
         if self.log.active_segment.size:
             self.log.roll()
@@ -270,7 +272,11 @@ class MetadataLog:
         for older, older_path in snapshots(self.directory):
             if older < offset:
                 older_path.unlink(missing_ok=True)
-        return path
+        return plan.path
+
+    @property
+    def closed(self) -> bool:
+        return self._lock is None
 
     def close(self) -> None:
         """Every append was fsynced: close the files without a clean-shutdown marker, so each
@@ -281,3 +287,27 @@ class MetadataLog:
         if self._lock >= 0:
             os.close(self._lock)
         self._lock = None
+
+
+class SnapshotPlan:
+    """A metadata snapshot being written: its offset, and the image's records as of then."""
+
+    def __init__(self, directory: Path, offset: int, bytes_before: int, records):
+        self.offset, self.bytes_before, self.records = offset, bytes_before, records
+        self.path = directory / snapshot_name(offset)
+        self.size = 0
+
+    def write(self) -> None:
+        """Encode the records as batches and write the file atomically (temporary file, fsync,
+        rename, directory fsync). Raises OSError; then nothing changed."""
+        batches, chunk = [], []
+        for key, value in self.records:
+            chunk.append(rec.Record(key, value, (), 0))
+            if len(chunk) == 1000:
+                batches.append(rec.encode_batch(chunk, base_offset=len(batches) * 1000))
+                chunk = []
+        if chunk:
+            batches.append(rec.encode_batch(chunk, base_offset=len(batches) * 1000))
+        data = b"".join(batches)
+        atomic_write(self.path, data)
+        self.size = len(data)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from trafka.broker.metadata.image import ClusterMetadata
-from trafka.broker.metadata.records import MetadataRecord
+from trafka.broker.metadata.records import MetadataRecord, partition_ids
 
 log = logging.getLogger("trafka.broker")
 
@@ -87,11 +87,15 @@ class Controller:
         # Fetch asks, so it is worked out once per change (`_changed` empties it)
         self._states: dict[tuple[uuid.UUID, int], PartitionState] = {}
         if self._metadata is not None:
-            self._metadata.register(["PartitionRecord", "RemoveTopicRecord"], self._replay)
+            self._metadata.register(["PartitionRecord", "RemoveTopicRecord"], self._replay, placed_only=True)
 
     def _replay(self, record: MetadataRecord) -> None:
         """A PartitionRecord or RemoveTopicRecord: at start, and after each write (when the maps
         hold it already)."""
+        if record.new_partition:  # a partition made (CreateTopics): nothing to do unless the maps hold it
+            ids = partition_ids(record.key())
+            if ids is not None and not self._holds(*ids):
+                return
         self._states.clear()
         topic = record.fields["topic_id"]
         if record.type == "RemoveTopicRecord":
@@ -110,6 +114,12 @@ class Controller:
                   else (tuple(f["target_replicas"]), tuple(f["original_replicas"])))
         if (topic, p) in self._persisted and all(f[k] is None for k in ("replicas", "leader", "target_replicas")):
             del self._persisted[(topic, p)]
+
+    def _holds(self, topic: str, partition: int) -> bool:
+        """Whether the maps or the persisted records have anything for the partition."""
+        return ((topic, partition) in self._persisted
+                or any(partition in state.get(topic, ()) for state in (self._assignments, self._leadership,
+                                                                         self._reassignments)))
 
     @staticmethod
     def _put(state: dict, topic: str, partition: int, value) -> None:

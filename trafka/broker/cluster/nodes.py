@@ -40,6 +40,8 @@ from trafka.storage.errors import StorageError
 
 # A node starting again whose port is taken tries this often, this far apart, before it moves.
 RELISTEN_ATTEMPTS, RELISTEN_BACKOFF_S = 5, 0.2
+# How often (broker time) the first running node checks whether a metadata snapshot is due.
+METADATA_SNAPSHOT_CHECK_MS = 1_000
 
 log = logging.getLogger("trafka.broker")
 
@@ -105,6 +107,7 @@ class Cluster:
         self.building = True  # until every node is made
         self.stopped: set[int] = set()  # nodes whose logs are closed until start_broker
         self._mirroring = False
+        self._snapshotting = False  # a metadata snapshot is being written (snapshot_metadata)
         self._nursery: trio.Nursery | None = None  # where the nodes serve (serve_cluster)
         self._host = "127.0.0.1"
         self._port = 0
@@ -363,7 +366,32 @@ class Cluster:
         if self.config["auto.leader.rebalance.enable"]:
             interval = self.config["leader.imbalance.check.interval.seconds"] * 1000
             tasks.append(partial(every, node, interval, partial(self._rebalance_leaders, node)))
+        tasks.append(partial(every, node, METADATA_SNAPSHOT_CHECK_MS, partial(self.snapshot_metadata, node),
+                             partial(self._snapshot_metadata_now, node)))
         return tasks
+
+    async def snapshot_metadata(self, node) -> None:
+        """A metadata snapshot when one is due, written in a worker thread (the cluster's first
+        running node's check): a CreateTopics of 5,000 partitions does not write the whole
+        image again inside the request, as Kafka's controller snapshots off its event loop."""
+        if node is not self.running_nodes()[0] or not self.metadata.snapshot_due or self._snapshotting:
+            return
+        self._snapshotting = True
+        try:
+            plan = self.metadata.plan_snapshot()
+            try:
+                await node.storage_threads.run(plan.write)
+            except OSError as exc:  # the log still holds everything: the next check tries again
+                log.error("cannot write a metadata snapshot (%s)", exc.strerror or exc)
+                return
+            self.metadata.finish_snapshot(plan)
+        finally:
+            self._snapshotting = False
+
+    def _snapshot_metadata_now(self, node) -> None:
+        """The same on the loop (advance_clock runs it before answering)."""
+        if node is self.running_nodes()[0] and not self._snapshotting:
+            self.metadata.maybe_snapshot()
 
     def _check_isr(self, node) -> None:
         if node is self.running_nodes()[0]:  # one checker for the cluster: the first running node's

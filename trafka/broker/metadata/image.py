@@ -14,7 +14,8 @@ changes the same way, as Kafka's controller does:
 
 A store registers once; `register` replays the image's records of its types into it at once,
 so the stores may be built in any order. When the log has grown past its bound since the last
-snapshot, the whole image is written as a snapshot and the older segments go.
+snapshot, the broker's check writes the whole image as a snapshot in a worker thread
+(`plan_snapshot`, `finish_snapshot`; `Cluster.snapshot_metadata`) and the older segments go.
 
 On the first start over a data dir of an older trafka (an empty metadata log beside the old
 JSON files) the files are read, written to the log as one batch, and renamed to
@@ -30,8 +31,10 @@ from typing import Callable, Iterable
 
 from trafka.broker.metadata.legacy import import_legacy, warn_leftovers
 from trafka.broker.metadata.topics import import_legacy_topics
-from trafka.broker.metadata.records import TOPIC, MetadataRecord, decode, encode_key
-from trafka.storage.metadata_log import MetadataLog, read_offline
+from trafka.broker.metadata.records import (TOPIC, MetadataRecord, decode_head, decode_value, encode_key,
+                                            is_new_partition, new_partition_record, partition_ids,
+                                            partition_topic_id)
+from trafka.storage.metadata_log import MetadataLog, SnapshotPlan, read_offline
 
 log = logging.getLogger("trafka.broker")
 
@@ -42,11 +45,15 @@ class ClusterMetadata:
     def __init__(self, data_dir: Path | None, *, clock=None, migrate_from: Iterable[Path] = (), lock: bool = True):
         """`data_dir`: where the log lives (a simulated cluster's own data dir); None: in memory.
         `migrate_from`: the directories an older trafka kept this data's JSON files in."""
-        self.image: dict[bytes, MetadataRecord] = {}
+        # The image: each key's last record as (type, its value as written; _AS_NEW for a
+        # partition as new, whose value follows from its key). Kept encoded rather than as dicts
+        # (5,000 partitions: ~3 MB instead of ~10 MB), and a snapshot is these bytes;
+        # `records()` decodes what a store asks for.
+        self.image: dict[bytes, tuple[str, bytes | None]] = {}
         # topic id -> its PartitionRecords' keys; ("configs", topic name) -> its ConfigRecords' keys
         self._topic_keys: dict[object, set[bytes]] = {}
         self._replays: dict[str, list[Replay]] = {}
-        self._batched: list[MetadataRecord] | None = None  # inside one_batch(): written at its end
+        self._batched: list[tuple[bytes, bytes]] | None = None  # inside one_batch(): written at its end
         self.log = MetadataLog(data_dir, clock=clock, lock=lock) if data_dir is not None else None
         self.fresh = self.log is None or self.log.empty  # a first start: nothing was ever written
         if self.log is not None:
@@ -57,11 +64,10 @@ class ClusterMetadata:
                 raise
 
     def _load(self, migrate_from: list[Path]) -> None:
+        where = _Where(self.log.directory)
         for logged in self.log.read():
-            where = f"{self.log.directory} " + ("(snapshot)" if logged.offset < 0 else f"offset {logged.offset}")
-            record = decode(logged.key, logged.value, where)
-            if record is not None:
-                self._update_image(record)
+            where.offset = logged.offset
+            self._load_record(logged.key, logged.value, where)
         if self.fresh:
             self.fresh = not import_legacy(self, migrate_from)
         else:
@@ -86,13 +92,32 @@ class ClusterMetadata:
 
     # --- the image ----------------------------------------------------------------------------
 
-    def _update_image(self, record: MetadataRecord) -> None:
+    def _load_record(self, key: bytes, value: bytes | None, where) -> None:
+        """A record read from the log or a snapshot into the image. Topics' and partitions'
+        records (nearly all of a large image) go in as read: what the image needs of them is in
+        their key; the others are decoded to see what they remove."""
+        head = decode_head(key, where)
+        if head is None:
+            return
+        type_name, current = head
+        if current and value is not None and type_name == "TopicRecord":
+            self.image[key] = (type_name, value)
+            return
+        topic_id = partition_topic_id(key) if current and value is not None and type_name == "PartitionRecord" else None
+        if topic_id is not None:
+            self.image[key] = (type_name, _AS_NEW if is_new_partition(value) else value)
+            self._topic_keys.setdefault(topic_id, set()).add(key)
+        else:
+            self._update_image(decode_value(type_name, key, value, where, current), value)
+
+    def _update_image(self, record: MetadataRecord, value: bytes | None) -> None:
+        """Apply a record to the image; `value`: its value as written (or read)."""
         if record.type == "RemoveTopicRecord":
             self._remove_topic(record.fields["topic_id"])
         elif record.record_type.removes is not None:
-            prefix = record.entity
-            for key, existing in list(self.image.items()):
-                if existing.type == record.target and existing.entity[:len(prefix)] == prefix:
+            prefix, target = record.entity, record.target
+            for key, (type_name, written) in list(self.image.items()):
+                if type_name == target and self._decoded(key, type_name, written).entity[:len(prefix)] == prefix:
                     del self.image[key]
         elif record.removal:
             self.image.pop(record.key(), None)
@@ -100,34 +125,52 @@ class ClusterMetadata:
                 self._topic_keys.get(("configs", record.fields["resource_name"]), set()).discard(record.key())
         else:
             key = record.key()
-            self.image[key] = record
             if record.type == "PartitionRecord":
-                self._topic_keys.setdefault(record.fields["topic_id"], set()).add(key)
-            elif record.type == "ConfigRecord" and record.fields["resource_type"] == TOPIC:
+                if record.new_partition and partition_ids(key) is not None:
+                    value = _AS_NEW
+                self._topic_keys.setdefault(partition_topic_id(key) or record.fields["topic_id"], set()).add(key)
+            self.image[key] = (record.type, value)
+            if record.type == "ConfigRecord" and record.fields["resource_type"] == TOPIC:
                 self._topic_keys.setdefault(("configs", record.fields["resource_name"]), set()).add(key)
+
+    @staticmethod
+    def _decoded(key: bytes, type_name: str, value: bytes | None) -> MetadataRecord:
+        return decode_value(type_name, key, _written(key, value), "metadata image")
 
     def _remove_topic(self, topic_id: str) -> None:
         """A RemoveTopicRecord: the topic's TopicRecord, its PartitionRecords and its TOPIC
         ConfigRecords go (through `_topic_keys`: a DeleteTopics of 500 topics does not scan the
         image 500 times)."""
-        topic = self.image.pop(encode_key("TopicRecord", (topic_id,)), None)
+        topic_key = encode_key("TopicRecord", (topic_id,))
+        topic = self.image.pop(topic_key, None)
         for key in self._topic_keys.pop(topic_id, ()):
             self.image.pop(key, None)
         if topic is not None:
-            for key in self._topic_keys.pop(("configs", topic.fields["name"]), ()):
+            name = self._decoded(topic_key, *topic).fields["name"]
+            for key in self._topic_keys.pop(("configs", name), ()):
                 self.image.pop(key, None)
 
-    def records(self, *types: str) -> list[MetadataRecord]:
-        """The image's records of these types (every one without types), in key order."""
+    def records(self, *types: str, placed_only: bool = False) -> list[MetadataRecord]:
+        """The image's records of these types (every one without types), in key order, decoded
+        (each call decodes anew: a store asks at its start, the image keeps bytes).
+        `placed_only`: without the PartitionRecords of partitions as new (no state of their own)."""
         image = self.image
-        return [image[k] for k in sorted(k for k, record in image.items() if not types or record.type in types)]
+        keys = sorted(k for k, (type_name, value) in image.items() if (not types or type_name in types)
+                      and not (placed_only and value is _AS_NEW))
+        return [self._decoded(k, *image[k]) for k in keys]
+
+    def partition_count(self, topic_id: str) -> int:
+        """How many PartitionRecords a topic (its id in hex) has: its partitions 0..n-1."""
+        return len(self._topic_keys.get(topic_id, ()))
 
     # --- stores -------------------------------------------------------------------------------
 
-    def register(self, types: Iterable[str], replay: Replay) -> None:
-        """`replay` gets every record of these types: the image's now, each new one once durable."""
+    def register(self, types: Iterable[str], replay: Replay, *, placed_only: bool = False) -> None:
+        """`replay` gets every record of these types: the image's now, each new one once durable.
+        `placed_only`: the image's PartitionRecords of partitions as new are left out (the
+        controller: such a record changes none of its maps, and a start has thousands)."""
         types = tuple(types)
-        for record in self.records(*types):
+        for record in self.records(*types, placed_only=placed_only):
             replay(record)
         for type_name in types:
             self._replays.setdefault(type_name, []).append(replay)
@@ -138,16 +181,15 @@ class ClusterMetadata:
         applied now and appended at its end."""
         if not records:
             return
+        encoded = [r.encode() for r in records]
         if self._batched is not None:
-            self._batched += records
+            self._batched += encoded
         elif self.log is not None:
-            self.log.append([r.encode() for r in records])
-        for record in records:
-            self._update_image(record)
+            self.log.append(encoded)
+        for record, (_, value) in zip(records, encoded):
+            self._update_image(record, value)
             for replay in self._replays.get(record.type, ()):
                 replay(record)
-        if self._batched is None and self.log is not None and self.log.snapshot_due:
-            self.snapshot()
 
     @contextmanager
     def one_batch(self):
@@ -166,15 +208,39 @@ class ClusterMetadata:
         finally:
             self._batched = None
         if batched and self.log is not None:
-            self.log.append([r.encode() for r in batched])
-            if self.log.snapshot_due:
-                self.snapshot()
+            self.log.append(batched)
+
+    # --- snapshots ----------------------------------------------------------------------------
+
+    @property
+    def snapshot_due(self) -> bool:
+        return self.log is not None and self.log.snapshot_due
+
+    def plan_snapshot(self) -> SnapshotPlan:
+        """The image as of now, to be written by `plan.write()` (in a worker thread: the broker
+        does, Cluster.snapshot_metadata, as Kafka's controller writes snapshots off its event
+        loop) and finished by `finish_snapshot(plan)` here."""
+        image = self.image
+        return self.log.plan_snapshot(_as_written([(key, image[key][1]) for key in sorted(image)]))
+
+    def finish_snapshot(self, plan: SnapshotPlan) -> None:
+        if self.log is not None and not self.log.closed:
+            self.log.finish_snapshot(plan)
 
     def snapshot(self) -> None:
+        """Write a snapshot of the image now, on this thread (a failure is a log line: the log
+        still holds everything, and the next check tries again)."""
+        plan = self.plan_snapshot()
         try:
-            self.log.write_snapshot([r.encode() for r in self.records()])
-        except OSError as exc:  # the log still holds everything: the next write tries again
+            plan.write()
+        except OSError as exc:
             log.error("%s: cannot write a metadata snapshot (%s)", self.log.directory, exc.strerror or exc)
+            return
+        self.finish_snapshot(plan)
+
+    def maybe_snapshot(self) -> None:
+        if self.snapshot_due:
+            self.snapshot()
 
     @property
     def end_offset(self) -> int:
@@ -190,9 +256,38 @@ def read_image(data_dir: Path) -> ClusterMetadata:
     """The image of a data dir's metadata log, for the offline tools: its files are only read
     (a broker may be running); the result is in memory only."""
     metadata = ClusterMetadata(None)
+    where = _Where("metadata log")
     for logged in read_offline(data_dir):
-        record = decode(logged.key, logged.value, f"metadata log offset {logged.offset}" if logged.offset >= 0
-                        else "metadata snapshot")
-        if record is not None:
-            metadata._update_image(record)
+        where.offset = logged.offset
+        metadata._load_record(logged.key, logged.value, where)
     return metadata
+
+
+# The image's value of a PartitionRecord of a partition as new: its bytes follow from its key
+# (`new_partition_record`), so 5,000 new partitions keep no value each.
+_AS_NEW = b"(as new)"
+
+
+def _written(key: bytes, value: bytes | None) -> bytes | None:
+    """An image value as written."""
+    if value is _AS_NEW:
+        return new_partition_record(*partition_ids(key)).encode()[1]
+    return value
+
+
+def _as_written(items: list[tuple[bytes, bytes | None]]):
+    for key, value in items:
+        yield key, _written(key, value)
+
+
+class _Where:
+    """Where a record was read, for an error about it: formatted only then (a start reads
+    thousands of records)."""
+
+    __slots__ = ("place", "offset")
+
+    def __init__(self, place):
+        self.place, self.offset = place, 0
+
+    def __str__(self) -> str:
+        return f"{self.place} " + ("(snapshot)" if self.offset < 0 else f"offset {self.offset}")

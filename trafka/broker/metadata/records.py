@@ -23,8 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Callable
 
 from trafka.storage.errors import StorageError
@@ -83,14 +82,35 @@ class MetadataRecordError(StorageError):
     """A metadata record this trafka cannot read: the start stops, naming it."""
 
 
-@dataclass(frozen=True)
 class MetadataRecord:
-    type: str
-    fields: dict = field(hash=False)
+    """One record: its type and fields. Made from fields (a change), or from its key and value
+    as written (read back, or made as bytes: `new_partition_record`), when its fields are
+    decoded at first use and its bytes are not encoded again."""
 
-    def __post_init__(self):
-        if self.type not in RECORD_TYPES:
-            raise ValueError(f"no metadata record type {self.type}")
+    __slots__ = ("type", "_fields", "_key", "_value")
+
+    def __init__(self, type: str, fields: dict | None = None, *, key: bytes | None = None,
+                 value: bytes | None = None):
+        if type not in RECORD_TYPES:
+            raise ValueError(f"no metadata record type {type}")
+        if fields is None and value is None:
+            raise ValueError("a metadata record needs its fields or its value")
+        self.type, self._fields, self._key, self._value = type, fields, key, value
+
+    @property
+    def fields(self) -> dict:
+        if self._fields is None:
+            self._fields = decode_value(self.type, self._key, self._value, "metadata record").fields
+        return self._fields
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, MetadataRecord) and (self.type, self.fields) == (other.type, other.fields)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.key()))
+
+    def __repr__(self) -> str:
+        return f"MetadataRecord(type={self.type!r}, fields={self.fields!r})"
 
     @property
     def record_type(self) -> RecordType:
@@ -111,15 +131,37 @@ class MetadataRecord:
         """The type of the records this one sets or removes."""
         return self.record_type.removes or self.type
 
+    @property
+    def new_partition(self) -> bool:
+        """A PartitionRecord of a partition as new (every state field null)."""
+        if self.type != "PartitionRecord":
+            return False
+        if self._value is not None:
+            return is_new_partition(self._value)
+        f = self._fields
+        return all(f.get(name) is None for name in _PARTITION_STATE)
+
     def key(self) -> bytes:
+        """Worked out once: the image, the log and the snapshot all ask."""
+        if self._key is None:
+            self._key = encode_key(self.type, self.entity)
         return self._key
 
-    @cached_property
-    def _key(self) -> bytes:  # worked out once: the image, the log and the snapshot all ask
-        return encode_key(self.type, self.entity)
-
     def encode(self) -> tuple[bytes, bytes]:
-        return self.key(), _VALUE_JSON.encode(self.fields).encode()
+        value = self._value
+        return self.key(), (value if value is not None else _VALUE_JSON.encode(self._fields).encode())
+
+
+_PARTITION_STATE = ("replicas", "leader", "leader_epoch", "isr", "target_replicas", "original_replicas")
+
+
+def new_partition_record(topic_id: str, partition: int) -> MetadataRecord:
+    """A new partition's PartitionRecord (its state fields null), made as the bytes `encode`
+    gives for those fields: a CreateTopics of 5,000 partitions makes no dict per partition."""
+    entity = f"{_json_string(topic_id)},{int(partition)}"
+    return MetadataRecord(
+        "PartitionRecord", key=f'{_PARTITION_KEY_TEXT}{entity}]}}'.encode(),
+        value=f'{_NEW_PARTITION_HEAD_TEXT}{int(partition)}{_NEW_PARTITION_TAIL_TEXT}{_json_string(topic_id)[1:]}}}'.encode())
 
 
 def _hashable(value):
@@ -138,8 +180,10 @@ def encode_key(type_name: str, entity: tuple) -> bytes:
     return _KEY_JSON.encode({"type": type_name, "version": kind.version, "entity": _listed(entity)}).encode()
 
 
-def decode(key: bytes, value: bytes | None, where: str) -> MetadataRecord | None:
-    """The record, or None for a type this trafka does not know (skipped with a log line)."""
+def decode_head(key: bytes, where) -> tuple[str, bool] | None:
+    """A record key's type, and whether it is of this trafka's version (then the key is the one
+    encode_key gives); None for a type this trafka does not know (skipped with a log line).
+    `where` names the record in an error (anything that formats as text)."""
     try:
         head = _KEY_HEAD.match(key)  # what encode_key writes; anything else is parsed whole
         if head is not None:
@@ -147,9 +191,6 @@ def decode(key: bytes, value: bytes | None, where: str) -> MetadataRecord | None
         else:
             parsed = json.loads(key)
             type_name, version = parsed["type"], int(parsed["version"])
-        fields = _decode_json(value.decode()) if value is not None else {}
-        if not isinstance(fields, dict):
-            raise TypeError("the value is not a JSON object")
     except (ValueError, KeyError, TypeError) as exc:
         raise MetadataRecordError(f"{where}: unreadable metadata record ({exc})") from None
     kind = RECORD_TYPES.get(type_name)
@@ -159,13 +200,60 @@ def decode(key: bytes, value: bytes | None, where: str) -> MetadataRecord | None
     if version > kind.version:
         raise MetadataRecordError(f"{where}: {type_name} version {version} was written by a newer trafka "
                                   f"(this one reads up to {kind.version})")
-    missing = [name for name in kind.entity if name not in fields]
+    return type_name, version == kind.version
+
+
+def decode_value(type_name: str, key: bytes, value: bytes | None, where, current: bool = True) -> MetadataRecord:
+    """The record of a known type from its value (`current`: its key is of this version, kept
+    as it is rather than encoded again)."""
+    try:
+        fields = _decode_json(value.decode()) if value is not None else {}
+        if not isinstance(fields, dict):
+            raise TypeError("the value is not a JSON object")
+    except (ValueError, TypeError) as exc:
+        raise MetadataRecordError(f"{where}: unreadable metadata record ({exc})") from None
+    missing = [name for name in RECORD_TYPES[type_name].entity if name not in fields]
     if missing:
         raise MetadataRecordError(f"{where}: {type_name} lacks {', '.join(missing)}")
-    record = MetadataRecord(type_name, fields)
-    if version == kind.version:  # the key as written is the key encode_key gives: not worked out again
-        record.__dict__["_key"] = bytes(key)
-    return record
+    return MetadataRecord(type_name, fields, key=bytes(key) if current else None)
+
+
+def decode(key: bytes, value: bytes | None, where) -> MetadataRecord | None:
+    """The record, or None for a type this trafka does not know (skipped with a log line)."""
+    head = decode_head(key, where)
+    return None if head is None else decode_value(head[0], key, value, where, head[1])
+
+
+_PARTITION_KEY_HEAD = encode_key("PartitionRecord", ("",))[:-3]  # ...,"entity":["
+_PARTITION_KEY_TEXT = _PARTITION_KEY_HEAD[:-1].decode()  # ...,"entity":[
+# A PartitionRecord's value as a new partition's (every state field null), as encode() writes it.
+_NEW_PARTITION_HEAD = b'{"isr":null,"leader":null,"leader_epoch":null,"original_replicas":null,"partition_id":'
+_NEW_PARTITION_TAIL = b',"replicas":null,"target_replicas":null,"topic_id":"'
+_NEW_PARTITION_HEAD_TEXT, _NEW_PARTITION_TAIL_TEXT = _NEW_PARTITION_HEAD.decode(), _NEW_PARTITION_TAIL.decode()
+
+
+def partition_topic_id(key: bytes) -> str | None:
+    """The topic id (hex) a PartitionRecord's key names, if it is as encode_key writes it."""
+    start = len(_PARTITION_KEY_HEAD)
+    end = key.find(b'"', start)
+    if not key.startswith(_PARTITION_KEY_HEAD) or end < 0:
+        return None
+    return key[start:end].decode()
+
+
+def partition_ids(key: bytes) -> tuple[str, int] | None:
+    """(topic id hex, partition) a PartitionRecord's key names, if it is as encode_key writes it."""
+    topic_id = partition_topic_id(key)
+    if topic_id is None:
+        return None
+    number = key[len(_PARTITION_KEY_HEAD) + len(topic_id) + 2:-2]  # after the id's quote and comma, before ]}
+    return (topic_id, int(number)) if number.isdigit() else None
+
+
+def is_new_partition(value: bytes | None) -> bool:
+    """Whether a PartitionRecord's value (as written) is a new partition's: no replicas, leader
+    or reassignment of its own."""
+    return value is not None and value.startswith(_NEW_PARTITION_HEAD) and _NEW_PARTITION_TAIL in value
 
 
 def config_record(resource_type: int, resource_name: str, name: str, value: str | None) -> MetadataRecord:

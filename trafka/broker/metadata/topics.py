@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Iterable
 
-from trafka.broker.metadata.records import TOPIC, MetadataRecord, config_changes, config_record
+from trafka.broker.metadata.records import TOPIC, MetadataRecord, config_changes, config_record, new_partition_record
 from trafka.storage.files import fsync_dir, remove_dir
 from trafka.storage.topic_store import partition_dir
 from trafka.storage.topic_store import TOPICS_DIR, TopicChange, TopicMetadata, read_topics
@@ -30,16 +30,10 @@ log = logging.getLogger("trafka.broker")
 MIGRATED_TOPICS_DIR = TOPICS_DIR + ".migrated"
 
 
-def _partition_record(topic_id: str, partition: int) -> MetadataRecord:
-    return MetadataRecord("PartitionRecord", {
-        "topic_id": topic_id, "partition_id": partition, "replicas": None, "leader": None, "leader_epoch": None,
-        "isr": None, "target_replicas": None, "original_replicas": None})
-
-
 def creation_records(metadata: TopicMetadata) -> list[MetadataRecord]:
     topic_id = metadata.topic_id.hex
     records = [MetadataRecord("TopicRecord", {"topic_id": topic_id, "name": metadata.name})]
-    records += [_partition_record(topic_id, p) for p in range(metadata.partitions)]
+    records += [new_partition_record(topic_id, p) for p in range(metadata.partitions)]
     records += [config_record(TOPIC, metadata.name, name, value) for name, value in sorted(metadata.configs.items())]
     return records
 
@@ -49,7 +43,7 @@ def change_records(change: TopicChange) -> list[MetadataRecord]:
     if change.kind == "created":
         return creation_records(metadata)
     if change.kind == "grown":
-        return [_partition_record(metadata.topic_id.hex, p) for p in range(change.old_partitions, metadata.partitions)]
+        return [new_partition_record(metadata.topic_id.hex, p) for p in range(change.old_partitions, metadata.partitions)]
     if change.kind == "configured":
         return config_changes(TOPIC, metadata.name, change.old_configs or {}, metadata.configs)
     if change.kind == "deleted":
@@ -96,18 +90,13 @@ def _drop_from_stopped_nodes(cluster, topics: list[TopicMetadata]) -> None:
 
 def topics_of(cluster_metadata) -> list[TopicMetadata]:
     """Every topic of the image: name, id, partition count (its PartitionRecords), overrides."""
-    partitions: dict[str, int] = {}
     configs: dict[str, dict[str, str]] = {}
-    topics = []
-    for record in cluster_metadata.image.values():
+    for record in cluster_metadata.records("ConfigRecord"):
         f = record.fields
-        if record.type == "PartitionRecord":
-            partitions[f["topic_id"]] = max(partitions.get(f["topic_id"], 0), int(f["partition_id"]) + 1)
-        elif record.type == "ConfigRecord" and f["resource_type"] == TOPIC:
+        if f["resource_type"] == TOPIC:
             configs.setdefault(f["resource_name"], {})[f["name"]] = str(f["value"])
-        elif record.type == "TopicRecord":
-            topics.append(f)
-    return [TopicMetadata(f["name"], uuid.UUID(hex=f["topic_id"]), partitions.get(f["topic_id"], 0),
+    topics = [record.fields for record in cluster_metadata.records("TopicRecord")]
+    return [TopicMetadata(f["name"], uuid.UUID(hex=f["topic_id"]), cluster_metadata.partition_count(f["topic_id"]),
                           configs.get(f["name"], {})) for f in sorted(topics, key=lambda f: f["name"])]
 
 
