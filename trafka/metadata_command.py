@@ -113,7 +113,7 @@ def run(args) -> int:
         return 1
     found = snapshots(directory)
     print(f"# Cluster metadata in {directory} ({f'snapshot at offset {found[-1][0]}' if found else 'no snapshot'}, "
-          f"{len(metadata.image)} records in the image)")
+          f"{metadata.record_count} records in the image)")
     for line in _lines(metadata, data_dir, set(args.section or SECTIONS)):
         print(line)
     return 0

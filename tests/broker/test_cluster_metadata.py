@@ -173,3 +173,41 @@ def test_record_keys_and_values_are_the_bytes_json_gives_and_read_back_alike(ent
         again = decode(key, value, "test")
         assert again.fields == fields and again.key() == key
         assert MetadataRecord(kind.name, again.fields).key() == key
+
+
+@pytest.mark.parametrize("through", ["log", "snapshot"])
+def test_partitions_as_new_are_counted_and_come_back_as_their_records(tmp_path, through):
+    """The image keeps a partition as new as a count, not a record: every PartitionRecord still
+    comes back as written (from the log or a snapshot), one placed and one placed then back as
+    new included, and the controller's view (placed_only) holds only the placed one."""
+    from trafka.broker.metadata.records import MetadataRecord, new_partition_record
+
+    def placed(topic, partition, replicas):
+        return MetadataRecord("PartitionRecord", {
+            "topic_id": topic, "partition_id": partition, "replicas": replicas, "leader": replicas[0],
+            "leader_epoch": 1, "isr": replicas, "target_replicas": None, "original_replicas": None})
+
+    topic = uuid.uuid4().hex
+    metadata = ClusterMetadata(tmp_path)
+    metadata.write([MetadataRecord("TopicRecord", {"topic_id": topic, "name": "t"}),
+                    *[new_partition_record(topic, p) for p in range(12)]])
+    metadata.write([placed(topic, 10, [1, 2]), placed(topic, 3, [2, 1])])
+    metadata.write([new_partition_record(topic, 3)])  # back as new
+    expected = {**{new_partition_record(topic, p).key(): new_partition_record(topic, p).fields for p in range(12)},
+                placed(topic, 10, [1, 2]).key(): placed(topic, 10, [1, 2]).fields}
+
+    def check(image):
+        assert {r.key(): r.fields for r in image.records("PartitionRecord")} == expected
+        assert [r.fields for r in image.records("PartitionRecord", placed_only=True)] == [placed(topic, 10, [1, 2]).fields]
+        assert image.partition_count(topic) == 12 and image.record_count == 13
+
+    check(metadata)
+    if through == "snapshot":
+        metadata.snapshot()
+        assert snapshots(metadata_log_dir(tmp_path))
+    metadata.close()
+    again = ClusterMetadata(tmp_path)
+    check(again)
+    again.write([MetadataRecord("RemoveTopicRecord", {"topic_id": topic})])
+    assert again.records() == [] and again.partition_count(topic) == 0 and again.record_count == 0
+    again.close()

@@ -32,8 +32,7 @@ from typing import Callable, Iterable
 from trafka.broker.metadata.legacy import import_legacy, warn_leftovers
 from trafka.broker.metadata.topics import import_legacy_topics
 from trafka.broker.metadata.records import (TOPIC, MetadataRecord, decode_head, decode_value, encode_key,
-                                            is_new_partition, new_partition_record, partition_ids,
-                                            partition_topic_id)
+                                            is_new_partition, new_partition_record, partition_ids)
 from trafka.storage.metadata_log import MetadataLog, SnapshotPlan, read_offline
 
 log = logging.getLogger("trafka.broker")
@@ -45,12 +44,16 @@ class ClusterMetadata:
     def __init__(self, data_dir: Path | None, *, clock=None, migrate_from: Iterable[Path] = (), lock: bool = True):
         """`data_dir`: where the log lives (a simulated cluster's own data dir); None: in memory.
         `migrate_from`: the directories an older trafka kept this data's JSON files in."""
-        # The image: each key's last record as (type, its value as written; _AS_NEW for a
-        # partition as new, whose value follows from its key). Kept encoded rather than as dicts
-        # (5,000 partitions: ~3 MB instead of ~10 MB), and a snapshot is these bytes;
+        # The image: each key's last record as (type, its value as written), but for the
+        # PartitionRecords of partitions as new (nearly all of them), which are only counted:
+        # `_partitions`, each topic's partitions 0..n-1; a partition not in the image is as new
+        # and its record follows from its key (`new_partition_record`). Kept encoded rather than
+        # as dicts (5,000 partitions: ~1 MB instead of ~10 MB), a snapshot is these bytes, and
         # `records()` decodes what a store asks for.
         self.image: dict[bytes, tuple[str, bytes | None]] = {}
-        # topic id -> its PartitionRecords' keys; ("configs", topic name) -> its ConfigRecords' keys
+        self._partitions: dict[str, int] = {}  # topic id (hex) -> its partition count
+        # topic id -> the keys of its PartitionRecords in the image (those with a state of
+        # their own); ("configs", topic name) -> its TOPIC ConfigRecords' keys
         self._topic_keys: dict[object, set[bytes]] = {}
         self._replays: dict[str, list[Replay]] = {}
         self._batched: list[tuple[bytes, bytes]] | None = None  # inside one_batch(): written at its end
@@ -103,12 +106,23 @@ class ClusterMetadata:
         if current and value is not None and type_name == "TopicRecord":
             self.image[key] = (type_name, value)
             return
-        topic_id = partition_topic_id(key) if current and value is not None and type_name == "PartitionRecord" else None
-        if topic_id is not None:
-            self.image[key] = (type_name, _AS_NEW if is_new_partition(value) else value)
-            self._topic_keys.setdefault(topic_id, set()).add(key)
+        ids = partition_ids(key) if current and value is not None and type_name == "PartitionRecord" else None
+        if ids is not None:
+            self._set_partition(key, ids, value, is_new_partition(value))
         else:
             self._update_image(decode_value(type_name, key, value, where, current), value)
+
+    def _set_partition(self, key: bytes, ids: tuple[str, int], value: bytes | None, as_new: bool) -> None:
+        topic_id, partition = ids
+        if partition >= self._partitions.get(topic_id, 0):
+            self._partitions[topic_id] = partition + 1
+        keys = self._topic_keys.setdefault(topic_id, set())
+        if as_new:  # counted only
+            self.image.pop(key, None)
+            keys.discard(key)
+        else:
+            self.image[key] = ("PartitionRecord", value)
+            keys.add(key)
 
     def _update_image(self, record: MetadataRecord, value: bytes | None) -> None:
         """Apply a record to the image; `value`: its value as written (or read)."""
@@ -123,19 +137,23 @@ class ClusterMetadata:
             self.image.pop(record.key(), None)
             if record.type == "ConfigRecord" and record.fields["resource_type"] == TOPIC:
                 self._topic_keys.get(("configs", record.fields["resource_name"]), set()).discard(record.key())
+        elif record.type == "PartitionRecord":
+            key = record.key()
+            ids = partition_ids(key)
+            if ids is None:  # a key of an older version: kept whole
+                ids = (record.fields["topic_id"], int(record.fields["partition_id"]))
+                self._set_partition(key, ids, value, False)
+            else:
+                self._set_partition(key, ids, value, record.new_partition)
         else:
             key = record.key()
-            if record.type == "PartitionRecord":
-                if record.new_partition and partition_ids(key) is not None:
-                    value = _AS_NEW
-                self._topic_keys.setdefault(partition_topic_id(key) or record.fields["topic_id"], set()).add(key)
             self.image[key] = (record.type, value)
             if record.type == "ConfigRecord" and record.fields["resource_type"] == TOPIC:
                 self._topic_keys.setdefault(("configs", record.fields["resource_name"]), set()).add(key)
 
     @staticmethod
     def _decoded(key: bytes, type_name: str, value: bytes | None) -> MetadataRecord:
-        return decode_value(type_name, key, _written(key, value), "metadata image")
+        return decode_value(type_name, key, value, "metadata image")
 
     def _remove_topic(self, topic_id: str) -> None:
         """A RemoveTopicRecord: the topic's TopicRecord, its PartitionRecords and its TOPIC
@@ -143,6 +161,7 @@ class ClusterMetadata:
         image 500 times)."""
         topic_key = encode_key("TopicRecord", (topic_id,))
         topic = self.image.pop(topic_key, None)
+        self._partitions.pop(topic_id, None)
         for key in self._topic_keys.pop(topic_id, ()):
             self.image.pop(key, None)
         if topic is not None:
@@ -155,13 +174,30 @@ class ClusterMetadata:
         (each call decodes anew: a store asks at its start, the image keeps bytes).
         `placed_only`: without the PartitionRecords of partitions as new (no state of their own)."""
         image = self.image
-        keys = sorted(k for k, (type_name, value) in image.items() if (not types or type_name in types)
-                      and not (placed_only and value is _AS_NEW))
-        return [self._decoded(k, *image[k]) for k in keys]
+        found = [(k, self._decoded(k, *image[k])) for k, (type_name, _) in image.items()
+                 if not types or type_name in types]
+        if (not types or "PartitionRecord" in types) and not placed_only:
+            found += [(record.key(), record) for record in self._new_partitions()]
+        found.sort(key=lambda pair: pair[0])
+        return [record for _, record in found]
+
+    def _new_partitions(self):
+        """The PartitionRecords of the partitions as new (those counted, not in the image)."""
+        for topic_id, count in list(self._partitions.items()):
+            placed = {partition_ids(k)[1] for k in self._topic_keys.get(topic_id, ()) if partition_ids(k)}
+            for partition in range(count):
+                if partition not in placed:
+                    yield new_partition_record(topic_id, partition)
 
     def partition_count(self, topic_id: str) -> int:
-        """How many PartitionRecords a topic (its id in hex) has: its partitions 0..n-1."""
-        return len(self._topic_keys.get(topic_id, ()))
+        """How many partitions a topic (its id in hex) has: its PartitionRecords 0..n-1."""
+        return self._partitions.get(topic_id, 0)
+
+    @property
+    def record_count(self) -> int:
+        """How many records the image holds (a snapshot's records)."""
+        return len(self.image) + sum(self._partitions.values()) - sum(
+            len(keys) for topic, keys in self._topic_keys.items() if not isinstance(topic, tuple))
 
     # --- stores -------------------------------------------------------------------------------
 
@@ -221,7 +257,10 @@ class ClusterMetadata:
         does, Cluster.snapshot_metadata, as Kafka's controller writes snapshots off its event
         loop) and finished by `finish_snapshot(plan)` here."""
         image = self.image
-        return self.log.plan_snapshot(_as_written([(key, image[key][1]) for key in sorted(image)]))
+        placed = {topic_id: {partition_ids(k)[1] for k in keys if partition_ids(k)}
+                  for topic_id, keys in self._topic_keys.items() if not isinstance(topic_id, tuple)}
+        return self.log.plan_snapshot(_snapshot_records([(key, image[key][1]) for key in sorted(image)],
+                                                        sorted(self._partitions.items()), placed))
 
     def finish_snapshot(self, plan: SnapshotPlan) -> None:
         if self.log is not None and not self.log.closed:
@@ -263,21 +302,16 @@ def read_image(data_dir: Path) -> ClusterMetadata:
     return metadata
 
 
-# The image's value of a PartitionRecord of a partition as new: its bytes follow from its key
-# (`new_partition_record`), so 5,000 new partitions keep no value each.
-_AS_NEW = b"(as new)"
-
-
-def _written(key: bytes, value: bytes | None) -> bytes | None:
-    """An image value as written."""
-    if value is _AS_NEW:
-        return new_partition_record(*partition_ids(key)).encode()[1]
-    return value
-
-
-def _as_written(items: list[tuple[bytes, bytes | None]]):
-    for key, value in items:
-        yield key, _written(key, value)
+def _snapshot_records(items: list[tuple[bytes, bytes | None]], partitions: list[tuple[str, int]],
+                      placed: dict[str, set[int]]):
+    """A snapshot's records (made in the snapshot's worker thread): the image's, then those of
+    the partitions as new, which the image only counts."""
+    yield from items
+    for topic_id, count in partitions:
+        skip = placed.get(topic_id, ())
+        for partition in range(count):
+            if partition not in skip:
+                yield new_partition_record(topic_id, partition).encode()
 
 
 class _Where:
