@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-import urllib.error
-import urllib.request
 
 from trafka.broker.testcontrol.nemesis.schedule import KINDS
 
@@ -36,6 +34,11 @@ class Refused(Exception):
 
 
 def _call(console: str, method: str, body=None) -> dict:
+    # Imported here: the parser `trafka serve` builds reads this module, and urllib.request
+    # brings http.client and email (~15 ms of every start).
+    import urllib.error
+    import urllib.request
+
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(console.rstrip("/") + "/api/v1/nemesis", data=data, method=method,
                                      headers={"Content-Type": "application/json"})
