@@ -394,11 +394,16 @@ def _read_bytes(buf, pos: int) -> tuple[bytes | None, int]:
 
 def decode_records(buf, pos: int = 0) -> list[Record]:
     """Decode (decompressing if needed) every record of the batch at pos."""
+    return list(iter_records(buf, pos))
+
+
+def iter_records(buf, pos: int = 0) -> Iterator[Record]:
+    """The records of the batch at pos one by one (a reader of a batch of thousands keeps one
+    at a time; a batch found corrupt part way raises there)."""
     header = parse_header(buf, pos)
     with memoryview(buf) as view:
         body = decompress(header.compression, view[pos + RECORDS_OFFSET : pos + header.size])
     log_append_time = header.timestamp_type == TimestampType.LOG_APPEND_TIME
-    records = []
     cursor = 0
     for _ in range(header.record_count):
         length, cursor = _read_varint(body, cursor)
@@ -421,10 +426,9 @@ def decode_records(buf, pos: int = 0) -> list[Record]:
         if cursor != end:
             raise CorruptRecordError(f"record declared {length} bytes but its fields used {length - end + cursor}")
         timestamp = header.max_timestamp if log_append_time else header.base_timestamp + timestamp_delta
-        records.append(Record(key, value, headers, timestamp, header.base_offset + offset_delta))
+        yield Record(key, value, headers, timestamp, header.base_offset + offset_delta)
     if cursor != len(body):
         raise CorruptRecordError(f"{len(body) - cursor} bytes follow the last record of the batch")
-    return records
 
 
 # The one-byte zigzag varints (-64..63: most lengths, deltas and counts), made once.
