@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from trafka.broker.metadata.image import ClusterMetadata
-from trafka.broker.metadata.records import MetadataRecord, partition_ids
+from trafka.broker.metadata.records import MetadataRecord, new_partition_record, partition_ids
 
 log = logging.getLogger("trafka.broker")
 
@@ -163,9 +163,7 @@ class Controller:
             now = self._fields(key)
             if self._persisted.get(key) == now:
                 continue
-            records.append(MetadataRecord("PartitionRecord", now or {
-                "topic_id": key[0], "partition_id": key[1], "replicas": None, "leader": None, "leader_epoch": None,
-                "isr": None, "target_replicas": None, "original_replicas": None}))
+            records.append(MetadataRecord("PartitionRecord", now) if now else new_partition_record(*key))
         try:
             self._metadata.write(records)
         except BaseException:

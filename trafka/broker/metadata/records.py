@@ -232,22 +232,14 @@ _NEW_PARTITION_TAIL = b',"replicas":null,"target_replicas":null,"topic_id":"'
 _NEW_PARTITION_HEAD_TEXT, _NEW_PARTITION_TAIL_TEXT = _NEW_PARTITION_HEAD.decode(), _NEW_PARTITION_TAIL.decode()
 
 
-def partition_topic_id(key: bytes) -> str | None:
-    """The topic id (hex) a PartitionRecord's key names, if it is as encode_key writes it."""
+def partition_ids(key: bytes) -> tuple[str, int] | None:
+    """(topic id hex, partition) a PartitionRecord's key names, if it is as encode_key writes it."""
     start = len(_PARTITION_KEY_HEAD)
     end = key.find(b'"', start)
     if not key.startswith(_PARTITION_KEY_HEAD) or end < 0:
         return None
-    return key[start:end].decode()
-
-
-def partition_ids(key: bytes) -> tuple[str, int] | None:
-    """(topic id hex, partition) a PartitionRecord's key names, if it is as encode_key writes it."""
-    topic_id = partition_topic_id(key)
-    if topic_id is None:
-        return None
-    number = key[len(_PARTITION_KEY_HEAD) + len(topic_id) + 2:-2]  # after the id's quote and comma, before ]}
-    return (topic_id, int(number)) if number.isdigit() else None
+    number = key[end + 2:-2]  # after the id's quote and comma, before ]}
+    return (key[start:end].decode(), int(number)) if number.isdigit() else None
 
 
 def is_new_partition(value: bytes | None) -> bool:
