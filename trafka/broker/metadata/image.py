@@ -52,9 +52,11 @@ class ClusterMetadata:
         # `records()` decodes what a store asks for.
         self.image: dict[bytes, tuple[str, bytes | None]] = {}
         self._partitions: dict[str, int] = {}  # topic id (hex) -> its partition count
-        # topic id -> the keys of its PartitionRecords in the image (those with a state of
-        # their own); ("configs", topic name) -> its TOPIC ConfigRecords' keys
-        self._topic_keys: dict[object, set[bytes]] = {}
+        # topic id -> partition -> the key of its PartitionRecord in the image (those with a
+        # state of their own); topic name -> its TOPIC ConfigRecords' keys: what a
+        # RemoveTopicRecord removes, without scanning the image
+        self._placed: dict[str, dict[int, bytes]] = {}
+        self._topic_configs: dict[str, set[bytes]] = {}
         self._replays: dict[str, list[Replay]] = {}
         self._batched: list[tuple[bytes, bytes]] | None = None  # inside one_batch(): written at its end
         self.log = MetadataLog(data_dir, clock=clock, lock=lock) if data_dir is not None else None
@@ -116,13 +118,13 @@ class ClusterMetadata:
         topic_id, partition = ids
         if partition >= self._partitions.get(topic_id, 0):
             self._partitions[topic_id] = partition + 1
-        keys = self._topic_keys.setdefault(topic_id, set())
+        placed = self._placed.setdefault(topic_id, {})
         if as_new:  # counted only
             self.image.pop(key, None)
-            keys.discard(key)
+            placed.pop(partition, None)
         else:
             self.image[key] = ("PartitionRecord", value)
-            keys.add(key)
+            placed[partition] = key
 
     def _update_image(self, record: MetadataRecord, value: bytes | None) -> None:
         """Apply a record to the image; `value`: its value as written (or read)."""
@@ -136,7 +138,7 @@ class ClusterMetadata:
         elif record.removal:
             self.image.pop(record.key(), None)
             if record.type == "ConfigRecord" and record.fields["resource_type"] == TOPIC:
-                self._topic_keys.get(("configs", record.fields["resource_name"]), set()).discard(record.key())
+                self._topic_configs.get(record.fields["resource_name"], set()).discard(record.key())
         elif record.type == "PartitionRecord":
             key = record.key()
             ids = partition_ids(key)
@@ -149,7 +151,7 @@ class ClusterMetadata:
             key = record.key()
             self.image[key] = (record.type, value)
             if record.type == "ConfigRecord" and record.fields["resource_type"] == TOPIC:
-                self._topic_keys.setdefault(("configs", record.fields["resource_name"]), set()).add(key)
+                self._topic_configs.setdefault(record.fields["resource_name"], set()).add(key)
 
     @staticmethod
     def _decoded(key: bytes, type_name: str, value: bytes | None) -> MetadataRecord:
@@ -157,16 +159,15 @@ class ClusterMetadata:
 
     def _remove_topic(self, topic_id: str) -> None:
         """A RemoveTopicRecord: the topic's TopicRecord, its PartitionRecords and its TOPIC
-        ConfigRecords go (through `_topic_keys`: a DeleteTopics of 500 topics does not scan the
-        image 500 times)."""
+        ConfigRecords go (through `_placed` and `_topic_configs`: a DeleteTopics of 500 topics
+        does not scan the image 500 times)."""
         topic_key = encode_key("TopicRecord", (topic_id,))
         topic = self.image.pop(topic_key, None)
         self._partitions.pop(topic_id, None)
-        for key in self._topic_keys.pop(topic_id, ()):
+        for key in self._placed.pop(topic_id, {}).values():
             self.image.pop(key, None)
         if topic is not None:
-            name = self._decoded(topic_key, *topic).fields["name"]
-            for key in self._topic_keys.pop(("configs", name), ()):
+            for key in self._topic_configs.pop(self._decoded(topic_key, *topic).fields["name"], ()):
                 self.image.pop(key, None)
 
     def records(self, *types: str, placed_only: bool = False) -> list[MetadataRecord]:
@@ -177,17 +178,14 @@ class ClusterMetadata:
         found = [(k, self._decoded(k, *image[k])) for k, (type_name, _) in image.items()
                  if not types or type_name in types]
         if (not types or "PartitionRecord" in types) and not placed_only:
-            found += [(record.key(), record) for record in self._new_partitions()]
+            found += [(record.key(), record) for record in _new_partitions(self._as_new())]
         found.sort(key=lambda pair: pair[0])
         return [record for _, record in found]
 
-    def _new_partitions(self):
-        """The PartitionRecords of the partitions as new (those counted, not in the image)."""
-        for topic_id, count in list(self._partitions.items()):
-            placed = {partition_ids(k)[1] for k in self._topic_keys.get(topic_id, ()) if partition_ids(k)}
-            for partition in range(count):
-                if partition not in placed:
-                    yield new_partition_record(topic_id, partition)
+    def _as_new(self) -> list[tuple[str, int, frozenset[int]]]:
+        """Each topic's partition count and its partitions that are not as new (a copy)."""
+        return [(topic_id, count, frozenset(self._placed.get(topic_id, ())))
+                for topic_id, count in sorted(self._partitions.items())]
 
     def partition_count(self, topic_id: str) -> int:
         """How many partitions a topic (its id in hex) has: its PartitionRecords 0..n-1."""
@@ -196,8 +194,8 @@ class ClusterMetadata:
     @property
     def record_count(self) -> int:
         """How many records the image holds (a snapshot's records)."""
-        return len(self.image) + sum(self._partitions.values()) - sum(
-            len(keys) for topic, keys in self._topic_keys.items() if not isinstance(topic, tuple))
+        return len(self.image) + sum(count - len(self._placed.get(topic_id, ()))
+                                     for topic_id, count in self._partitions.items())
 
     # --- stores -------------------------------------------------------------------------------
 
@@ -257,10 +255,8 @@ class ClusterMetadata:
         does, Cluster.snapshot_metadata, as Kafka's controller writes snapshots off its event
         loop) and finished by `finish_snapshot(plan)` here."""
         image = self.image
-        placed = {topic_id: {partition_ids(k)[1] for k in keys if partition_ids(k)}
-                  for topic_id, keys in self._topic_keys.items() if not isinstance(topic_id, tuple)}
         return self.log.plan_snapshot(_snapshot_records([(key, image[key][1]) for key in sorted(image)],
-                                                        sorted(self._partitions.items()), placed))
+                                                        self._as_new()))
 
     def finish_snapshot(self, plan: SnapshotPlan) -> None:
         if self.log is not None and not self.log.closed:
@@ -302,16 +298,20 @@ def read_image(data_dir: Path) -> ClusterMetadata:
     return metadata
 
 
-def _snapshot_records(items: list[tuple[bytes, bytes | None]], partitions: list[tuple[str, int]],
-                      placed: dict[str, set[int]]):
-    """A snapshot's records (made in the snapshot's worker thread): the image's, then those of
-    the partitions as new, which the image only counts."""
-    yield from items
-    for topic_id, count in partitions:
-        skip = placed.get(topic_id, ())
+def _new_partitions(as_new: list[tuple[str, int, frozenset[int]]]):
+    """The PartitionRecords of the partitions as new, which the image only counts."""
+    for topic_id, count, placed in as_new:
         for partition in range(count):
-            if partition not in skip:
-                yield new_partition_record(topic_id, partition).encode()
+            if partition not in placed:
+                yield new_partition_record(topic_id, partition)
+
+
+def _snapshot_records(items: list[tuple[bytes, bytes | None]], as_new: list[tuple[str, int, frozenset[int]]]):
+    """A snapshot's records (made in the snapshot's worker thread): the image's, then those of
+    the partitions as new."""
+    yield from items
+    for record in _new_partitions(as_new):
+        yield record.encode()
 
 
 class _Where:
