@@ -470,6 +470,12 @@ _WITHOUT_EFFECT: list[Setting] = [
     Setting("share.coordinator.state.topic.replication.factor", _T.SHORT, "3", "replicas of __share_group_state in a simulated cluster, at most cluster.brokers (one broker: 1)", validator=at_least(1)),
     Setting("share.coordinator.state.topic.min.isr", _T.SHORT, "2", "there is one replica", validator=at_least(1), effect=False),
     Setting("log.dir", _T.STRING, "/tmp/kafka-logs", "the data dir is --data-dir, or log.dirs", effect=False),
+    # the metadata log is the data dir's metadata/ and snapshots by trafka's rule (docs/metadata-log.md)
+    Setting("metadata.log.dir", _T.STRING, "", "the metadata log is the data dir's metadata/", effect=False),
+    Setting("metadata.log.max.record.bytes.between.snapshots", _T.LONG, "20971520",
+            "the metadata log snapshots past 1 MiB and past the last snapshot's size", validator=at_least(1), effect=False),
+    Setting("metadata.log.max.snapshot.interval.ms", _T.LONG, "3600000",
+            "the metadata log snapshots by size only", validator=at_least(0), effect=False),
 ]
 
 

@@ -70,3 +70,16 @@ def test_every_synonym_of_a_topic_config_is_a_broker_setting_of_its_type():
         assert setting.synonyms, name
         finest = BROKER_SETTINGS[setting.synonyms[0]]
         assert (finest.type, finest.default, finest.validator) == (setting.type, setting.default, setting.validator)
+
+
+def test_kafkas_metadata_log_settings_are_accepted_without_effect():
+    """A KRaft server.properties may set where and how often the metadata log snapshots: trafka
+    keeps its metadata log in the data dir and snapshots by its own rule (docs/metadata-log.md),
+    so these start the broker and are named in the one warning, not refused as unknown."""
+    from trafka.broker.config import BrokerConfig
+
+    config = BrokerConfig.from_sources(["metadata.log.dir=/var/kafka/meta",
+                                        "metadata.log.max.record.bytes.between.snapshots=1000000",
+                                        "metadata.log.max.snapshot.interval.ms=60000"], [])
+    assert config.without_effect() == ["metadata.log.dir", "metadata.log.max.record.bytes.between.snapshots",
+                                       "metadata.log.max.snapshot.interval.ms"]
