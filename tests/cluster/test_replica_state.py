@@ -307,21 +307,21 @@ def test_a_topic_made_again_under_its_name_starts_with_nothing_committed(cluster
     replica lacks as committed (the partition's committed offset is the topic id's, not the
     name's)."""
     create(cluster, "again")
-    produce(cluster, "again", 100)
+    produce(cluster, "again", 3000)  # 300 batches
     replicate(cluster)
-    assert leader_log(cluster, "again").high_watermark == 100
+    assert leader_log(cluster, "again").high_watermark == 3000
     cluster.running_nodes()[0].logs.delete_topic("again")
     create(cluster, "again")
     cluster.replication.paused.add(2)
-    produce(cluster, "again", 10)
-    replicate(cluster)  # broker 1 has the 10 records, broker 2 none; both still in sync
+    produce(cluster, "again", 1000)
+    replicate(cluster)  # broker 1 has the 1,000 records, broker 2 none; both still in sync
     assert leader_log(cluster, "again").high_watermark == 0
     cluster.move_leader("again", 0, 1)
     assert cluster.leader_node("again", 0).node_id == 1
     assert leader_log(cluster, "again").high_watermark == 0, "records broker 2 lacks counted as committed"
     cluster.replication.paused.discard(2)
     replicate(cluster)
-    assert leader_log(cluster, "again").high_watermark == 10
+    assert leader_log(cluster, "again").high_watermark == 1000
 
 
 def test_a_stopped_brokers_last_fetcher_pass_does_not_bring_it_back_in_sync(cluster):
