@@ -336,23 +336,23 @@ def test_a_stopped_brokers_last_fetcher_pass_does_not_bring_it_back_in_sync(clus
     idempotent producer's next sequence and answers its retried batch with the original offsets."""
     leader, (returning, steady) = create(cluster, "orders")
     pid, epoch = 7, 0
-    for seq in range(0, 50, 10):
+    for seq in range(0, 2000, 10):  # 200 batches
         leader_log(cluster, "orders").append(idempotent(pid, epoch, seq, 10))
     replicate(cluster)
     directory = cluster.nodes[returning].logs.log("orders", 0).directory
     cluster.stop_broker(returning, kill=True)
     files = {path.name: path.stat().st_size for path in directory.iterdir()}
-    for seq in range(50, 100, 10):
+    for seq in range(2000, 4000, 10):  # 200 more while it is down
         leader_log(cluster, "orders").append(idempotent(pid, epoch, seq, 10))
     replicate(cluster)
-    assert leader_log(cluster, "orders").high_watermark == 100  # acknowledged by the leader and `steady`
+    assert leader_log(cluster, "orders").high_watermark == 4000  # acknowledged by the leader and `steady`
     cluster.replication.fetch_once(cluster.nodes[returning])  # the pass its fetcher had scheduled
     assert returning not in cluster.describe_partition("orders", 0)["isr"]
     assert {path.name: path.stat().st_size for path in directory.iterdir()} == files  # nothing written
     topic_id = cluster.nodes[leader].logs.topics["orders"].topic_id
     assert returning not in cluster.controller.expand_isr(topic_id, 0, returning).isr  # nor would the controller take it
     cluster.start_broker(returning)
-    assert cluster.nodes[returning].logs.log("orders", 0).log_end_offset == 50  # its own log, as it was killed
+    assert cluster.nodes[returning].logs.log("orders", 0).log_end_offset == 2000  # its own log, as it was killed
     assert returning not in cluster.describe_partition("orders", 0)["isr"]
     with pytest.raises(ValueError, match="not a live in-sync replica"):
         cluster.move_leader("orders", 0, returning)
@@ -360,6 +360,6 @@ def test_a_stopped_brokers_last_fetcher_pass_does_not_bring_it_back_in_sync(clus
     cluster.move_leader("orders", 0, returning)
     new_leader = leader_log(cluster, "orders")
     assert new_leader is cluster.nodes[returning].logs.log("orders", 0)
-    retried = new_leader.append(idempotent(pid, epoch, 90, 10))  # a retry of the last acknowledged batch
-    assert (retried.base_offset, retried.duplicate) == (90, True)
-    assert new_leader.append(idempotent(pid, epoch, 100, 10)).base_offset == 100
+    retried = new_leader.append(idempotent(pid, epoch, 3990, 10))  # a retry of the last acknowledged batch
+    assert (retried.base_offset, retried.duplicate) == (3990, True)
+    assert new_leader.append(idempotent(pid, epoch, 4000, 10)).base_offset == 4000
