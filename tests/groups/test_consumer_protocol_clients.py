@@ -208,6 +208,17 @@ def session_deadlines(broker, group: str) -> dict[str, int]:
     return {m.member_id: m.session_deadline for m in list(coordinator.consumer_groups[group].members.values())}
 
 
+def describe_group(broker, group: str) -> str:
+    """The group's members as the coordinator holds them, for a failed assertion."""
+    coordinator = broker._thread_broker.broker.group_coordinator
+    found = coordinator.consumer_groups.get(group)
+    if found is None:
+        return f"no group {group!r}"
+    now = broker_now(broker)
+    return "; ".join(f"{m.member_id}: epoch {m.member_epoch}, {m.state.name}, session ends in {m.session_deadline - now} ms, "
+                     f"rebalance deadline {m.rebalance_deadline}" for m in list(found.members.values()))
+
+
 def broker_now(broker) -> int:
     return broker._thread_broker.broker.clock.time_ms()
 
@@ -215,11 +226,17 @@ def broker_now(broker) -> int:
 @pytest.mark.parametrize("client", CLIENTS)
 def test_session_of_a_crashed_member_expires_on_the_broker_clock(broker, members, client):
     """A member killed without leaving keeps its partitions until its session (45 s of broker
-    time) runs out; the clock is moved, not waited for."""
+    time) runs out; the clock is moved, not waited for.
+
+    Broker time is the wall clock plus the moved offset, so each check that the crashed member
+    is still there comes right after a move that leaves 10 s of its session, and the moves are
+    computed from its own deadline rather than from when the test thinks it died (a slow
+    machine spends seconds between the kill and the move)."""
     group, topic = f"crash-{client}", "four"
     create_topic(broker.bootstrap_servers, topic, 4)
     live = members(client, group, [topic])
     settle([live], [partitions(topic, 4)], what="the live member owns all four")
+    (live_id,) = session_deadlines(broker, group)
     child = subprocess.Popen([sys.executable, "-c", CRASHING_MEMBER, broker.bootstrap_servers, group, topic],
                              stdout=subprocess.PIPE, text=True, env=os.environ.copy())
     try:
@@ -228,16 +245,20 @@ def test_session_of_a_crashed_member_expires_on_the_broker_clock(broker, members
         assert child.stdout.readline().strip() == "assigned"
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
-        assert len(session_deadlines(broker, group)) == 2
+        deadlines = session_deadlines(broker, group)
+        assert len(deadlines) == 2 and live_id in deadlines, describe_group(broker, group)
+        (crashed_id,) = set(deadlines) - {live_id}
+        crashed_deadline = deadlines[crashed_id]  # its last heartbeat plus its session
 
-        broker.advance_clock(SESSION_TIMEOUT_MS - 15000)
+        broker.advance_clock(max(crashed_deadline - 10_000 - broker_now(broker), 0))
+        assert set(session_deadlines(broker, group)) == {live_id, crashed_id}, describe_group(broker, group)
         moved_at = broker_now(broker)
-        # The live member heartbeats every 300 ms; wait until it has done so after the move.
-        wait_until(lambda: max(session_deadlines(broker, group).values()) > moved_at + SESSION_TIMEOUT_MS - 1000,
-                   WAIT_S, "a heartbeat of the live member after the clock moved")
-        assert len(session_deadlines(broker, group)) == 2  # the crashed member is still in the group
-        broker.advance_clock(16000)
-        assert len(session_deadlines(broker, group)) == 1
+        # The live member heartbeats every 300 ms; wait until it has done so after the move, so
+        # the next move leaves its session running.
+        wait_until(lambda: session_deadlines(broker, group).get(live_id, 0) > moved_at + SESSION_TIMEOUT_MS - 1000,
+                   WAIT_S, lambda: f"a heartbeat of the live member after the clock moved: {describe_group(broker, group)}")
+        broker.advance_clock(max(crashed_deadline + 1000 - broker_now(broker), 0))
+        assert set(session_deadlines(broker, group)) == {live_id}, describe_group(broker, group)
         settle([live], [partitions(topic, 4)], what="the live member takes the crashed member's partitions")
     finally:
         if child.poll() is None:
