@@ -7,9 +7,10 @@ init() begin() send(topic, value) flush() commit() abort()
 send_offsets(topic, partition, offset, group) close(). A client-side failure raises
 `TxnFailed(client, error name)`.
 
-`read_values(request, name, bootstrap, topic, isolation, until=..., count=...)` reads
+`read_values(request, name, bootstrap, topic, isolation, until=..., count=..., quiet_s=...)` reads
 partition 0 from the beginning with isolation "read_committed" or "read_uncommitted" until the
-value `until` arrives or `count` values did, or TIMEOUT_S passed; returns the values in order.
+value `until` arrives or `count` values did, or TIMEOUT_S passed (or, with quiet_s, that long
+without a new value once one came); returns the values in order.
 """
 
 from __future__ import annotations
@@ -40,14 +41,15 @@ def producer(request, name: str, bootstrap: str, transactional_id: str, timeout_
 
 
 def read_values(request, name: str, bootstrap: str, topic: str, isolation: str, *, until: bytes | None = None,
-                count: int | None = None) -> list[bytes]:
+                count: int | None = None, quiet_s: float | None = None) -> list[bytes]:
     if name == "kafka-python":
-        return read_values_kafka_python(bootstrap, topic, isolation, until, count)
+        return read_values_kafka_python(bootstrap, topic, isolation, until, count, quiet_s)
     if name == "confluent-kafka":
-        return read_values_confluent(bootstrap, topic, isolation, until, count)
+        return read_values_confluent(bootstrap, topic, isolation, until, count, quiet_s)
     if name == "aiokafka":
-        return read_values_aiokafka(bootstrap, topic, isolation, until, count)
-    return read_values_java(request.getfixturevalue(JAVA_FIXTURES[name]), bootstrap, topic, isolation, until, count)
+        return read_values_aiokafka(bootstrap, topic, isolation, until, count, quiet_s)
+    return read_values_java(request.getfixturevalue(JAVA_FIXTURES[name]), bootstrap, topic, isolation, until, count,
+                            quiet_s)
 
 
 def committed_offset(bootstrap: str, group: str, topic: str) -> int | None:

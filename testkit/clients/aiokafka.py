@@ -13,7 +13,7 @@ import aiokafka.errors
 
 from testkit.clients.base import (
     Auth, CREATE_TIME, Got, GroupConsumer, HEARTBEAT_INTERVAL_MS, LOG_APPEND_TIME, Msg, SESSION_TIMEOUT_MS, TIMEOUT_S,
-    TxnFailed, headers_tuple, kafka_error_name, txn_done,
+    TxnFailed, headers_tuple, kafka_error_name, Reading,
 )
 
 
@@ -139,7 +139,7 @@ class AiokafkaTxn:
         self.loop.close()
 
 
-def read_values_aiokafka(bootstrap, topic, isolation, until, count):
+def read_values_aiokafka(bootstrap, topic, isolation, until, count, quiet_s=None):
     async def read():
         from aiokafka import AIOKafkaConsumer, TopicPartition
 
@@ -150,8 +150,8 @@ def read_values_aiokafka(bootstrap, topic, isolation, until, count):
             tp = TopicPartition(topic, 0)
             c.assign([tp])
             await c.seek_to_beginning(tp)
-            values, deadline = [], time.monotonic() + TIMEOUT_S
-            while not txn_done(values, until, count) and time.monotonic() < deadline:
+            values, reading = [], Reading(until, count, quiet_s)
+            while reading.goes_on(values):
                 batches = await c.getmany(tp, timeout_ms=300)
                 values += [r.value for r in batches.get(tp, [])]
             return values

@@ -47,8 +47,24 @@ class TxnFailed(Exception):
         self.error = error
 
 
-def txn_done(values, until, count) -> bool:
-    return (until is not None and until in values) or (count is not None and len(values) >= count)
+class Reading:
+    """When a read of values stops: once `until` or `count` values came, after TIMEOUT_S, or,
+    with `quiet_s`, that long after the last new value once one came (a read that must come up
+    short: what it must not see would have come with what it saw)."""
+
+    def __init__(self, until: bytes | None, count: int | None, quiet_s: float | None = None):
+        self.until, self.count, self.quiet_s = until, count, quiet_s
+        self.deadline = time.monotonic() + TIMEOUT_S
+        self.quiet_until: float | None = None
+        self.seen = 0
+
+    def goes_on(self, values: list) -> bool:
+        if (self.until is not None and self.until in values) or (self.count is not None and len(values) >= self.count):
+            return False
+        now = time.monotonic()
+        if self.quiet_s is not None and len(values) > self.seen:
+            self.seen, self.quiet_until = len(values), now + self.quiet_s
+        return now < self.deadline and (self.quiet_until is None or now < self.quiet_until)
 
 
 class GroupConsumer:

@@ -9,7 +9,7 @@ import confluent_kafka
 
 from testkit.clients.base import (
     Auth, CREATE_TIME, Got, GroupConsumer, HEARTBEAT_INTERVAL_MS, LOG_APPEND_TIME, Msg, SESSION_TIMEOUT_MS, TIMEOUT_S,
-    TxnFailed, headers_tuple, txn_done,
+    TxnFailed, headers_tuple, Reading,
 )
 
 
@@ -139,15 +139,15 @@ class ConfluentTxn:
             pass
 
 
-def read_values_confluent(bootstrap, topic, isolation, until, count):
+def read_values_confluent(bootstrap, topic, isolation, until, count, quiet_s=None):
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{uuid.uuid4().hex[:8]}",
                   "isolation.level": isolation, "enable.auto.commit": False})
     try:
         c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-        values, deadline = [], time.monotonic() + TIMEOUT_S
-        while not txn_done(values, until, count) and time.monotonic() < deadline:
+        values, reading = [], Reading(until, count, quiet_s)
+        while reading.goes_on(values):
             m = c.poll(0.3)
             if m is not None and m.error() is None:
                 values.append(m.value())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from testkit.clients.base import Got, Msg, TIMEOUT_S, TxnFailed, headers_tuple, txn_done
+from testkit.clients.base import Got, Msg, TIMEOUT_S, TxnFailed, headers_tuple, Reading
 
 
 class Java:
@@ -95,13 +95,13 @@ class JavaTxn:
             pass
 
 
-def read_values_java(kafka, bootstrap, topic, isolation, until, count):
+def read_values_java(kafka, bootstrap, topic, isolation, until, count, quiet_s=None):
     c = kafka.make_consumer({"bootstrap.servers": bootstrap, "isolation.level": isolation, "enable.auto.commit": "false"})
     try:
         c.assign([(topic, 0)])
         c.seekToBeginning()
-        values, deadline = [], time.monotonic() + TIMEOUT_S
-        while not txn_done(values, until, count) and time.monotonic() < deadline:
+        values, reading = [], Reading(until, count, quiet_s)
+        while reading.goes_on(values):
             values += [r.value for r in c.poll(300)]
         return values
     finally:

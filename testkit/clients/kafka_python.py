@@ -12,7 +12,7 @@ from kafka.structs import OffsetAndMetadata
 
 from testkit.clients.base import (
     Auth, CREATE_TIME, Got, GroupConsumer, HEARTBEAT_INTERVAL_MS, LOG_APPEND_TIME, Msg, SESSION_TIMEOUT_MS, TIMEOUT_S,
-    TxnFailed, headers_tuple, kafka_error_name, txn_done,
+    TxnFailed, headers_tuple, kafka_error_name, Reading,
 )
 
 
@@ -116,7 +116,7 @@ class KafkaPythonTxn:
             pass
 
 
-def read_values_kafka_python(bootstrap, topic, isolation, until, count):
+def read_values_kafka_python(bootstrap, topic, isolation, until, count, quiet_s=None):
     from kafka import KafkaConsumer, TopicPartition
 
     c = KafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation, enable_auto_commit=False,
@@ -124,8 +124,8 @@ def read_values_kafka_python(bootstrap, topic, isolation, until, count):
     try:
         c.assign([TopicPartition(topic, 0)])
         c.seek_to_beginning()
-        values, deadline = [], time.monotonic() + TIMEOUT_S
-        while not txn_done(values, until, count) and time.monotonic() < deadline:
+        values, reading = [], Reading(until, count, quiet_s)
+        while reading.goes_on(values):
             for records in c.poll(timeout_ms=300).values():
                 values += [r.value for r in records]
         return values
