@@ -15,7 +15,7 @@ pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.timeout(300)
 
 USER_SUITE = '''
-import json, os
+import json, os, time
 from kafka import KafkaProducer, KafkaConsumer, TopicPartition
 
 RECORD = os.environ["TRAFKA_PLUGIN_RECORD"]
@@ -28,9 +28,13 @@ def roundtrip(bootstrap, topic):
     producer = KafkaProducer(bootstrap_servers=bootstrap)
     producer.send(topic, b"x").get(timeout=15)
     producer.close()
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=5000)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest")
     consumer.assign([TopicPartition(topic, 0)])
-    values = [r.value for r in consumer]
+    values, deadline = [], time.monotonic() + 15
+    while not values and time.monotonic() < deadline:
+        values += [r.value for rs in consumer.poll(timeout_ms=500).values() for r in rs]
+    # and whatever else the partition holds (it would have come with the first)
+    values += [r.value for rs in consumer.poll(timeout_ms=300).values() for r in rs]
     consumer.close()
     return values
 
