@@ -187,6 +187,13 @@ def _clients(name, cluster, group, request):
     return JavaClients(cluster, group, request.getfixturevalue("java_kafka"))
 
 
+def _consume_until(clients, consumed: list[bytes], count: int, timeout: float = 30) -> None:
+    """Poll into `consumed` until it holds `count` distinct values (or `timeout` passed)."""
+    deadline = time.monotonic() + timeout
+    while len(set(consumed)) < count and time.monotonic() < deadline:
+        consumed += clients.poll(0.5)
+
+
 @pytest.mark.parametrize("client", ["confluent", "kafka-python", "java"])
 @pytest.mark.parametrize("kill", [False, True], ids=["stop", "kill"])
 def test_producer_and_group_carry_on_while_the_coordinators_broker_stops_and_starts(trafka_cluster, client, kill,
@@ -197,7 +204,7 @@ def test_producer_and_group_carry_on_while_the_coordinators_broker_stops_and_sta
     consumed: list[bytes] = []
     try:
         clients.produce(0, PER_ROUND)
-        consumed += clients.poll(2)
+        _consume_until(clients, consumed, PER_ROUND)
         clients.commit()
         victim = _coordinator(trafka_cluster, group)
         led_before = {p for p, (leader, _, _) in _partition_states(trafka_cluster).items() if leader == victim}
@@ -207,14 +214,12 @@ def test_producer_and_group_carry_on_while_the_coordinators_broker_stops_and_sta
         assert all(leader != victim and victim not in isr for leader, _, isr in states.values())
         assert _coordinator(trafka_cluster, group) != victim  # the group's coordinator moved
         clients.produce(PER_ROUND, PER_ROUND)
-        consumed += clients.poll(3)
+        _consume_until(clients, consumed, 2 * PER_ROUND)  # from the partitions' new leaders
         clients.commit()
         trafka_cluster.start_broker(victim)
         _wait_in_sync(trafka_cluster)
         clients.produce(2 * PER_ROUND, PER_ROUND)
-        deadline = time.monotonic() + 30
-        while len(set(consumed)) < 3 * PER_ROUND and time.monotonic() < deadline:
-            consumed += clients.poll(1)
+        _consume_until(clients, consumed, 3 * PER_ROUND)
         clients.commit()
     finally:
         clients.close()
