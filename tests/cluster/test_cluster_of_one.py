@@ -41,15 +41,18 @@ def _produce(broker, topic: str, start: int, count: int) -> None:
     assert producer.flush(30) == 0 and not failed
 
 
-def _consume_all(broker, topic: str, partitions: int) -> list[int]:
+def _consume_all(broker, topic: str, partitions: int, expected: int) -> list[int]:
+    """Every value in the topic: read until `expected` came (or 10 s without any), then 1 s more
+    for whatever else is there (a duplicate would be)."""
     consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": f"g-{uuid.uuid4().hex[:6]}",
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     values, idle = [], 0
-    while idle < 10:
+    while idle < 10 and len(values) < expected:
         batch = consumer.consume(500, 1.0)
         idle = 0 if batch else idle + 1
         values += [int(m.value()) for m in batch if m.error() is None]
+    values += [int(m.value()) for m in consumer.consume(500, 1.0) if m.error() is None]
     consumer.close()
     return values
 
@@ -69,7 +72,7 @@ def test_the_controller_places_every_partition_on_the_node_under_its_own_id(traf
     assert described.controller.id == NODE and [n.id for n in described.nodes] == [NODE]
     assert [b["node_id"] for b in trafka_broker.brokers()] == [NODE]
     _produce(trafka_broker, topic, 0, RECORDS)
-    assert sorted(_consume_all(trafka_broker, topic, 4)) == list(range(RECORDS))
+    assert sorted(_consume_all(trafka_broker, topic, 4, RECORDS)) == list(range(RECORDS))
 
 
 @pytest.mark.trafka_config({"node.id": str(NODE)})
@@ -106,7 +109,7 @@ def test_the_only_broker_stopped_and_started_is_an_election_and_keeps_every_reco
     started = trafka_broker.partition_state(topic, 0)
     assert (started["leader"], started["leader_epoch"]) == (node, 2)
     _produce(trafka_broker, topic, RECORDS, RECORDS)
-    assert sorted(_consume_all(trafka_broker, topic, 2)) == list(range(2 * RECORDS))
+    assert sorted(_consume_all(trafka_broker, topic, 2, 2 * RECORDS)) == list(range(2 * RECORDS))
     # The batches written since carry the new epoch: OffsetForLeaderEpoch ends epoch 0 where the
     # first run's records end (a consumer checking for truncation asks this), and epoch 2 at the
     # log end; an older current epoch is fenced.
