@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -20,11 +21,15 @@ def produce(broker, topic: str, values: list[bytes]) -> None:
 
 
 def read_all(broker, topic: str) -> list[bytes]:
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers, consumer_timeout_ms=3000)
+    """Partition 0 from its start to the end offset the broker answers."""
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers)
     tp = TopicPartition(topic, 0)
     consumer.assign([tp])
     consumer.seek_to_beginning(tp)
-    values = [r.value for r in consumer]
+    end = consumer.end_offsets([tp])[tp]
+    values, deadline = [], time.monotonic() + 15
+    while consumer.position(tp) < end and time.monotonic() < deadline:
+        values += [r.value for records in consumer.poll(timeout_ms=500).values() for r in records]
     consumer.close()
     return values
 
