@@ -25,9 +25,12 @@ def offsets(bootstrap: str, topic: str, partitions: int) -> tuple[dict[int, int]
 
 
 def read_all(bootstrap: str, topic: str, partition: int = 0, timeout: float = 10.0) -> list:
-    """Every record of the partition from the log start to the current log end offset."""
+    """Every record of the partition from the log start to the current log end offset (none for
+    a topic the broker does not have)."""
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
     try:
+        if topic not in consumer.topics():
+            return []
         tp = TopicPartition(topic, partition)
         consumer.assign([tp])
         end = consumer.end_offsets([tp])[tp]
@@ -44,12 +47,6 @@ def read_all(bootstrap: str, topic: str, partition: int = 0, timeout: float = 10
         consumer.close()
 
 
-def values_until_idle(bootstrap: str, topic: str, idle_ms: int = 2000) -> list[bytes]:
-    """The values of partition 0 from its start, read until nothing came for `idle_ms` (an
-    empty list for a topic the broker does not have)."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=idle_ms)
-    consumer.assign([TopicPartition(topic, 0)])
-    try:
-        return [record.value for record in consumer]
-    finally:
-        consumer.close()
+def read_values(bootstrap: str, topic: str, partition: int = 0) -> list[bytes]:
+    """The values of `read_all`."""
+    return [record.value for record in read_all(bootstrap, topic, partition)]

@@ -3,8 +3,6 @@ transactional producer."""
 
 from __future__ import annotations
 
-import time
-
 from testkit.clients.base import Got, Msg, TIMEOUT_S, TxnFailed, headers_tuple, Reading
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaProducer
+
+from testkit.kafka_python import read_values
 
 from trafka.testing import TrafkaBroker
 from trafka.testing.broker import BrokerFailedToStart
@@ -21,17 +22,7 @@ def produce(broker, topic: str, values: list[bytes]) -> None:
 
 
 def read_all(broker, topic: str) -> list[bytes]:
-    """Partition 0 from its start to the end offset the broker answers."""
-    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap_servers)
-    tp = TopicPartition(topic, 0)
-    consumer.assign([tp])
-    consumer.seek_to_beginning(tp)
-    end = consumer.end_offsets([tp])[tp]
-    values, deadline = [], time.monotonic() + 15
-    while consumer.position(tp) < end and time.monotonic() < deadline:
-        values += [r.value for records in consumer.poll(timeout_ms=500).values() for r in records]
-    consumer.close()
-    return values
+    return read_values(broker.bootstrap_servers, topic)
 
 
 @pytest.fixture

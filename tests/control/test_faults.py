@@ -8,7 +8,7 @@ import time
 import confluent_kafka
 import kafka.errors
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 
 from trafka.testing.rawwire import RawClient
@@ -17,6 +17,7 @@ from trafka.broker.requests.routes import load_handlers
 from trafka.wire import records
 from trafka.wire.messages import APIS
 from trafka.wire.schema import Array
+from testkit.kafka_python import read_values
 from testkit.wire_samples import Sampler
 
 
@@ -27,12 +28,7 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:
 
 
 def stored_values(bootstrap: str, topic: str, partition: int = 0) -> list[bytes]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=1500)
-    consumer.assign([TopicPartition(topic, partition)])
-    try:
-        return [r.value for r in consumer]
-    finally:
-        consumer.close()
+    return read_values(bootstrap, topic, partition)
 
 
 def confluent_produce(bootstrap: str, topic: str, values: list[bytes], **settings) -> list:
