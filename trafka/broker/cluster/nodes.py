@@ -374,24 +374,25 @@ class Cluster:
         """A metadata snapshot when one is due, written in a worker thread (the cluster's first
         running node's check): a CreateTopics of 5,000 partitions does not write the whole
         image again inside the request, as Kafka's controller snapshots off its event loop."""
-        if node is not self.running_nodes()[0] or not self.metadata.snapshot_due or self._snapshotting:
+        if not self._snapshots_metadata(node) or not self.metadata.snapshot_due:
             return
         self._snapshotting = True
         try:
             plan = self.metadata.plan_snapshot()
-            try:
-                await node.storage_threads.run(plan.write)
-            except OSError as exc:  # the log still holds everything: the next check tries again
-                log.error("cannot write a metadata snapshot (%s)", exc.strerror or exc)
-                return
-            self.metadata.finish_snapshot(plan)
+            if await node.storage_threads.run(self.metadata.write_planned, plan):
+                self.metadata.finish_snapshot(plan)
         finally:
             self._snapshotting = False
 
     def _snapshot_metadata_now(self, node) -> None:
         """The same on the loop (advance_clock runs it before answering)."""
-        if node is self.running_nodes()[0] and not self._snapshotting:
+        if self._snapshots_metadata(node):
             self.metadata.maybe_snapshot()
+
+    def _snapshots_metadata(self, node) -> bool:
+        """Whether `node` checks for a metadata snapshot now: the cluster's first running node,
+        while no snapshot is being written."""
+        return node is self.running_nodes()[0] and not self._snapshotting
 
     def _check_isr(self, node) -> None:
         if node is self.running_nodes()[0]:  # one checker for the cluster: the first running node's

@@ -262,16 +262,22 @@ class ClusterMetadata:
         if self.log is not None and not self.log.closed:
             self.log.finish_snapshot(plan)
 
-    def snapshot(self) -> None:
-        """Write a snapshot of the image now, on this thread (a failure is a log line: the log
-        still holds everything, and the next check tries again)."""
-        plan = self.plan_snapshot()
+    def write_planned(self, plan: SnapshotPlan) -> bool:
+        """Write a planned snapshot (on any thread: it touches nothing of the image or the log);
+        False, with a log line, when it could not be: the log still holds everything, and the
+        next check tries again."""
         try:
             plan.write()
         except OSError as exc:
             log.error("%s: cannot write a metadata snapshot (%s)", self.log.directory, exc.strerror or exc)
-            return
-        self.finish_snapshot(plan)
+            return False
+        return True
+
+    def snapshot(self) -> None:
+        """Write a snapshot of the image now, on this thread."""
+        plan = self.plan_snapshot()
+        if self.write_planned(plan):
+            self.finish_snapshot(plan)
 
     def maybe_snapshot(self) -> None:
         if self.snapshot_due:
