@@ -109,3 +109,17 @@ def test_the_cycle_finder_finds_one():
 def test_imports_go_one_way_through_the_layers():
     wrong = sorted((m, t) for m, targets in _edges(_modules()).items() for t in targets if _layer(t) > _layer(m))
     assert wrong == []
+
+
+MAX_MODULE_LINES = 600  # docs/architecture.md: a module that grows past it is split by concern
+
+
+def test_no_module_is_over_600_lines():
+    long = sorted((str(path.relative_to(ROOT.parent)), lines) for path in _modules().values()
+                  if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES)
+    assert long == []
+
+
+def test_at_most_six_modules_stand_directly_in_the_broker_package():
+    """trafka/broker/ is folders by concern; only what the whole broker is stands beside them."""
+    assert len(list((ROOT / "broker").glob("*.py"))) <= 6

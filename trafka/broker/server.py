@@ -252,7 +252,7 @@ class Broker:
             partial(every, self, self.config["transaction.remove.expired.transaction.cleanup.interval.ms"],
                     self.txn_coordinator.run_expiration_check),
             *storage_tasks(self),
-            *self.cluster.node_tasks(self),
+            *self.cluster.checks.node_tasks(self),
         ]
 
     def snapshot(self, target: Path) -> Path:

@@ -589,9 +589,8 @@ class LogManager:
             for _, partition_log in logs:
                 partition_log.abandon()
         self._logs.clear()
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        os.close(self._lock_fd)  # not None: a closed manager returned above
+        self._lock_fd = None
 
     def _fold_created_log(self) -> None:
         """A clean close gives each topic created.log holds its own file (topic_store.fold_created_log)."""

@@ -31,17 +31,15 @@ from pathlib import Path
 import trio
 
 from trafka.broker.config import BrokerConfig, ConfigError
+from trafka.broker.cluster.checks import ClusterChecks
 from trafka.broker.cluster.controller import NO_LEADER, Controller, LeaderChange, describe_ids
 from trafka.broker.metadata.image import ClusterMetadata
-from trafka.broker.operations.log_tasks import every
 from trafka.broker.cluster.replication import INTERNAL_REPLICATION, Replication
 from trafka.broker.server import Broker, ListenError, serve_node
 from trafka.storage.errors import StorageError
 
 # A node starting again whose port is taken tries this often, this far apart, before it moves.
 RELISTEN_ATTEMPTS, RELISTEN_BACKOFF_S = 5, 0.2
-# How often (broker time) the first running node checks whether a metadata snapshot is due.
-METADATA_SNAPSHOT_CHECK_MS = 1_000
 
 log = logging.getLogger("trafka.broker")
 
@@ -107,7 +105,7 @@ class Cluster:
         self.building = True  # until every node is made
         self.stopped: set[int] = set()  # nodes whose logs are closed until start_broker
         self._mirroring = False
-        self._snapshotting = False  # a metadata snapshot is being written (snapshot_metadata)
+        self.checks = ClusterChecks(self)  # the background checks every node runs while it serves
         self._nursery: trio.Nursery | None = None  # where the nodes serve (serve_cluster)
         self._host = "127.0.0.1"
         self._port = 0
@@ -357,53 +355,10 @@ class Cluster:
                         self.stop_broker(node.node_id)
                         return
 
-    def node_tasks(self, node) -> list:
-        """Background tasks each node runs while it serves: its replica fetcher, and the
-        cluster's ISR and leader-balance checks (which act on the first running node only)."""
-        tasks = [partial(self.replication.run, node)]
-        lag = self.config["replica.lag.time.max.ms"]
-        tasks.append(partial(every, node, max(lag // 2, 1), partial(self._check_isr, node)))
-        if self.config["auto.leader.rebalance.enable"]:
-            interval = self.config["leader.imbalance.check.interval.seconds"] * 1000
-            tasks.append(partial(every, node, interval, partial(self._rebalance_leaders, node)))
-        tasks.append(partial(every, node, METADATA_SNAPSHOT_CHECK_MS, partial(self.snapshot_metadata, node),
-                             partial(self._snapshot_metadata_now, node)))
-        return tasks
-
-    async def snapshot_metadata(self, node) -> None:
-        """A metadata snapshot when one is due, written in a worker thread (the cluster's first
-        running node's check): a CreateTopics of 5,000 partitions does not write the whole
-        image again inside the request, as Kafka's controller snapshots off its event loop."""
-        if not self._snapshots_metadata(node) or not self.metadata.snapshot_due:
-            return
-        self._snapshotting = True
-        try:
-            plan = self.metadata.plan_snapshot()
-            if await node.storage_threads.run(self.metadata.write_planned, plan):
-                self.metadata.finish_snapshot(plan)
-        finally:
-            self._snapshotting = False
-
-    def _snapshot_metadata_now(self, node) -> None:
-        """The same on the loop (advance_clock runs it before answering)."""
-        if self._snapshots_metadata(node):
-            self.metadata.maybe_snapshot()
-
-    def _snapshots_metadata(self, node) -> bool:
-        """Whether `node` checks for a metadata snapshot now: the cluster's first running node,
-        while no snapshot is being written."""
-        return node is self.running_nodes()[0] and not self._snapshotting
-
-    def _check_isr(self, node) -> None:
-        if node is self.running_nodes()[0]:  # one checker for the cluster: the first running node's
-            self.replication.check_isr(node.clock.time_ms(), self.config["replica.lag.time.max.ms"])
-
-    def _rebalance_leaders(self, node) -> None:
+    def rebalance_leaders(self) -> None:
         """auto.leader.rebalance.enable, as Kafka's controller: a broker whose preferred
         partitions are led elsewhere above leader.imbalance.per.broker.percentage gets them
-        back, where it is a live in-sync replica."""
-        if node is not self.running_nodes()[0]:
-            return
+        back, where it is a live in-sync replica (the first running node's check asks)."""
         threshold = self.config["leader.imbalance.per.broker.percentage"] / 100
         preferred: dict[int, list] = {}
         for topic_id, p, _ in self._partitions():

@@ -15,7 +15,7 @@ changes the same way, as Kafka's controller does:
 A store registers once; `register` replays the image's records of its types into it at once,
 so the stores may be built in any order. When the log has grown past its bound since the last
 snapshot, the broker's check writes the whole image as a snapshot in a worker thread
-(`plan_snapshot`, `finish_snapshot`; `Cluster.snapshot_metadata`) and the older segments go.
+(`plan_snapshot`, `finish_snapshot`; trafka/broker/cluster/checks.py) and the older segments go.
 
 On the first start over a data dir of an older trafka (an empty metadata log beside the old
 JSON files) the files are read, written to the log as one batch, and renamed to
@@ -252,7 +252,7 @@ class ClusterMetadata:
 
     def plan_snapshot(self) -> SnapshotPlan:
         """The image as of now, to be written by `plan.write()` (in a worker thread: the broker
-        does, Cluster.snapshot_metadata, as Kafka's controller writes snapshots off its event
+        does, ClusterChecks.snapshot_metadata, as Kafka's controller writes snapshots off its event
         loop) and finished by `finish_snapshot(plan)` here."""
         image = self.image
         return self.log.plan_snapshot(_snapshot_records([(key, image[key][1]) for key in sorted(image)],
