@@ -134,15 +134,21 @@ def test_a_missing_snapshot_under_a_truncated_log_is_refused(tmp_path):
         MetadataLog(tmp_path)
 
 
+def _planned(tmp_path, *, appends: int, keys: int):
+    """A log (a snapshot due past 200 bytes) of `appends` one-record appends over `keys` keys,
+    and a snapshot plan of its image: (log, the image as planned, the plan)."""
+    log = MetadataLog(tmp_path, max_bytes_between_snapshots=200)
+    for i in range(appends):
+        log.append([(b"key-%d" % (i % keys), b"value-%d" % i)])
+    image = _image(log)
+    return log, image, log.plan_snapshot(sorted(image.items()))
+
+
 def test_a_snapshot_written_while_the_log_grows_keeps_what_came_after_it(tmp_path):
     """The broker writes a snapshot in a worker thread while appends go on: the plan is the
     image as of its offset; what is appended between the plan and its end stays in the log,
     counts toward the next snapshot, and is read back after the snapshot's records."""
-    log = MetadataLog(tmp_path, max_bytes_between_snapshots=200)
-    for i in range(20):
-        log.append([(b"key-%d" % (i % 3), b"value-%d" % i)])
-    image = _image(log)
-    plan = log.plan_snapshot(sorted(image.items()))
+    log, image, plan = _planned(tmp_path, appends=20, keys=3)
     log.append([(b"during", b"1")])
     log.append([(b"key-0", b"changed")])
     plan.write()
@@ -161,11 +167,7 @@ def test_a_crash_between_writing_a_snapshot_and_finishing_it_loses_nothing(tmp_p
     killed in between leaves the new snapshot beside every segment. The next open reads the
     snapshot, then the records after its offset (appended meanwhile), and the next snapshot
     drops what the first made useless."""
-    log = MetadataLog(tmp_path, max_bytes_between_snapshots=200)
-    for i in range(2000):
-        log.append([(b"key-%d" % (i % 300), b"value-%d" % i)])
-    image = _image(log)
-    plan = log.plan_snapshot(sorted(image.items()))
+    log, image, plan = _planned(tmp_path, appends=2000, keys=300)
     log.append([(b"key-1", b"after")])
     plan.write()
     log.close()  # killed before finish_snapshot
