@@ -47,6 +47,6 @@ def read_all(bootstrap: str, topic: str, partition: int = 0, timeout: float = 10
         consumer.close()
 
 
-def read_values(bootstrap: str, topic: str, partition: int = 0) -> list[bytes]:
+def stored_values(bootstrap: str, topic: str, partition: int = 0) -> list[bytes]:
     """The values of `read_all`."""
     return [record.value for record in read_all(bootstrap, topic, partition)]

@@ -8,7 +8,7 @@ import shutil
 import pytest
 from kafka import KafkaProducer
 
-from testkit.kafka_python import read_values
+from testkit.kafka_python import stored_values
 
 from trafka.testing import TrafkaBroker
 from trafka.testing.broker import BrokerFailedToStart
@@ -19,10 +19,6 @@ def produce(broker, topic: str, values: list[bytes]) -> None:
     for value in values:
         producer.send(topic, value).get(timeout=10)
     producer.close()
-
-
-def read_all(broker, topic: str) -> list[bytes]:
-    return read_values(broker.bootstrap_servers, topic)
 
 
 @pytest.fixture
@@ -47,7 +43,7 @@ def test_unreadable_topic_metadata_of_an_older_trafka_stops_the_start_with_the_f
     assert "Traceback" not in str(refused.value)
     path.write_text(json.dumps({"name": "older", "topic_id": path.stem, "partitions": 2, "configs": {}}))
     broker.start()
-    assert read_all(broker, "kept") == [f"v{i}".encode() for i in range(20)]
+    assert stored_values(broker.bootstrap_servers, "kept") == [f"v{i}".encode() for i in range(20)]
     assert not path.parent.exists()
 
 
@@ -64,7 +60,7 @@ def test_corrupt_producer_id_block_stops_the_start(stopped_broker_with_data):
     (broker.data_dir / "producer_ids").write_text("5000\n")
     broker.start()
     produce(broker, "kept", [b"after"])
-    assert read_all(broker, "kept")[-1] == b"after"
+    assert stored_values(broker.bootstrap_servers, "kept")[-1] == b"after"
     assert (broker.data_dir / "producer_ids.migrated").read_text() == "5000\n"
 
 
@@ -81,8 +77,8 @@ def test_torn_tail_and_garbage_checkpoints_are_recovered_with_a_log_line(stopped
         snapshot.write_text("{broken")
     (partition / "00000000000000000000.index").write_bytes(b"\x01\x02\x03")
     broker.start()
-    assert read_all(broker, "kept") == [f"v{i}".encode() for i in range(20)]
+    assert stored_values(broker.bootstrap_servers, "kept") == [f"v{i}".encode() for i in range(20)]
     log = broker.log_text()
     assert "truncated" in log and "kept-0" in log
     produce(broker, "kept", [b"next"])
-    assert read_all(broker, "kept")[-2:] == [b"v19", b"next"]
+    assert stored_values(broker.bootstrap_servers, "kept")[-2:] == [b"v19", b"next"]

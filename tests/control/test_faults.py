@@ -17,7 +17,7 @@ from trafka.broker.requests.routes import load_handlers
 from trafka.wire import records
 from trafka.wire.messages import APIS
 from trafka.wire.schema import Array
-from testkit.kafka_python import read_values
+from testkit.kafka_python import stored_values
 from testkit.wire_samples import Sampler
 
 
@@ -25,10 +25,6 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     admin.create_topics([NewTopic(name, partitions, 1)])
     admin.close()
-
-
-def stored_values(bootstrap: str, topic: str, partition: int = 0) -> list[bytes]:
-    return read_values(bootstrap, topic, partition)
 
 
 def confluent_produce(bootstrap: str, topic: str, values: list[bytes], **settings) -> list:

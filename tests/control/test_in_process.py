@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from kafka import KafkaProducer
 
-from testkit.kafka_python import read_values
+from testkit.kafka_python import stored_values
 from trafka.testing import TrafkaBroker
 from trafka.testing.broker import BrokerFailedToStart
 
@@ -28,7 +28,7 @@ def test_records_survive_stop_kill_and_restart_on_the_same_port(tmp_path):
         _produce(broker.bootstrap_servers, "kept", 5)
         broker.restart(kill=True)  # abrupt: no flush, no clean-shutdown marker
         assert "no clean shutdown marker" in broker.log_text()
-        assert read_values(broker.bootstrap_servers, "kept") == [f"v{n}".encode() for n in (*range(5), *range(5))]
+        assert stored_values(broker.bootstrap_servers, "kept") == [f"v{n}".encode() for n in (*range(5), *range(5))]
         assert broker.running
     assert not broker.running
 
@@ -38,8 +38,8 @@ def test_two_in_process_brokers_run_side_by_side(tmp_path):
         _produce(a.bootstrap_servers, "only-in-a", 3)
         a.advance_clock(1000)
         assert b.clock()["offset_ms"] == 0
-        assert read_values(b.bootstrap_servers, "only-in-a") == []
-        assert len(read_values(a.bootstrap_servers, "only-in-a")) == 3
+        assert stored_values(b.bootstrap_servers, "only-in-a") == []
+        assert len(stored_values(a.bootstrap_servers, "only-in-a")) == 3
 
 
 def test_a_bad_setting_fails_the_start_with_its_name(tmp_path):

@@ -7,7 +7,7 @@ import threading
 
 from kafka import KafkaProducer
 
-from testkit.kafka_python import read_values
+from testkit.kafka_python import stored_values
 from trafka.testing import TrafkaBroker
 
 
@@ -38,7 +38,7 @@ def test_a_snapshot_taken_under_load_is_a_clean_prefix_of_what_was_acknowledged(
         writer.join()
 
     with TrafkaBroker(data_dir=snapshot, in_process=True) as restored:
-        values = [int(v) for v in read_values(restored.bootstrap_servers, "busy")]
+        values = [int(v) for v in stored_values(restored.bootstrap_servers, "busy")]
         assert "truncat" not in restored.log_text().lower()  # recovery found nothing torn
     # Every record acknowledged before the snapshot is there, in order, with nothing after a gap.
     assert values == list(range(len(values)))
