@@ -2,9 +2,11 @@
 not advertise it, nor does trafka).
 
 Behavior:
-- Idempotent producers (no transactional id) get a fresh producer id with epoch 0.
-- v3+ may name its current id and epoch to bump the epoch (KIP-360): the same id comes back
-  with epoch + 1; at the largest epoch a new id is handed out instead.
+- Idempotent producers (no transactional id) get a fresh producer id with epoch 0 on every
+  call, whatever id and epoch they name, as Kafka's TransactionCoordinator answers (an
+  idempotent producer bumps its epoch client-side). Echoing a named id handed one id to every
+  producer that named (0, 0), and their records were dropped as duplicates.
+- v3+ names a producer id and epoch both or neither (-1, -1), else INVALID_REQUEST (KafkaApis).
 - A transactional id goes to the transaction coordinator (trafka/broker/coordinators/transaction): the
   first call makes its producer id, each later one bumps the epoch and fences the previous
   producer, aborting its open transaction. transaction_timeout_ms above
@@ -19,7 +21,6 @@ from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, TRANSACTIONAL_ID, Op, authorize, authorize_any
 from trafka.wire.errors import ErrorCode
 
-MAX_EPOCH = 32766  # Kafka keeps Short.MaxValue - 1 as the last usable epoch
 FIRST_VERSION_WITH_PRODUCER_FENCED = 4
 
 
@@ -27,6 +28,8 @@ FIRST_VERSION_WITH_PRODUCER_FENCED = 4
 async def handle(ctx, request):
     current_id = request.producer_id
     current_epoch = request.producer_epoch
+    if (current_id == -1) != (current_epoch == -1):
+        return {"error_code": ErrorCode.INVALID_REQUEST, "producer_id": -1, "producer_epoch": -1}
     if request.transactional_id is not None:
         if not authorize(ctx, Op.WRITE, TRANSACTIONAL_ID, request.transactional_id):
             return {"error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "producer_id": -1, "producer_epoch": -1}
@@ -39,7 +42,4 @@ async def handle(ctx, request):
     # An idempotent producer: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic (Kafka 4).
     if not (authorize(ctx, Op.IDEMPOTENT_WRITE, CLUSTER, log_denied=False) or authorize_any(ctx, Op.WRITE, TOPIC)):
         return {"error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "producer_id": -1, "producer_epoch": -1}
-    ids = ctx.broker.producer_ids
-    if current_id >= 0 and 0 <= current_epoch < MAX_EPOCH:
-        return {"error_code": ErrorCode.NONE, "producer_id": current_id, "producer_epoch": current_epoch + 1}
-    return {"error_code": ErrorCode.NONE, "producer_id": ids.next_id(), "producer_epoch": 0}
+    return {"error_code": ErrorCode.NONE, "producer_id": ctx.broker.producer_ids.next_id(), "producer_epoch": 0}
