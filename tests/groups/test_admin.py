@@ -8,7 +8,9 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 from kafka import KafkaAdminClient, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
+from trafka.testing.rawwire import RawClient
 from trafka.testing.waiting import wait_until
+from trafka.wire.errors import ErrorCode
 from testkit.groups import PolledConsumer, create_topic, group_consumer
 
 
@@ -90,6 +92,32 @@ def test_offset_delete_refuses_subscribed_topics(broker, admin):
         assert TopicPartition("other", 0) not in admin.list_group_offsets(["od"])["od"]
     finally:
         member.close()
+
+
+def test_offset_delete_reads_a_short_subscription_by_its_version_0_fields(broker):
+    """@platformatic/kafka's members send a subscription marked version 1 that carries only the
+    version-0 fields (topics, user data). Kafka reads every subscription's topics as version 0,
+    the prefix of all versions, so the group is subscribed to its topics and no others."""
+    import struct
+
+    bootstrap = broker.bootstrap_servers
+    create_topic(bootstrap, "read", 1)
+    create_topic(bootstrap, "unread", 1)
+    _commit_without_membership(bootstrap, "short", "unread", {0: 2})
+    topic = b"read"
+    short_v1 = struct.pack(">hih", 1, 1, len(topic)) + topic + struct.pack(">i", -1)  # no owned partitions
+    join = {"group_id": "short", "session_timeout_ms": 30000, "rebalance_timeout_ms": 5000, "group_instance_id": None,
+            "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": short_v1}]}
+    with RawClient(bootstrap) as raw:
+        member_id = raw.request(11, 5, {**join, "member_id": ""}).member_id
+        joined = raw.request(11, 5, {**join, "member_id": member_id})
+        assert joined.error_code == ErrorCode.NONE and joined.leader == member_id
+        answer = raw.request(47, 0, {"group_id": "short", "topics": [
+            {"name": "read", "partitions": [{"partition_index": 0}]},
+            {"name": "unread", "partitions": [{"partition_index": 0}]}]})
+        assert answer.error_code == ErrorCode.NONE
+        errors = {t.name: t.partitions[0].error_code for t in answer.topics}
+        assert errors == {"read": ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, "unread": ErrorCode.NONE}
 
 
 def test_list_describe_and_delete_groups_with_confluent_admin(broker):

@@ -4,7 +4,8 @@ Behavior:
 - Deletes a group's committed offsets by writing tombstones to `__consumer_offsets`.
 - As in Kafka: an unknown group is GROUP_ID_NOT_FOUND; a group with members may only lose
   offsets of topics none of its members subscribes to (GROUP_SUBSCRIBED_TO_TOPIC otherwise,
-  read from the consumer protocol's subscriptions); a non-consumer group with members is
+  read from the topics of the consumer protocol's subscriptions, each read as version 0, the
+  prefix of every version, as Kafka does); a non-consumer group with members is
   NON_EMPTY_GROUP.
 - Deleting a partition that has no committed offset succeeds.
 """

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from trafka.broker.coordinators.group import consumer_records
 from trafka.broker.coordinators.share import group_records as share_records
 from trafka.broker.coordinators.runtime.records import UnknownRecord, parse_versioned, split_version, versioned
-from trafka.wire.schema import Array, Field, Message
+from trafka.wire.schema import Array, Field, MalformedMessage, Message
 from trafka.wire.types import BYTES, INT32, INT64, STRING
 
 OFFSET_COMMIT_KEY_VERSION = 1
@@ -247,9 +247,15 @@ def _parse_consumer_protocol(message: Message, data: bytes):
 
 
 def subscribed_topics(metadata: bytes) -> set[str] | None:
-    """The topics of a consumer subscription; None when it cannot be read."""
-    subscription = _parse_consumer_protocol(CONSUMER_PROTOCOL_SUBSCRIPTION, metadata)
-    return None if subscription is None else set(subscription.topics)
+    """The topics of a consumer subscription; None when it cannot be read. Read as version 0,
+    the prefix of every version, as Kafka's ClassicGroup does: a subscription marked with a
+    later version but carrying only the version-0 fields (@platformatic/kafka's) still names
+    its topics."""
+    try:
+        _, body = split_version(metadata, CONSUMER_PROTOCOL_SUBSCRIPTION.name)
+        return set(CONSUMER_PROTOCOL_SUBSCRIPTION.parse_checked(body, 0).topics)
+    except (UnknownRecord, MalformedMessage):
+        return None
 
 
 def assigned_partitions(assignment: bytes) -> dict[str, list[int]] | None:
