@@ -17,6 +17,7 @@ Behavior:
   own value (GROUP_CONFIG) or the broker setting it falls back to; the group need not exist.
 - Broker loggers and other resource types: INVALID_REQUEST.
 - Documentation (v3+) is the one-line description trafka keeps for each setting.
+- A null or an empty key list asks for every config of the resource, as in Kafka.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def resource_error(resource, error: ErrorCode, message: str) -> dict:
 
 
 def _wanted(resource, name: str) -> bool:
-    return resource.configuration_keys is None or name in resource.configuration_keys
+    """Kafka lists every config for a null or an empty key list, in every version."""
+    return not resource.configuration_keys or name in resource.configuration_keys
 
 
 def _topic_configs(broker, resource, include_synonyms: bool) -> list[dict]:

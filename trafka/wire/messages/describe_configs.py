@@ -1,6 +1,6 @@
 """DescribeConfigs (key 32): configs of topics and brokers; v1-4.
 
-A null key list asks for every config of the resource. v3 adds config types and docs.
+A null or empty key list asks for every config of the resource. v3 adds config types and docs.
 """
 
 from trafka.wire.api import Api
