@@ -38,3 +38,36 @@ def test_an_empty_key_list_asks_for_every_config_as_null_does(trafka_session_bro
             assert len(every) > 10
             assert described(raw, resource_type, name, [], version=version).keys() == every.keys()
         assert described(raw, TOPIC, topic, ["retention.ms"], version=version).keys() == {"retention.ms"}
+
+
+def synonyms_of(entry) -> list[tuple[str, str | None, int]]:
+    return [(s.name, s.value, s.source) for s in entry.synonyms]
+
+
+DEFAULT, STATIC, TOPIC_CONFIG = 5, 4, 1
+
+
+@pytest.mark.trafka_config({"log.retention.ms": "3600000", "log.roll.hours": "2", "log.segment.bytes": "4096"})
+def test_topic_config_synonyms_are_the_broker_settings_kafka_lists(trafka_broker):
+    """ConfigHelper lists the broker settings behind a topic config (LogConfig's synonym map:
+    log.cleanup.policy, message.max.bytes...), from this broker's values down to Kafka's broker
+    defaults, and only from the finest-unit setting on: retention.ms, segment.ms,
+    segment.jitter.ms and flush.ms have no default of their own in Kafka (their hours or
+    scheduler setting gives it), so with only those set they list nothing and read as defaults."""
+    with RawClient(trafka_broker.bootstrap_servers) as raw:
+        make_topic(raw, "syn", {"cleanup.policy": "compact"})
+        configs = described(raw, TOPIC, "syn", None, synonyms=True)
+    expected = {
+        "cleanup.policy": ("compact", TOPIC_CONFIG, [("cleanup.policy", "compact", TOPIC_CONFIG),
+                                                     ("log.cleanup.policy", "delete", DEFAULT)]),
+        "max.message.bytes": ("1048588", DEFAULT, [("message.max.bytes", "1048588", DEFAULT)]),
+        "min.cleanable.dirty.ratio": ("0.5", DEFAULT, [("log.cleaner.min.cleanable.ratio", "0.5", DEFAULT)]),
+        "segment.bytes": ("4096", STATIC, [("log.segment.bytes", "4096", STATIC), ("log.segment.bytes", "1073741824", DEFAULT)]),
+        "retention.ms": ("3600000", STATIC, [("log.retention.ms", "3600000", STATIC), ("log.retention.hours", "168", DEFAULT)]),
+        "segment.ms": ("7200000", DEFAULT, []),
+        "segment.jitter.ms": ("0", DEFAULT, []),
+        "flush.ms": ("9223372036854775807", DEFAULT, []),
+        "confluent.value.schema.validation": ("false", DEFAULT, []),
+    }
+    assert {name: (configs[name].value, configs[name].config_source, synonyms_of(configs[name]))
+            for name in expected} == expected

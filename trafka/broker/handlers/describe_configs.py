@@ -2,7 +2,10 @@
 
 Behavior:
 - Topics: every topic config with its value in force and its source (topic override, the
-  broker's `log.*` setting, or Kafka's default), with synonyms when asked.
+  broker's `log.*` setting, or Kafka's default), with synonyms when asked: the broker settings
+  behind it as Kafka lists them (log.cleanup.policy, message.max.bytes; none before the
+  finest-unit one, so retention.ms and segment.ms list nothing on a broker that leaves
+  log.retention.ms and log.roll.ms unset), topic_configs.py.
 - Broker (this node's id): the settings trafka accepts, with the value in force and its source:
   this broker's dynamic config (DYNAMIC_BROKER_CONFIG), the cluster-wide dynamic default
   (DYNAMIC_DEFAULT_BROKER_CONFIG), the settings given at start (STATIC_BROKER_CONFIG), else
