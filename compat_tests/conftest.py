@@ -4,6 +4,8 @@
   3.9.1 / 4.3.0. The JVM is started once per session (``java_jvm_39`` / ``java_jvm_43``) and shut down
   at session end; clients made during a test are closed when the test ends.
 * ``kcat``: path of the kcat binary.
+* ``node_kafkajs`` / ``node_platformatic``: the session's Node process driving KafkaJS /
+  @platformatic/kafka (:class:`testkit.clients.node.NodeClient`), started on first use.
 * ``spark_kafka_jars``: jars of $SPARK_KAFKA_JARS.
 * ``bootstrap``: the session broker's address (``trafka_session_broker``, shared: use unique topics).
 * ``client``: a :mod:`testkit.drivers` driver, parametrized over every client of the matrix.
@@ -26,6 +28,7 @@ import pytest
 
 from compat_tests import matrix
 from testkit import drivers
+from testkit.clients import node as node_clients
 from testkit.java import running_jvm
 from testkit.setup_deps import SetupError, spark_kafka_jars as _spark_kafka_jars
 
@@ -109,6 +112,30 @@ def kcat():
     return path
 
 
+def _node_client(module: str):
+    reason = node_clients.missing(module)
+    if reason:
+        pytest.skip(reason)
+    client = node_clients.NodeClient(module)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def node_kafkajs():
+    """One Node process driving KafkaJS for the whole session (testkit/node/kafkajs.mjs)."""
+    yield from _node_client("kafkajs")
+
+
+@pytest.fixture(scope="session")
+def node_platformatic():
+    """One Node process driving @platformatic/kafka for the whole session (testkit/node/platformatic.mjs)."""
+    yield from _node_client("platformatic")
+
+
+NODE_FIXTURES = {"kafkajs": "node_kafkajs", "platformatic-kafka": "node_platformatic"}
+
+
 @pytest.fixture(scope="session")
 def spark_kafka_jars():
     try:
@@ -151,6 +178,8 @@ def make_driver(request, name: str, bootstrap: str):
         return drivers.Aiokafka(bootstrap)
     if name == "kcat":
         return drivers.Kcat(bootstrap, request.getfixturevalue("kcat"))
+    if name in NODE_FIXTURES:
+        return node_clients.Node(bootstrap, request.getfixturevalue(NODE_FIXTURES[name]))
     fixture = {"java-3.9.1": "java_client_39", "java-4.3.0": "java_client_43"}[name]
     return drivers.Java(bootstrap, request.getfixturevalue(fixture))
 

@@ -42,6 +42,8 @@ CLIENTS = {
     "kcat": "kcat 1.7.1 (Debian, librdkafka 2.0.2)",
     "java-3.9.1": "Java kafka-clients 3.9.1",
     "java-4.3.0": "Java kafka-clients 4.3.0",
+    "kafkajs": "KafkaJS 2.2.4 (Node.js 22.23.3)",
+    "platformatic-kafka": "@platformatic/kafka 2.12.1 (Node.js 22.23.3)",
 }
 
 CAPABILITIES = {
