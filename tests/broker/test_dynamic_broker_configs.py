@@ -88,7 +88,6 @@ def test_what_kafka_refuses_is_refused_and_changes_nothing(tmp_path):
         assert "Cannot update these configs dynamically" in static.str()
         bad_value = refused(broker, "0", {"max.connections": "lots"})
         assert bad_value.code() == KafkaError.INVALID_REQUEST and "max.connections" in bad_value.str()
-        assert refused(broker, "0", {"no.such.setting": "1"}).code() == KafkaError.INVALID_REQUEST
         set_configs(broker, "0", {"max.connections": "50"}, validate_only=True)
         entry = describe(broker, ResourceType.BROKER, "0")["max.connections"]
         assert entry.source == ConfigSource.DEFAULT_CONFIG.value
@@ -178,3 +177,49 @@ def test_listener_settings_are_accepted_and_read_only_ones_refused(tmp_path):
         bad = refused(broker, "0", {"sasl.kerberos.min.time.before.relogin": "soon"})
         assert bad.code() == KafkaError.INVALID_REQUEST
         assert describe(broker, ResourceType.BROKER, "0")["advertised.listeners"].source == ConfigSource.STATIC_BROKER_CONFIG.value
+
+
+def test_configs_trafka_does_not_know_are_stored_and_described_as_kafka_does(tmp_path):
+    """Kafka accepts any name on a BROKER resource (plugins such as a custom authorizer or
+    metrics reporter read their own settings) and lists it in DescribeConfigs with what its
+    ConfigHelper knows of a config without a type: value hidden (sensitive), type UNKNOWN,
+    read-only, its own name as the synonym per dynamic level. Read raw, field by field."""
+    from trafka.testing.rawwire import RawClient
+
+    def described(raw, name: str) -> dict:
+        body = {"resources": [{"resource_type": 4, "resource_name": name, "configuration_keys": None}],
+                "include_synonyms": True, "include_documentation": True}
+        [result] = raw.request(32, 4, body).results
+        assert result.error_code == 0, result.error_message
+        return {c.name: (c.value, c.config_source, c.is_sensitive, c.read_only, c.config_type, c.documentation,
+                         [(s.name, s.value, s.source) for s in c.synonyms]) for c in result.configs}
+
+    dynamic_broker, dynamic_default = ConfigSource.DYNAMIC_BROKER_CONFIG.value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value
+    with TrafkaBroker(tmp_path / "data") as broker:
+        set_configs(broker, "0", {"my.plugin.endpoint": "https://plugin.example", "max.connections": "50"})
+        with RawClient(broker.bootstrap_servers) as raw:  # the cluster default "", which librdkafka cannot name
+            [answer] = raw.request(44, 1, {"validate_only": False, "resources": [{
+                "resource_type": 4, "resource_name": "", "configs": [
+                    {"name": "my.plugin.endpoint", "config_operation": 0, "value": "https://default.example"},
+                    {"name": "my.plugin.timeout.ms", "config_operation": 0, "value": "30"}]}]}).responses
+            assert answer.error_code == 0, answer.error_message
+        legacy = ConfigResource(ResourceType.BROKER, "0", set_config={"my.plugin.endpoint": "https://plugin.example",
+                                                                       "other.plugin.mode": "fast"})
+        for future in admin(broker).alter_configs([legacy]).values():  # replaces the node's whole set
+            future.result(30)
+        broker.restart()
+        with RawClient(broker.bootstrap_servers) as raw:
+            node, default = described(raw, "0"), described(raw, "")
+        assert node["my.plugin.endpoint"] == (None, dynamic_broker, True, True, 0, None,
+                                              [("my.plugin.endpoint", None, dynamic_broker),
+                                               ("my.plugin.endpoint", None, dynamic_default)])
+        assert node["other.plugin.mode"] == (None, dynamic_broker, True, True, 0, None,
+                                             [("other.plugin.mode", None, dynamic_broker)])
+        assert node["my.plugin.timeout.ms"] == (None, dynamic_default, True, True, 0, None,
+                                                [("my.plugin.timeout.ms", None, dynamic_default)])
+        assert node["max.connections"][1] == ConfigSource.DEFAULT_CONFIG.value  # AlterConfigs replaced it
+        assert set(default) == {"my.plugin.endpoint", "my.plugin.timeout.ms", "min.insync.replicas"}
+        assert default["my.plugin.endpoint"] == (None, dynamic_default, True, True, 0, None,
+                                                 [("my.plugin.endpoint", None, dynamic_default)])
+        set_configs(broker, "0", {"other.plugin.mode": None})
+        assert "other.plugin.mode" not in describe(broker, ResourceType.BROKER, "0")

@@ -4,7 +4,8 @@ Behavior:
 - Replaces the topic's whole set of overrides, as in Kafka: configs not named go back to
   their defaults. A null value is the same as leaving the config out.
 - Brokers (this node's id, or "" for the cluster-wide default): the dynamic broker configs
-  Kafka allows (dynamic_configs.py), replaced as a whole per level, as in Kafka.
+  Kafka allows (dynamic_configs.py), replaced as a whole per level, as in Kafka; a name trafka
+  does not know (a plugin's setting) is stored as Kafka stores it.
 - Changes apply to the partition logs at once (roll, retention and compaction read them).
 """
 

@@ -13,7 +13,9 @@ Behavior:
   trafka/settings.py: `advertised.listeners` is read-only since KAFKA-18405). One listener's value
   of a setting (`listener.name.<listener>.<setting>`), static or dynamic, is listed under its own
   name with the setting as its synonym, read_only as Kafka reports it. Resource name "" (the
-  cluster default entity) lists only the dynamic defaults, as Kafka does. The settings
+  cluster default entity) lists only the dynamic defaults, as Kafka does. A dynamic config
+  trafka does not know (a plugin's) is listed as Kafka lists one its ConfigDef has no type for:
+  sensitive (no value), type UNKNOWN, read-only. The settings
   a KRaft node cannot start without (process.roles, listeners, advertised.listeners, log.dirs)
   read as a one-node Kafka 4 reports them: STATIC_BROKER_CONFIG with the values in force.
 - Groups (type 32, KIP-848 and KIP-932 group configs): every group config with the group's
@@ -123,6 +125,25 @@ def _broker_configs(broker, resource, include_synonyms: bool) -> list[dict]:
             "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in synonyms] if include_synonyms else [],
             "config_type": setting.type,
             "documentation": setting.doc,
+        })
+    unknown = _untyped_configs(per_broker if not default_entity else {}, dynamic_defaults, resource, include_synonyms)
+    return sorted(configs + unknown, key=lambda c: c["name"]) if unknown else configs
+
+
+def _untyped_configs(per_broker: dict, dynamic_defaults: dict, resource, include_synonyms: bool) -> list[dict]:
+    """Dynamic broker configs trafka does not know (a plugin's own settings), as Kafka's
+    ConfigHelper lists a config its ConfigDef has no type for: sensitive, so without a value,
+    type UNKNOWN, read-only, its own name as the synonym of each dynamic level that sets it."""
+    names = {n for n in (*per_broker, *dynamic_defaults) if n not in SETTINGS and not is_listener_override(n)}
+    configs = []
+    for name in sorted(n for n in names if _wanted(resource, n)):
+        synonyms = [(name, None, source) for values, source in ((per_broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                                                                (dynamic_defaults, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+                    if name in values]
+        configs.append({
+            "name": name, "value": None, "read_only": True, "config_source": synonyms[0][2], "is_sensitive": True,
+            "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in synonyms] if include_synonyms else [],
+            "config_type": ConfigType.UNKNOWN, "documentation": None,
         })
     return configs
 

@@ -9,7 +9,8 @@ Behavior:
   the group need not exist; ALTER_CONFIGS on the group is checked.
 - Brokers (this node's id, or "" for the cluster-wide default): the dynamic broker configs
   Kafka allows (dynamic_configs.py), validated (INVALID_REQUEST with Kafka's message), stored
-  durably and applied where trafka acts on them.
+  durably and applied where trafka acts on them; a name trafka does not know (a plugin's
+  setting) is stored as Kafka stores it.
 """
 
 from __future__ import annotations

@@ -10,7 +10,10 @@ settings) cannot be a cluster default; Kafka's key and trust store settings chan
 (`listener.name.<listener>.ssl.keystore.location`), and any listener setting may be given so for one
 listener. Of those, what trafka acts on applies at once (`APPLIED`: the topic-config defaults `log.*`,
 `message.max.bytes`, `min.insync.replicas`..., and the connection limits); the rest is stored
-and reported only, as docs/compatibility.md says.
+and reported only, as docs/compatibility.md says. A name trafka does not know is accepted and
+stored as Kafka does (a plugin's own setting: Kafka validates only the configs it defines) and
+described as Kafka describes a config without a type (handlers/describe_configs.py); a listener
+prefix on a setting trafka does not read per listener is still refused.
 
 Kept as Kafka keeps them: ConfigRecords on resource type BROKER (named "" or the node id) in the
 metadata log (image.py), fsynced before the answer and applied only then. Kafka 4.1+ (KIP-966)
@@ -108,13 +111,17 @@ class DynamicBrokerConfigs:
                 raise InvalidBrokerConfig(f"Invalid config value for resource {resource}: {reason}: {sorted(names)}")
 
         prefixed = {n for n in values if is_listener_override(n)}
-        refuse("unknown broker configs", [n for n in values if n not in BROKER_SETTINGS and n not in prefixed])
+        refuse("listener prefix on a setting not read per listener",
+               [n for n in values if n.startswith("listener.name.") and n not in prefixed])
         refuse("Cannot update these configs dynamically", [n for n in values if n in BROKER_SETTINGS and n not in DYNAMIC])
         refuse("These security configs can be dynamically updated only per-listener using the listener prefix",
                [n for n in values if n in LISTENER_PREFIX_ONLY])
         for name, text in values.items():
+            setting = BROKER_SETTINGS.get(name) or listener_setting(name)
+            if setting is None:  # a name Kafka does not type either: a plugin's own setting, kept as given
+                continue
             try:
-                (BROKER_SETTINGS.get(name) or listener_setting(name)).parse(text)
+                setting.parse(text)
             except ConfigError as exc:
                 raise InvalidBrokerConfig(f"Invalid config value for resource {resource}: "
                                           f"Invalid value {text} for configuration {name}: {exc}") from None
