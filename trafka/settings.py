@@ -20,6 +20,7 @@ Adding a setting: see docs/configuration.md ("Adding a setting").
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import Callable, Iterable
@@ -89,6 +90,18 @@ class Range:
         if self.lo is None:
             return f"[...,{self.hi}]"
         return f"[{self.lo},...,{self.hi}]"
+
+
+@dataclass(frozen=True)
+class ThrottledReplicas:
+    """Kafka's ThrottledReplicaListValidator: a LIST of partition:broker pairs, or the literal *."""
+
+    def __call__(self, value) -> None:
+        if value != ("*",) and not all(re.fullmatch(r"[0-9]+:[0-9]+", item) for item in value):
+            raise ConfigError("must be the literal '*' or a list of replicas in the following format: "
+                              f"[partitionId]:[brokerId],[partitionId]:[brokerId],..., got {','.join(value)!r}")
+
+    text = "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
 
 
 def at_least(lo: float) -> Range:
@@ -246,6 +259,10 @@ _TOPIC_CONFIGS: list[Setting] = [
             at_least(0), broker="log.flush.interval.ms"),
     *_topic("index.interval.bytes", _T.INT, "4096", "bytes of log between offset-index entries",
             at_least(0), broker="log.index.interval.bytes"),
+    *_topic("follower.replication.throttled.replicas", _T.LIST, "", "stored and reported; Kafka throttles the follower side of these replicas' replication (partition:broker pairs, or *), trafka never throttles replication",
+            ThrottledReplicas(), effect=False),
+    *_topic("leader.replication.throttled.replicas", _T.LIST, "", "stored and reported; Kafka throttles the leader side of these replicas' replication (partition:broker pairs, or *), trafka never throttles replication",
+            ThrottledReplicas(), effect=False),
     *_topic("max.compaction.lag.ms", _T.LONG, str(LONG_MAX), "a dirty record older than this is compacted whatever the dirty ratio",
             at_least(1), broker="log.cleaner.max.compaction.lag.ms"),
     *_topic("max.message.bytes", _T.INT, "1048588", "largest record batch accepted",

@@ -95,3 +95,21 @@ def test_broker_configs_read_as_a_kafka4_node(admin, trafka_broker):
     assert configs["process.roles"] == "broker,controller"
     assert configs["node.id"] == "0"
     assert configs["log.dirs"] == str(trafka_broker.data_dir.resolve())
+
+
+def test_replication_throttled_replicas_are_kafka_4_topic_configs(admin):
+    """Kafka 4 has leader.replication.throttled.replicas and follower.replication.throttled.replicas
+    (lists of partition:broker, or '*'; default empty, no broker setting); trafka stores and
+    reports them (it throttles no replication)."""
+    admin.create_topics([NewTopic("throttled", 2, 1, topic_configs={"leader.replication.throttled.replicas": "0:0,1:0"})])
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "throttled",
+                                        configs={"follower.replication.throttled.replicas": "*"})])
+    configs = describe(admin, "throttled")
+    assert (configs["leader.replication.throttled.replicas"], configs["follower.replication.throttled.replicas"]) == ("0:0,1:0", "*")
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "throttled",
+                                        configs={"leader.replication.throttled.replicas": ("DELETE", None)})])
+    assert describe(admin, "throttled")["leader.replication.throttled.replicas"] == ""
+    result = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "throttled",
+                                                 configs={"follower.replication.throttled.replicas": "0-0"})])
+    assert "InvalidConfigurationError" in str(result["topic"]["throttled"])
+    assert describe(admin, "throttled")["follower.replication.throttled.replicas"] == "*"

@@ -61,10 +61,12 @@ def test_node_id_falls_back_to_broker_id():
 
 
 def test_every_synonym_of_a_topic_config_is_a_broker_setting_of_its_type():
-    """Every Kafka topic config has a broker default; Confluent Server's own topic configs
-    (confluent.*: broker-side schema validation) have none, as there."""
+    """Every Kafka topic config has a broker default but those of LogConfig's
+    CONFIGS_WITH_NO_SERVER_DEFAULTS (the throttled replica lists); Confluent Server's own topic
+    configs (confluent.*: broker-side schema validation) have none, as there."""
+    no_server_default = {"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"}
     for name, setting in TOPIC_CONFIGS.items():
-        if name.startswith("confluent."):
+        if name.startswith("confluent.") or name in no_server_default:
             assert not setting.synonyms, name
             continue
         assert setting.synonyms, name
