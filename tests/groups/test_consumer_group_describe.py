@@ -14,7 +14,7 @@ from trafka.testing.waiting import wait_until
 from trafka.wire.errors import ErrorCode
 
 WAIT_S = 60
-GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)  # READ, DELETE, DESCRIBE
+GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)  # READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
 
 
 class Members:
