@@ -57,6 +57,23 @@ def test_describe_groups_v6_reports_unknown_groups_as_not_found(broker):
         assert (old.error_code, old.group_state) == (ErrorCode.NONE, "Dead")
 
 
+def test_describe_groups_gives_an_unknown_groups_authorized_operations_below_v6(broker):
+    """KafkaApis fills in the authorized operations (v3+, when asked) of every group answered
+    without an error: below v6 an unknown group is Dead with no error, so it gets them too
+    (READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS without an authorizer); from v6 it
+    is GROUP_ID_NOT_FOUND and keeps the INT32_MIN of "not computed"."""
+    every_group_operation = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
+    with RawClient(broker.bootstrap_servers) as raw:
+        for version in (3, 4, 5):
+            [unknown] = raw.request(15, version, {"groups": ["nope"], "include_authorized_operations": True}).groups
+            assert (unknown.error_code, unknown.group_state, unknown.authorized_operations) == (
+                ErrorCode.NONE, "Dead", every_group_operation), version
+            [unasked] = raw.request(15, version, {"groups": ["nope"], "include_authorized_operations": False}).groups
+            assert unasked.authorized_operations == -2**31
+        [v6] = raw.request(15, 6, {"groups": ["nope"], "include_authorized_operations": True}).groups
+        assert (v6.error_code, v6.authorized_operations) == (ErrorCode.GROUP_ID_NOT_FOUND, -2**31)
+
+
 def test_confluent_admin_lists_classic_groups_by_type(broker):
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, "ct", 1)

@@ -7,7 +7,9 @@ Behavior:
   (KIP-848) is described by ConsumerGroupDescribe. Such a group, and an unknown one, is
   reported in state Dead with no error up to v5; v6 adds GROUP_ID_NOT_FOUND and Kafka's
   message ("Group g not found.", "Group g is not a classic group.") (KIP-1043).
-- Authorized operations are not computed (no ACLs): reported as "not requested".
+- Authorized operations (v3+, when asked) are given for every group answered without an error,
+  as Kafka's KafkaApis does: an unknown group too below v6 (Dead, no error); from v6 it is
+  GROUP_ID_NOT_FOUND and they stay INT32_MIN ("not computed").
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ async def handle(ctx, request):
             groups.append({"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "group_id": group_id, "group_state": ""})
             continue
         described = _describe(coordinator, group_id, ctx.version)
-        if request.include_authorized_operations and described["group_state"] != DEAD:  # as Kafka's KafkaApis
+        # as Kafka's KafkaApis: every group answered without an error, a Dead one below v6 too
+        if request.include_authorized_operations and described["error_code"] == ErrorCode.NONE:
             described["authorized_operations"] = authorized_operations(ctx, GROUP, group_id)
         groups.append(described)
     return {"throttle_time_ms": 0, "groups": groups}
