@@ -200,7 +200,8 @@ async function txn ({ handle, action, topic, value, partition = 0, offset, group
       t.transaction = await t.producer.transaction()
       return null
     case 'send':
-      t.pending.push(t.transaction.send({ topic, messages: [{ value: bytes(value), partition }] }))
+      // In order: each send() is a Produce request of its own, and two in flight may pass each other.
+      t.pending.push(t.last = (t.last ?? Promise.resolve()).catch(() => {}).then(() => t.transaction.send({ topic, messages: [{ value: bytes(value), partition }] })))
       return null
     case 'flush': {
       const pending = t.pending.splice(0)

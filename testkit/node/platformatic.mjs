@@ -164,22 +164,28 @@ async function readValues ({ brokers, auth, topic, isolation, until: last = null
 // Transaction.addConsumer/addOffset the group's metadata they take (the client has no
 // sendOffsetsToTransaction that takes bare offsets).
 async function txnOpen ({ brokers, auth, transactionalId, timeoutMs = 60000 }) {
+  // The client's transaction timeout (InitProducerId's) is its request timeout.
   const producer = new Producer({ ...base({ brokers, auth, retries: 2 }), transactionalId, idempotent: true, acks: -1,
-    transactionTimeout: timeoutMs })
+    timeout: timeoutMs })
   return keep({ kind: 'txn', producer, brokers, auth, transaction: null, pending: [], consumers: new Map() })
 }
 
 async function txn ({ handle, action, topic, value, partition = 0, offset, group }) {
   const t = kept(handle)
   switch (action) {
-    case 'init':
-      await t.producer.initIdempotentProducer({})
+    case 'init': // the client has no initTransactions: its first beginTransaction sends InitProducerId
+      t.initialized = true
       return null
     case 'begin':
-      t.transaction = await t.producer.beginTransaction()
+      // -1/-1 as Java's initTransactions sends: left alone, the client's first beginTransaction sends
+      // InitProducerId(transactional id, producer id 0, epoch 0), which Kafka's coordinator answers
+      // PRODUCER_FENCED whenever another producer id holds the transactional id.
+      t.transaction = await t.producer.beginTransaction(t.begun ? {} : { producerId: -1n, producerEpoch: -1 })
+      t.begun = true
       return null
     case 'send':
-      t.pending.push(t.transaction.send({ messages: [{ topic, partition, value: bytes(value) }] }))
+      // In order: each send() is a Produce request of its own, and two in flight may pass each other.
+      t.pending.push(t.last = (t.last ?? Promise.resolve()).catch(() => {}).then(() => t.transaction.send({ messages: [{ topic, partition, value: bytes(value) }] })))
       return null
     case 'flush':
       await Promise.all(t.pending.splice(0))
@@ -189,7 +195,12 @@ async function txn ({ handle, action, topic, value, partition = 0, offset, group
       await Promise.all(t.pending.splice(0))
       const transaction = t.transaction
       t.transaction = null
-      await (action === 'commit' ? transaction.commit() : transaction.abort())
+      try {
+        await (action === 'commit' ? transaction.commit() : transaction.abort())
+      } catch (error) {
+        await transaction.cancel() // what an application does to use the producer again
+        throw error
+      }
       return null
     }
     case 'sendOffsets': {
@@ -197,6 +208,7 @@ async function txn ({ handle, action, topic, value, partition = 0, offset, group
       if (!consumer) {
         consumer = new Consumer({ ...base({ brokers: t.brokers, auth: t.auth }), groupId: group })
         t.consumers.set(group, consumer)
+        await consumer.findGroupCoordinator()
       }
       await t.transaction.addConsumer(consumer)
       // The message whose offset is committed: what addOffset reads of it (offset + 1 is committed).
