@@ -53,7 +53,7 @@ def test_a_snapshot_holds_every_store_and_the_log_behind_it_goes(tmp_path):
     metadata.log.max_bytes_between_snapshots = 2000
     quotas = ClientQuotas(metadata)
     for i in range(60):
-        assert _quota(quotas, f"user-{i % 7}", float(i + 1)) == [(ErrorCode.NONE, None)]
+        assert _quota(quotas, f"user-{i % 7}", float(i + 1)) == [([("user", f"user-{i % 7}")], ErrorCode.NONE, None)]
         metadata.maybe_snapshot()  # what the broker's check does in a worker thread
     expected = dict(quotas.entities)
     directory = metadata_log_dir(tmp_path)

@@ -208,7 +208,10 @@ def alter_quotas(client, entries, validate_only=False):
             for entity, ops in entries
         ],
     })
-    return [(e.error_code, e.error_message) for e in body.entries]
+    # one answer per entity, in the order of Kafka's results map: read back in the request's order
+    by_entity = {frozenset((e.entity_type, e.entity_name) for e in entry.entity): (entry.error_code, entry.error_message)
+                 for entry in body.entries}
+    return [by_entity[frozenset(entity)] for entity, _ in entries]
 
 
 def describe_quotas(client, components, strict=False):
@@ -264,6 +267,58 @@ def test_client_quotas_are_stored_checked_filtered_and_durable(broker):
     broker.restart()
     with RawClient(broker.bootstrap_servers) as client:
         assert describe_quotas(client, [("user", 0, "alice")], strict=True) == {(("user", "alice"),): {"producer_byte_rate": 1024.0}}
+
+
+def test_client_quotas_answer_in_kafkas_order(broker):
+    """Kafka answers both quota APIs by walking java.util.HashMaps: AlterClientQuotas its results
+    by entity, DescribeClientQuotas the metadata image's entities (rebuilt at each change, sized
+    by the last image) and each entity's values. The orders below are what those maps give
+    (checked against java.util.HashMap fed as Kafka's controller and image feed them), not the
+    request's order nor sorted names."""
+    def answered(body):
+        return [tuple((e.entity_type, e.entity_name) for e in entry.entity) for entry in body.entries]
+
+    def described(client):
+        body = client.request(48, 1, {"strict": False, "components": []})
+        return [(tuple((e.entity_type, e.entity_name) for e in entry.entity), [v.key for v in entry["values"]])
+                for entry in body.entries]
+
+    def entry(entity, ops):
+        return {"entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
+                "ops": [{"key": k, "value": v or 0.0, "remove": v is None} for k, v in ops.items()]}
+
+    alice, bob_app, any_client = [("user", "alice")], [("user", "bob"), ("client-id", "app")], [("client-id", None)]
+    ip, any_user, carol = [("ip", "10.0.0.1")], [("user", None)], [("user", "carol")]
+    with RawClient(broker.bootstrap_servers) as client:
+        first = client.request(49, 1, {"validate_only": False, "entries": [
+            entry(alice, {"producer_byte_rate": 1024.0, "consumer_byte_rate": 2048.0, "request_percentage": 50.0,
+                          "controller_mutation_rate": 10.0}),
+            entry(bob_app, {"consumer_byte_rate": 100.0}),
+            entry(any_client, {"producer_byte_rate": 5000.0}),
+            entry(ip, {"connection_creation_rate": 7.0}),
+            entry(any_user, {"request_percentage": 20.0})]})
+        assert {e.error_code for e in first.entries} == {E.NONE}
+        assert answered(first) == [(("user", "alice"),), (("user", None),), (("client-id", None),),
+                                   (("ip", "10.0.0.1"),), (("client-id", "app"), ("user", "bob"))]
+        assert described(client) == [
+            ((("user", None),), ["request_percentage"]),
+            ((("user", "alice"),), ["producer_byte_rate", "consumer_byte_rate", "controller_mutation_rate", "request_percentage"]),
+            ((("client-id", None),), ["producer_byte_rate"]),
+            ((("ip", "10.0.0.1"),), ["connection_creation_rate"]),
+            ((("client-id", "app"), ("user", "bob")), ["consumer_byte_rate"]),
+        ]
+        second = client.request(49, 1, {"validate_only": False, "entries": [
+            entry(alice, {"consumer_byte_rate": None, "producer_byte_rate": 2048.0}),
+            entry(carol, {"producer_byte_rate": 1.0, "consumer_byte_rate": 1.0}),
+            entry(any_user, {"request_percentage": None})]})
+        assert {e.error_code for e in second.entries} == {E.NONE}
+        assert described(client) == [
+            ((("user", "alice"),), ["controller_mutation_rate", "producer_byte_rate", "request_percentage"]),
+            ((("client-id", None),), ["producer_byte_rate"]),
+            ((("ip", "10.0.0.1"),), ["connection_creation_rate"]),
+            ((("client-id", "app"), ("user", "bob")), ["consumer_byte_rate"]),
+            ((("user", "carol"),), ["consumer_byte_rate", "producer_byte_rate"]),
+        ]
 
 
 # -- ListConfigResources and the delegation tokens --------------------------------------------

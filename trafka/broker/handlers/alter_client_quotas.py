@@ -7,6 +7,8 @@ Behavior:
   connection_creation_rate for ip), values above 0 and whole numbers for the integral keys;
   each failing entry gets INVALID_REQUEST and its message, the others are applied together and
   written to the data dir before the answer. validate_only checks without applying.
+- The entries are answered once per entity in the order of Kafka's results map (a
+  java.util.HashMap by entity, java_hashmap.py), not in the request's order.
 - Unlike Kafka, an ip entity must be an address (Kafka also resolves host names).
 - Quotas are stored, never enforced (docs/compatibility.md).
 - Needs ALTER_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED for every entry), as in Kafka.
@@ -28,11 +30,11 @@ async def handle(ctx, request):
     if authorize(ctx, Op.ALTER_CONFIGS, CLUSTER):
         results = ctx.broker.quotas.alter(entries, request.validate_only)
     else:
-        results = [(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)] * len(entries)
+        results = [(pairs, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None) for pairs, _ in entries]
     return {
         "throttle_time_ms": 0,
         "entries": [
-            {"error_code": error, "error_message": message, "entity": [{"entity_type": e.entity_type, "entity_name": e.entity_name} for e in entry.entity]}
-            for entry, (error, message) in zip(request.entries, results)
+            {"error_code": error, "error_message": message, "entity": [{"entity_type": t, "entity_name": n} for t, n in pairs]}
+            for pairs, error, message in results
         ],
     }

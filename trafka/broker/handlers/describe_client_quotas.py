@@ -5,6 +5,8 @@ Behavior:
   each component matches an entity type by exact name, the default (null) name, or any name;
   `strict` leaves out entities with types the filter does not name. A bad filter is the whole
   answer's error (INVALID_REQUEST; an unknown entity type UNSUPPORTED_VERSION) with null entries.
+- Entities, their types and their values come in the order of Kafka's metadata image, whose
+  java.util.HashMaps give it (quotas.py, java_hashmap.py), not sorted.
 - Quotas are reported, never enforced: throttle times stay 0 (docs/compatibility.md).
 - Needs DESCRIBE_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED), as in Kafka.
 """
@@ -12,7 +14,7 @@ Behavior:
 from __future__ import annotations
 
 from trafka.broker.requests import routes
-from trafka.broker.metadata.quotas import QuotaError
+from trafka.broker.metadata.quotas import QuotaError, entity_pairs
 from trafka.broker.security.authorizer import CLUSTER, Op, authorize
 from trafka.wire.errors import ErrorCode
 
@@ -28,8 +30,8 @@ async def handle(ctx, request):
         return {"throttle_time_ms": 0, "error_code": exc.code, "error_message": str(exc), "entries": None}
     entries = [
         {
-            "entity": [{"entity_type": t, "entity_name": n} for t, n in sorted(entity, key=lambda p: p[0])],
-            "values": [{"key": k, "value": v} for k, v in sorted(values.items())],
+            "entity": [{"entity_type": t, "entity_name": n} for t, n in entity_pairs(sorted(entity, key=lambda p: p[0]))],
+            "values": [{"key": k, "value": v} for k, v in values.items()],
         }
         for entity, values in found
     ]

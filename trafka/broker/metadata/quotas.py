@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 
 from trafka.broker.metadata.image import ClusterMetadata
+from trafka.broker.metadata.java_hashmap import iteration_order, string_hash, string_map_hash
 from trafka.broker.metadata.records import MetadataRecord
 from trafka.wire.errors import ErrorCode
 
@@ -87,47 +88,66 @@ def _check_value(keys: dict[str, str], key: str, value: float) -> None:
         raise QuotaError(ErrorCode.INVALID_REQUEST, f"{key} cannot be a fractional value.")
 
 
+def entity_hash(entity: Entity) -> int:
+    """Java's hashCode of Kafka's ClientQuotaEntity: Objects.hash of its type -> name map."""
+    return 31 + string_map_hash(dict(entity))
+
+
+def entity_pairs(pairs, initial: int | None = None) -> list[tuple[str, str | None]]:
+    """An entity's (type, name) pairs, put in this order into a map made with `initial` (None:
+    the default size), in the order Kafka's map of them iterates."""
+    names = dict(pairs)
+    return [(t, names[t]) for t in iteration_order(names, string_hash, initial)]
+
+
 class ClientQuotas:
+    """The quotas by entity, kept in the order of Kafka's metadata image (ClientQuotasImage and
+    ClientQuotaImage, java.util.HashMaps rebuilt at each change), which is the order
+    DescribeClientQuotas answers in: the records of one batch are one delta, applied as Kafka's
+    ClientQuotasDelta applies its changes (the image's entities in their order, then the new
+    ones, into a map sized by the last image)."""
+
     def __init__(self, metadata=None):
         """`metadata`: the broker's ClusterMetadata (ClusterMetadata.of for the other forms)."""
         self.entities: dict[Entity, dict[str, float]] = {}
+        self._delta: dict[Entity, dict[str, float | None]] = {}  # None: removed
         self.metadata = ClusterMetadata.of(metadata)
         self.metadata.register(["ClientQuotaRecord"], self._replay)
+        self._apply_delta()  # the image loaded from the log is one delta, as a snapshot is in Kafka
 
     def _replay(self, record: MetadataRecord) -> None:
         entity = frozenset((t, n) for t, n in record.fields["entity"])
-        values = self.entities.setdefault(entity, {})
-        if record.removal:
-            values.pop(record.fields["key"], None)
-        else:
-            values[record.fields["key"]] = float(record.fields["value"])
-        if not values:
-            del self.entities[entity]
+        self._delta.setdefault(entity, {})[record.fields["key"]] = None if record.removal else float(record.fields["value"])
 
-    @staticmethod
-    def _records(before: dict[Entity, dict[str, float]], after: dict[Entity, dict[str, float]]) -> list[MetadataRecord]:
-        records = []
-        for entity in sorted(set(before) | set(after), key=lambda e: sorted(map(str, e))):
-            old, new = before.get(entity, {}), after.get(entity, {})
-            pairs = sorted([t, n] for t, n in entity)
-            for key in sorted(set(old) | set(new)):
-                if old.get(key) != new.get(key):
-                    records.append(MetadataRecord("ClientQuotaRecord", {
-                        "entity": pairs, "key": key, "value": new.get(key), "remove": key not in new}))
-        return records
+    def _apply_delta(self) -> None:
+        delta, self._delta = self._delta, {}
+        if not delta:
+            return
+        changed = iteration_order(delta, entity_hash)
+        entities: dict[Entity, dict[str, float]] = {}
+        for entity in [*self.entities, *(e for e in changed if e not in self.entities)]:
+            if entity not in delta:  # Kafka keeps an unchanged entity's values as they were
+                entities[entity] = self.entities[entity]
+                continue
+            values = _apply_values(self.entities.get(entity, {}), delta[entity])
+            if values:
+                entities[entity] = values
+        self.entities = {e: entities[e] for e in iteration_order(entities, entity_hash, len(self.entities))}
 
     def alter(self, entries: list[tuple[list[tuple[str, str | None]], list[tuple[str, float | None]]]],
-              validate_only: bool) -> list[tuple[ErrorCode, str | None]]:
-        """One (error, message) per entry; valid entries are applied together (unless validate_only)."""
-        results: list[tuple[ErrorCode, str | None]] = []
-        changed = {entity: dict(values) for entity, values in self.entities.items()}
-        seen: set[Entity] = set()
+              validate_only: bool) -> list[tuple[list[tuple[str, str | None]], ErrorCode, str | None]]:
+        """(entity pairs, error, message) per entity, in the order Kafka's controller answers
+        (its results map); the valid entries are applied together (unless validate_only), as one
+        batch of records in the order Kafka's controller writes them."""
+        results: dict[Entity, tuple[ErrorCode, str | None]] = {}
+        components: dict[Entity, list[tuple[str, str | None]]] = {}
+        records: list[MetadataRecord] = []
         for pairs, ops in entries:
             entity = frozenset(pairs)
+            components.setdefault(entity, pairs)
             try:
-                if entity in seen:
+                if entity in results:
                     raise QuotaError(ErrorCode.INVALID_REQUEST, f"Ignoring duplicate entity {dict(pairs)}")
-                seen.add(entity)
                 keys = _check_entity(pairs)
                 alterations: dict[str, float | None] = {}
                 for key, value in ops:
@@ -138,20 +158,21 @@ class ClientQuotas:
                     if value is not None:
                         _check_value(keys, key, value)
             except QuotaError as exc:
-                results.append((exc.code, str(exc)))
+                results[entity] = (exc.code, str(exc))
                 continue
-            values = changed.setdefault(entity, {})
-            for key, value in alterations.items():
-                if value is None:
-                    values.pop(key, None)
-                else:
-                    values[key] = value
-            if not values:
-                del changed[entity]
-            results.append((ErrorCode.NONE, None))
-        if not validate_only and changed != self.entities:
-            self.metadata.write(self._records(self.entities, changed))
-        return results
+            current = self.entities.get(entity, {})
+            record_entity = sorted([t, n] for t, n in entity)
+            for key in iteration_order(alterations, string_hash, len(ops)):
+                value = alterations[key]
+                if (value is None and key in current) or (value is not None and current.get(key) != value):
+                    records.append(MetadataRecord("ClientQuotaRecord", {
+                        "entity": record_entity, "key": key, "value": value, "remove": value is None}))
+            results[entity] = (ErrorCode.NONE, None)
+        if not validate_only and records:
+            self.metadata.write(records)
+            self._apply_delta()
+        return [(entity_pairs(components[entity], len(components[entity])), *results[entity])
+                for entity in iteration_order(results, entity_hash)]
 
     def describe(self, components: list[tuple[str, int, str | None]], strict: bool) -> list[tuple[Entity, dict[str, float]]]:
         """The entities matching the filter (Kafka's ClientQuotasImage.describe), or QuotaError."""
@@ -190,3 +211,13 @@ class ClientQuotas:
             if all(t in names and names[t] == name for t, name in exact.items()) and all(t in names for t in specified):
                 found.append((entity, values))
         return found
+
+
+def _apply_values(old: dict[str, float], change: dict[str, float | None]) -> dict[str, float]:
+    """One entity's values after a delta, in the order of the map Kafka's ClientQuotaDelta
+    builds: the old values in their order, then the new keys, into a map sized by the old one."""
+    values = {k: change.get(k, v) for k, v in old.items() if change.get(k, v) is not None}
+    for key in iteration_order(change, string_hash):
+        if key not in values and change[key] is not None:
+            values[key] = change[key]
+    return {k: values[k] for k in iteration_order(values, string_hash, len(old))}
