@@ -301,6 +301,11 @@ async function admin ({ brokers, auth, method, args: raw = {} }) {
         if (method === 'describeAcls') return await client.describeAcls(acl(args.filter))
         return await client.deleteAcls({ filters: args.filters.map(acl) })
       }
+      case 'deleteTopicRecords':
+        // KafkaJS looks the partitions' leaders up in metadata the admin client already holds
+        // (KafkaJSTopicMetadataNotLoaded otherwise): load it first, as its users do.
+        await client.fetchTopicMetadata({ topics: [args.topic] })
+        return await client.deleteTopicRecords(args)
       default:
         if (typeof client[method] !== 'function') throw new Error(`KafkaJS admin has no ${method}`)
         return await (Array.isArray(args) ? client[method](...args) : client[method](args))
