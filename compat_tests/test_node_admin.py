@@ -90,11 +90,12 @@ def test_kafkajs_admin(request, bootstrap, client):
         return {p["partition"]: p["offset"] for p in t["partitions"]}
 
     assert committed() == {0: "100", 1: "100", 2: "100", 3: "-1"}  # nothing read in 3: no offset
+    # setOffsets runs a paused group member until its first fetch round (KafkaJS waits its 5 s
+    # maxWaitTime there, whatever the broker); resetOffsets is the same call, so it is left out.
     d.admin("setOffsets", {"groupId": group, "topic": topic, "partitions": [{"partition": 1, "offset": "40"}]})
-    assert committed()[1] == "40"
-    d.admin("resetOffsets", {"groupId": group, "topic": topic, "earliest": True})
-    assert committed() == {p: "-2" for p in range(4)}  # KafkaJS commits -2: "earliest" for its next consumer
-    assert [g.offset for g in d.group_consume(topic, group, 5)] in ([30, 31, 32, 33, 34], [0, 1, 2, 3, 4])
+    assert committed() == {0: "100", 1: "40", 2: "100", 3: "-1"}
+    got = d.group_consume(topic, group, 60)  # all that is left to read: partition 1 from 40
+    assert sorted(g.value for g in got) == sorted(b"p1-%d" % i for i in range(40, 100))
     assert d.admin("deleteGroups", [[group]]) == [{"groupId": group, "errorCode": 0}]
     assert group not in {g["groupId"] for g in d.admin("listGroups")["groups"]}
     d.admin("deleteTopics", {"topics": [topic]})
