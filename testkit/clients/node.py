@@ -175,8 +175,12 @@ def auth_args(auth: Auth | None) -> dict | None:
     if auth is None or auth.protocol == "PLAINTEXT":
         return None
     token = auth.token
-    if token is not None and not isinstance(token, str):
-        token = token.token()[0] if hasattr(token, "token") else str(token)
+    if callable(token):  # an oauth_tokens.TokenSource: one token for this call
+        token = token()
+    elif token is None and auth.mechanism == "OAUTHBEARER":  # an unsecured JWT naming auth.user
+        from testkit.oauth_tokens import TokenSource
+
+        token = TokenSource(auth.user)()
     return {"protocol": auth.protocol, "mechanism": auth.mechanism, "user": auth.user, "password": auth.password,
             "ca": str(auth.ca) if auth.ca else None, "cert": str(auth.cert) if auth.cert else None,
             "key": str(auth.key) if auth.key else None, "token": token}
