@@ -231,12 +231,16 @@ async function memberOpen ({ brokers, auth, topic, group, sessionTimeout = 6000,
   autoCommit = true, commitIntervalMs = 200 }) {
   const consumer = kafka({ brokers, auth }).consumer({ groupId: group, sessionTimeout, heartbeatInterval,
     maxWaitTimeInMs: 200, rebalanceTimeout: 10000 })
-  const member = { kind: 'member', consumer, values: [], assignment: [], generations: 0, errors: [] }
+  const member = { kind: 'member', consumer, values: [], assignment: [], generations: 0, errors: [], restarts: [] }
   consumer.on(consumer.events.GROUP_JOIN, event => {
     member.assignment = event.payload.memberAssignment[topic] ?? []
     member.generations++
   })
-  consumer.on(consumer.events.CRASH, event => member.errors.push(String(event.payload.error)))
+  // A crash KafkaJS restarts the consumer after (restartOnFailure, on retriable errors: a broker
+  // gone, say) is a restart; one it does not restart after is an error.
+  consumer.on(consumer.events.CRASH, event => {
+    (event.payload.restart ? member.restarts : member.errors).push(String(event.payload.error))
+  })
   await consumer.connect()
   await consumer.subscribe({ topics: [topic], fromBeginning: true })
   await consumer.run({
@@ -250,7 +254,7 @@ async function memberOpen ({ brokers, auth, topic, group, sessionTimeout = 6000,
 function memberState ({ handle }) {
   const m = kept(handle)
   return { values: m.values, assignment: [...m.assignment].sort((a, b) => a - b), generations: m.generations,
-    errors: m.errors }
+    errors: m.errors, restarts: m.restarts }
 }
 
 async function close ({ handle }) {

@@ -242,7 +242,8 @@ async function memberOpen ({ brokers, auth, topic, group, sessionTimeout = 6000,
 
 function memberState ({ handle }) {
   const m = kept(handle)
-  return { values: m.values, assignment: [...m.assignment].sort((a, b) => a - b), generations: m.generations, errors: m.errors }
+  return { values: m.values, assignment: [...m.assignment].sort((a, b) => a - b), generations: m.generations, errors: m.errors,
+    restarts: [] }
 }
 
 async function closeOne (object) {
