@@ -240,6 +240,51 @@ def test_offsets_committed_in_a_transaction(request, bootstrap, client):
 
 @pytest.mark.compat("transactions")
 @pytest.mark.parametrize("client", NODE)
+def test_an_open_transaction_holds_read_committed_back(request, bootstrap, client):
+    """The client's own read_committed reader stops before an open transaction (the last stable
+    offset) and reads on once it commits; read_uncommitted sees the open records at once."""
+    node = node_client(request, client)
+    topic = make_topic(bootstrap, unique(f"txn-open-{client}"))
+    p = NodeTxn(node, bootstrap, unique(f"tx-open-{client}"), 60000)
+    try:
+        p.init()
+        p.begin(); p.send(topic, b"before"); p.commit()
+        p.begin(); p.send(topic, b"open"); p.flush()
+        assert read_values_node(node, bootstrap, topic, UNCOMMITTED, count=2) == [b"before", b"open"]
+        assert read_values_node(node, bootstrap, topic, COMMITTED, count=2, quiet_s=1.5) == [b"before"]
+        p.send(topic, b"more"); p.commit()
+    finally:
+        p.close()
+    assert read_values_node(node, bootstrap, topic, COMMITTED, count=3) == [b"before", b"open", b"more"]
+
+
+@pytest.mark.compat("transactions")
+@pytest.mark.parametrize("client", NODE)
+def test_the_broker_aborts_a_transaction_past_its_timeout(request, trafka_inprocess_broker, client):
+    """A transaction left open past its timeout (5 s, the client's own setting) is aborted by the
+    broker (its clock moved, not slept): read_committed moves past it, the producer is fenced."""
+    broker = trafka_inprocess_broker
+    bootstrap = broker.bootstrap_servers
+    node = node_client(request, client)
+    topic = make_topic(bootstrap, unique(f"txn-timeout-{client}"))
+    p = NodeTxn(node, bootstrap, unique(f"tx-timeout-{client}"), 5000)
+    try:
+        p.init()
+        p.begin(); p.send(topic, b"abandoned"); p.flush()
+        broker.advance_clock(15000)  # past the timeout and the 10 s check interval: the check runs now
+        later = txn_clients.producer(request, "confluent-kafka", bootstrap, unique("tx-later"))
+        later.init()
+        later.begin(); later.send(topic, b"later"); later.commit()
+        assert read_values_node(node, bootstrap, topic, COMMITTED, until=b"later") == [b"later"]
+        assert read_values_node(node, bootstrap, topic, UNCOMMITTED, until=b"later") == [b"abandoned", b"later"]
+        with pytest.raises(TxnFailed):  # fenced by the abort's epoch bump
+            p.commit()
+    finally:
+        p.close()
+
+
+@pytest.mark.compat("transactions")
+@pytest.mark.parametrize("client", NODE)
 def test_a_new_producer_of_the_same_transactional_id_fences_the_old_one(request, bootstrap, client):
     node = node_client(request, client)
     topic = make_topic(bootstrap, unique(f"fence-{client}"))
