@@ -197,19 +197,46 @@ class Controller:
         return self.default_replicas(topic_id, partition)
 
     def place(self, topic_id: uuid.UUID, partitions: Iterable[int], replication_factor: int) -> None:
-        """Default placement with `replication_factor` replicas for new partitions of a topic."""
-        if replication_factor > 1:
-            self.assign(topic_id, {p: self.default_replicas(topic_id, p, replication_factor) for p in partitions})
+        """Default placement with `replication_factor` replicas for new partitions of a topic.
+        Brokers that are down come last, as Kafka's StripedReplicaPlacer takes fenced brokers
+        only once the unfenced ones are used up, so the preferred leader is a live broker."""
+        if replication_factor == 1 and self.alive == set(self.node_ids):
+            return  # each on its default broker, led by it: nothing to store
+        placed = {}
+        for p in partitions:
+            replicas = self.default_replicas(topic_id, p, replication_factor)
+            if replication_factor == 1:
+                if replicas[0] in self.alive:
+                    continue
+                start = self.node_ids.index(replicas[0])
+                replicas = tuple(self.node_ids[(start + j) % self.brokers] for j in range(self.brokers))
+            ordered = tuple(r for r in replicas if r in self.alive) + tuple(r for r in replicas if r not in self.alive)
+            placed[p] = ordered[:replication_factor]
+        if placed:
+            self.assign(topic_id, placed)
 
     def assign(self, topic_id: uuid.UUID, assignments: dict[int, tuple[int, ...]]) -> None:
         """Explicit replicas for some partitions of a topic (CreateTopics, CreatePartitions):
-        the first is the leader, all in sync (they are empty)."""
+        they are empty, so the live ones are in sync and the first of those leads; a broker
+        that is down is out of sync until it has started and caught up (Kafka's controller
+        makes the ISR of a new partition its unfenced replicas). `fenced_assignment` says
+        when none is live."""
         self._assignments.setdefault(topic_id.hex, {}).update({p: tuple(r) for p, r in assignments.items()})
         leadership = self._leadership.get(topic_id.hex, {})
-        for p in assignments:
+        for p, replicas in assignments.items():
             leadership.pop(p, None)
+            isr = tuple(r for r in replicas if r in self.alive)
+            if isr != tuple(replicas) and isr:
+                self._set(topic_id, p, isr[0], 0, isr)
             self._touched.add((topic_id.hex, p))
         self._write()
+
+    def fenced_assignment(self, replicas) -> str | None:
+        """Why a new partition cannot have these replicas when none of them is alive, or None."""
+        if any(r in self.alive for r in replicas):
+            return None
+        return (f"All brokers specified in the partition assignment ({list(replicas)}) are fenced or in "
+                "controlled shutdown.")
 
     def default_layout(self, topic_id: uuid.UUID) -> int | None:
         """Where the topic's default placement starts, when nothing about it differs from that

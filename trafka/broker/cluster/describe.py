@@ -48,7 +48,8 @@ def node_address(ctx, node_id: int) -> tuple[str, int] | None:
 
 def assignment_problem(broker, replicas) -> str | None:
     """Why a CreateTopics / CreatePartitions replica assignment cannot be used, or None."""
-    return broker.cluster.controller.validate_replicas(replicas)
+    controller = broker.cluster.controller
+    return controller.validate_replicas(replicas) or controller.fenced_assignment(replicas)
 
 
 def replication_factor_problem(broker, replication_factor: int) -> str | None:

@@ -70,7 +70,13 @@ class Partition:
         leader_log = self.log
         self.leader_epoch_start_offset = leader_log.log_end_offset
         self.apply_leadership()
-        committed = self.replication.committed.get(self.topic_id, {}).get(self.index)
+        committed_here = self.replication.committed.get(self.topic_id, {})
+        committed = committed_here.get(self.index)
+        if committed is not None and committed > leader_log.log_end_offset:
+            # An unclean election: what this leader has is the partition now, and what the old
+            # leaders committed past it is gone (a later leader's high watermark would
+            # otherwise jump to it past what its in-sync replicas have).
+            committed = committed_here[self.index] = leader_log.log_end_offset
         held = leader_log.high_watermark_hold
         if committed is not None and held is not None and held < committed:
             # What it had heard as a follower lags a fetch behind; an in-sync replica has every

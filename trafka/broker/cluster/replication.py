@@ -242,9 +242,13 @@ class Replication:
         if not self.controller.in_sync(topic_id, p, node.node_id) and leading.is_follower_in_sync(follower_log.log_end_offset):
             self.controller.expand_isr(topic_id, p, node.node_id)
             self._rejoined.append(f"{name}-{p}")
+            # The high watermark is held to the new member at once, before anything else is
+            # answered: a reassignment that cannot finish yet returned before this, and an
+            # acks=all write was acknowledged past what the rejoined replica had.
+            leading.maybe_advance_high_watermark()
             if self.controller.reassignment(topic_id, p) is not None:
                 self.cluster.reassignment_caught_up(name, p, topic_id)
-                return copied
+            return copied
         leading.maybe_advance_high_watermark()
         return copied
 
@@ -306,6 +310,12 @@ class Replication:
             leader_end = leading.log.log_end_offset
             for replica in state.isr:
                 if replica == state.leader:
+                    continue
+                if replica not in self.controller.alive:
+                    # Never in an ISR (a stopped broker leaves them all and joins none); its
+                    # logs are closed, so there is nothing of it to compare.
+                    self.controller.shrink_isr(topic_id, p, replica)
+                    leading.maybe_advance_high_watermark()
                     continue
                 remote = leading.remote_replica(replica)
                 if self.cluster.node(replica).logs.log(name, p).log_end_offset >= leader_end:
