@@ -409,8 +409,8 @@ class PartitionLog:
     # --- reading --------------------------------------------------------------------------
 
     def _check_offset(self, offset: int) -> None:
-        if offset < self.log_start_offset or offset > self.high_watermark:
-            raise OffsetOutOfRange(offset, self.log_start_offset, self.high_watermark)
+        if offset < self.log_start_offset or offset > self.log_end_offset:
+            raise OffsetOutOfRange(offset, self.log_start_offset, self.log_end_offset)
 
     def _segment_index(self, offset: int) -> int:
         return max(bisect.bisect_right(self._bases, offset) - 1, 0)
@@ -421,8 +421,8 @@ class PartitionLog:
     ) -> ReadInfo:
         """Batches from the one containing fetch_offset, up to max_bytes, never past the high
         watermark (nor max_offset, exclusive): `log_read.read`. Raises OffsetOutOfRange below
-        the log start offset or above the high watermark. A `replica` (a follower) reads up to
-        the log end offset instead."""
+        the log start offset or above the log end offset; between the high watermark and the
+        log end it reads nothing. A `replica` (a follower) reads up to the log end offset."""
         self.check_open()
         if replica:
             if not self.log_start_offset <= fetch_offset <= self.log_end_offset:
@@ -430,6 +430,10 @@ class PartitionLog:
         else:
             self._check_offset(fetch_offset)
             if self._high_watermark_hold is not None and self.high_watermark < self.log_end_offset:
+                if fetch_offset >= self.high_watermark:
+                    # Between the high watermark and the log end: nothing to read yet, as
+                    # Kafka's LocalLog.read answers a consumer (no OFFSET_OUT_OF_RANGE).
+                    return ReadInfo([], self.high_watermark, self.log_start_offset)
                 max_offset = self.high_watermark if max_offset is None else min(max_offset, self.high_watermark)
         segments = self.segments[self._segment_index(fetch_offset):]
         slices = log_read.read_segments(segments, fetch_offset, max_bytes, min_one_batch=min_one_batch,

@@ -151,6 +151,19 @@ def last_leader_epoch(partition_log) -> int | None:
     return None
 
 
+def epoch_at(partition_log, offset: int) -> int:
+    """The leader epoch of the batch holding `offset` (Kafka's leader epoch cache's
+    epochForOffset), or -1 when no batch holds it (an empty log, an offset at its end)."""
+    if not partition_log.log_start_offset <= offset < partition_log.log_end_offset:
+        return UNDEFINED
+    for segment in partition_log.segments:
+        if segment.next_offset <= offset:
+            continue
+        for _, header in segment.batches_from(max(segment.base_offset, offset)):
+            return header.partition_leader_epoch  # the first batch ending at or after it
+    return UNDEFINED
+
+
 def epoch_end_offset(partition_log, epoch: int, current_epoch: int) -> tuple[int, int]:
     """Kafka's leader-epoch-cache answer to OffsetForLeaderEpoch: for the current epoch, the log
     end offset; for an older one, the largest epoch at or below it that has batches and the

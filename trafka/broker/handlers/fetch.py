@@ -22,6 +22,10 @@ Behavior:
   lead is NOT_LEADER_OR_FOLLOWER (cluster.fetch_refusal), and KIP-392 names a follower in the
   consumer's rack; the leader hints (v12+ current_leader, v16+ node_endpoints) are left empty
   (docs/cluster.md).
+- v9+ current_leader_epoch is checked first, as Kafka's Partition does: FENCED_LEADER_EPOCH
+  when older than the partition's, UNKNOWN_LEADER_EPOCH when newer (-1 skips the check).
+- An offset between the high watermark and the log end answers no records and no error (Kafka's
+  LocalLog.read); only one below the log start or past the log end is OFFSET_OUT_OF_RANGE.
 - isolation_level read_committed (1): never a batch at or past the last stable offset (the
   first offset of the oldest open transaction), and `aborted_transactions` lists the aborted
   transactions overlapping what is returned (from the segments' .txnindex files) so the
@@ -37,7 +41,7 @@ from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.operations.log_tasks import load_off_loop
 from trafka.broker.cluster.describe import fetch_refusal
-from trafka.broker.requests.topics import find_log, topic_name
+from trafka.broker.requests.topics import find_log, leader_epoch_error, topic_name
 from trafka.storage.errors import OffsetOutOfRange
 from trafka.wire.errors import ErrorCode
 from trafka.wire.framing import FrameWriter
@@ -82,7 +86,10 @@ def _read_all(broker, request, names: list[str | None], refused=frozenset()) -> 
         partitions = []
         for p in wanted.partitions:
             index = p.partition
-            preferred = -1
+            refusal = leader_epoch_error(broker, name, index, p.current_leader_epoch)
+            if refusal is not None:  # checked before leadership, as Kafka's Partition does
+                partitions.append(partition_error(index, refusal))
+                continue
             refusal, preferred = fetch_refusal(broker, name, index, request.rack_id)
             if refusal is not None:
                 partitions.append(partition_error(index, refusal))

@@ -16,6 +16,12 @@ Behavior:
 - A special timestamp newer than the request version is UNSUPPORTED_VERSION.
 - any other timestamp: the first offset whose record timestamp is >= it, through the time
   index; -1/-1 (leader epoch -1) when there is none, as in Kafka.
+- The leader epoch answered is Kafka's Partition's: the partition's current leader epoch for
+  LATEST, else the epoch of the batch holding the offset found (the leader epoch cache's
+  epochForOffset). A KIP-320 client validates its position with it (OffsetForLeaderEpoch): an
+  epoch older than the one the offset was written under reads as a truncation and rewinds.
+- v4+ current_leader_epoch is checked before leadership, as Kafka's Partition does:
+  FENCED_LEADER_EPOCH when older than the partition's, UNKNOWN_LEADER_EPOCH when newer.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from __future__ import annotations
 from trafka.broker.requests import routes
 from trafka.broker.operations.log_tasks import load_off_loop
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
-from trafka.broker.requests.topics import find_log, led_elsewhere
+from trafka.broker.requests.topics import current_leader_epoch, find_log, leader_epoch_error, led_elsewhere
+from trafka.storage.log_replica import epoch_at
 from trafka.wire.errors import ErrorCode
 
 LATEST = -1
@@ -51,32 +58,36 @@ def partition_error(index: int, error: ErrorCode) -> dict:
 READ_COMMITTED = 1
 
 
-def _lookup(log_, timestamp: int, read_committed: bool) -> tuple[int, int]:
-    """(offset, timestamp) answering the query."""
+def _lookup(log_, timestamp: int, read_committed: bool, current_epoch: int) -> tuple[int, int, int]:
+    """(offset, timestamp, leader epoch) answering the query."""
     if timestamp == LATEST:
-        return (log_.last_stable_offset if read_committed else log_.high_watermark), UNKNOWN
+        return (log_.last_stable_offset if read_committed else log_.high_watermark), UNKNOWN, current_epoch
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
-        return log_.log_start_offset, UNKNOWN
+        return log_.log_start_offset, UNKNOWN, epoch_at(log_, log_.log_start_offset)
     if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
-        return UNKNOWN, UNKNOWN
+        return UNKNOWN, UNKNOWN, UNKNOWN
     if timestamp == MAX_TIMESTAMP:
         found = log_.max_timestamp()
     else:
         found = log_.offset_for_timestamp(timestamp)
-    return (found.offset, found.timestamp) if found is not None else (UNKNOWN, UNKNOWN)
+    if found is None:
+        return UNKNOWN, UNKNOWN, UNKNOWN
+    return found.offset, found.timestamp, epoch_at(log_, found.offset)
 
 
 def _partition(broker, topic: str, p, read_committed: bool, version: int) -> dict:
     index = p.partition_index
-    if led_elsewhere(broker, topic, index):
-        return partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     log_ = find_log(broker, topic, index)
     if log_ is None:
         return partition_error(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    fenced = leader_epoch_error(broker, topic, index, p.current_leader_epoch)
+    if fenced is not None:
+        return partition_error(index, fenced)
+    if led_elsewhere(broker, topic, index):
+        return partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     if p.timestamp < lowest_special_timestamp(version):
         return partition_error(index, ErrorCode.UNSUPPORTED_VERSION)
-    offset, timestamp = _lookup(log_, p.timestamp, read_committed)
-    epoch = 0 if offset != UNKNOWN else -1  # Kafka names no epoch when it finds no offset
+    offset, timestamp, epoch = _lookup(log_, p.timestamp, read_committed, current_leader_epoch(broker, topic, index))
     return {"partition_index": index, "error_code": ErrorCode.NONE, "timestamp": timestamp, "offset": offset, "leader_epoch": epoch}
 
 

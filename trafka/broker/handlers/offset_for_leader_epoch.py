@@ -8,8 +8,9 @@ Behavior:
   next one; a later epoch or -1 is unknown (leader epoch -1, end offset -1). Consumers ask after
   a leader change to detect truncation.
 - current_leader_epoch above the partition's is UNKNOWN_LEADER_EPOCH (the client knows a newer
-  leader than this broker), below it FENCED_LEADER_EPOCH; -1 skips the check. Absent topics or
-  partitions are UNKNOWN_TOPIC_OR_PARTITION.
+  leader than this broker), below it FENCED_LEADER_EPOCH; -1 skips the check. As in Kafka's
+  Partition, the epoch is checked before leadership. Absent topics or partitions are
+  UNKNOWN_TOPIC_OR_PARTITION.
 - replica_id (v3+: -1 consumer, -2 debug consumer, a broker id for followers) changes nothing:
   the high watermark is the log end offset.
 - As in Kafka, CLUSTER_ACTION on the cluster allows every topic; otherwise a topic needs
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize
-from trafka.broker.requests.topics import find_log, led_elsewhere
+from trafka.broker.requests.topics import current_leader_epoch, find_log, leader_epoch_error, led_elsewhere
 from trafka.storage.log_replica import epoch_end_offset
 from trafka.wire.errors import ErrorCode
 
@@ -29,23 +30,16 @@ UNDEFINED = -1
 
 def _partition(broker, topic: str, p) -> dict:
     answer = {"partition": p.partition, "error_code": ErrorCode.NONE, "leader_epoch": UNDEFINED, "end_offset": UNDEFINED}
-    if led_elsewhere(broker, topic, p.partition):
-        return answer | {"error_code": ErrorCode.NOT_LEADER_OR_FOLLOWER}
     log_ = find_log(broker, topic, p.partition)
     if log_ is None:
         return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
-    current = current_leader_epoch(broker, topic, p.partition)
-    if p.current_leader_epoch > current:
-        return answer | {"error_code": ErrorCode.UNKNOWN_LEADER_EPOCH}
-    if 0 <= p.current_leader_epoch < current:
-        return answer | {"error_code": ErrorCode.FENCED_LEADER_EPOCH}
-    epoch, end = epoch_end_offset(log_, p.leader_epoch, current)
+    fenced = leader_epoch_error(broker, topic, p.partition, p.current_leader_epoch)
+    if fenced is not None:
+        return answer | {"error_code": fenced}
+    if led_elsewhere(broker, topic, p.partition):
+        return answer | {"error_code": ErrorCode.NOT_LEADER_OR_FOLLOWER}
+    epoch, end = epoch_end_offset(log_, p.leader_epoch, current_leader_epoch(broker, topic, p.partition))
     return answer | {"leader_epoch": epoch, "end_offset": end}
-
-
-def current_leader_epoch(broker, topic: str, partition: int) -> int:
-    """The partition's leader epoch, the controller's."""
-    return broker.cluster.controller.partition(broker.logs.topic(topic).topic_id, partition).leader_epoch
 
 
 def _refused(index: int) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from trafka.storage.errors import InvalidTopic, StorageError, TopicAlreadyExists, UnknownTopic
+from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.broker")
 
@@ -55,3 +56,24 @@ def led_elsewhere(broker, topic: str, partition: int) -> bool:
     if metadata is None or not 0 <= partition < metadata.partitions:
         return False
     return broker.cluster.controller.leader(metadata.topic_id, partition) != broker.node_id
+
+
+def current_leader_epoch(broker, topic: str, partition: int) -> int:
+    """The partition's leader epoch, the controller's (-1 for a partition that does not exist)."""
+    metadata = broker.logs.topics.get(topic)
+    if metadata is None or not 0 <= partition < metadata.partitions:
+        return -1
+    return broker.cluster.controller.leader_epoch(metadata.topic_id, partition)
+
+
+def leader_epoch_error(broker, topic: str, partition: int, requested: int) -> ErrorCode | None:
+    """Kafka's Partition.checkCurrentLeaderEpoch for a request's current_leader_epoch (-1: the
+    client names none): FENCED_LEADER_EPOCH when the client's is older than the partition's
+    (it must refresh its metadata), UNKNOWN_LEADER_EPOCH when newer (this broker has not heard
+    of it yet); None when they agree. Kafka checks it before leadership."""
+    if requested < 0:
+        return None
+    current = current_leader_epoch(broker, topic, partition)
+    if current < 0 or requested == current:
+        return None
+    return ErrorCode.FENCED_LEADER_EPOCH if requested < current else ErrorCode.UNKNOWN_LEADER_EPOCH
