@@ -274,6 +274,11 @@ class Cluster:
                 if change == "deleted":
                     self.controller.forget(metadata.topic_id)
                     self.replication.forget(metadata.name, metadata.topic_id)
+                    # Every broker's group coordinator drops the topic's committed offsets for
+                    # the groups it coordinates, as each Kafka broker does when its metadata
+                    # says the topic is gone (onPartitionsDeleted), not only the one asked.
+                    for node in self.running_nodes():
+                        node.group_coordinator.on_topic_deleted(metadata.name)
                 elif change in ("created", "grown"):
                     self._place(metadata, change == "grown")
             finally:

@@ -6,7 +6,8 @@ Behavior:
   thread, so other clients are served meanwhile) before the response.
 - v6 names topics by name or by topic id.
 - Internal topics (`__consumer_offsets`) cannot be deleted, as in Kafka.
-- Every group's committed offsets for the topic are deleted with it, as in Kafka.
+- Every group's committed offsets for the topic are deleted with it on every broker, as in Kafka
+  (each broker's group coordinator, where the cluster applies the deletion: cluster/nodes.py).
 """
 
 from __future__ import annotations
@@ -67,9 +68,6 @@ async def handle(ctx, request):
         except (StorageError, OSError) as exc:
             for answer in chosen.values():
                 answer.update(error_code=error_code(exc), error_message=error_message(exc))
-        else:
-            for name in chosen:
-                broker.group_coordinator.on_topic_deleted(name)
     if doomed:
         await ctx.broker.storage_threads.run(remove_dirs, doomed)
     return {"throttle_time_ms": 0, "responses": responses}
