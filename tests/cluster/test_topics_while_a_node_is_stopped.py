@@ -4,6 +4,7 @@ back on that node (its directories go with the deletion, as Kafka's stray replic
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -33,7 +34,16 @@ def test_a_topic_deleted_and_made_again_while_its_node_is_stopped_starts_empty_t
     assert _log_end(trafka_cluster, "reborn") == 50
     trafka_cluster.stop_broker(1)
     _done(admin.delete_topics(["reborn"], operation_timeout=20))
-    _done(admin.create_topics([NewTopic("reborn", 1, replica_assignment=[[1]])]))
+    # Only stopped brokers: refused, as Kafka's controller refuses an assignment of fenced brokers.
+    refused = admin.create_topics([NewTopic("reborn", 1, replica_assignment=[[1]])])["reborn"]
+    assert refused.exception(20).args[0].name() == "INVALID_REPLICA_ASSIGNMENT"
+    _done(admin.create_topics([NewTopic("reborn", 1, replica_assignment=[[1, 2]])]))
+    assert trafka_cluster.partition_state("reborn", 0)["isr"] == [2]  # broker 1 is down: out of sync, 2 leads
     assert not list(Path(trafka_cluster.data_dir, "broker-1").glob("reborn-0"))
     trafka_cluster.start_broker(1)
+    deadline = time.monotonic() + 20
+    while 1 not in trafka_cluster.partition_state("reborn", 0)["isr"]:
+        assert time.monotonic() < deadline, trafka_cluster.partition_state("reborn", 0)
+        time.sleep(0.05)
+    trafka_cluster.move_leader("reborn", 0, 1)  # broker 1 leads: its copy is the new, empty topic
     assert _log_end(trafka_cluster, "reborn") == 0
