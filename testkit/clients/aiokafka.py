@@ -247,8 +247,9 @@ def aiokafka_config(auth: Auth) -> dict:
 
 
 def aiokafka_login_refused(bootstrap: str, auth: Auth) -> None:
-    """Start an aiokafka producer as `auth`: its login must be refused (a KafkaError from
-    start()); an AssertionError if it connects."""
+    """Start an aiokafka producer as `auth` and send one record: its login must be refused (a
+    KafkaError from start() or, when its bootstrap request was answered with an error before the
+    connection closed, from the send); an AssertionError if it connects."""
     from aiokafka import AIOKafkaProducer
     from aiokafka.errors import KafkaError
 
@@ -256,6 +257,7 @@ def aiokafka_login_refused(bootstrap: str, auth: Auth) -> None:
         producer = AIOKafkaProducer(bootstrap_servers=bootstrap, request_timeout_ms=5000, **aiokafka_config(auth))
         try:
             await producer.start()
+            await producer.send_and_wait("login-check", b"")
         finally:
             await producer.stop()
 

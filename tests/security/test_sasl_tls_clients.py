@@ -66,6 +66,23 @@ def test_no_request_but_api_versions_and_sasl_before_authentication(secure_broke
     wait_for_log(secure_broker, "before SASL authentication completed on listener SASL_PLAINTEXT")
 
 
+def test_a_request_while_sasl_authenticate_is_awaited_is_answered_illegal_sasl_state_then_closed(secure_broker):
+    """Once SaslHandshake v1 started an exchange, Kafka's SaslServerAuthenticator answers any
+    request but SaslAuthenticate with that request's error response (ILLEGAL_SASL_STATE), then
+    closes the connection; before the handshake it closes without an answer (above)."""
+    for api_key, version, body, error_of in (
+        (3, 1, {"topics": [{"name": "t"}]}, lambda answer: answer.topics[0].error_code),  # Metadata
+        (16, 1, {}, lambda answer: answer.error_code),  # ListGroups
+        (18, 3, {"client_software_name": "t", "client_software_version": "1"}, lambda answer: answer.error_code),
+        (17, 1, {"mechanism": "PLAIN"}, lambda answer: answer.error_code),  # a second SaslHandshake
+    ):
+        with RawClient(secure_broker.bootstrap("SASL_PLAINTEXT"), "test") as raw:
+            assert raw.request(17, 1, {"mechanism": "PLAIN"}).error_code == 0
+            assert error_of(raw.request(api_key, version, body)) == 34, api_key  # ILLEGAL_SASL_STATE
+            assert raw.closed_by_broker(), api_key
+    wait_for_log(secure_broker, "answered ILLEGAL_SASL_STATE and closing connection from")
+
+
 def test_plaintext_to_tls_and_tls_to_plaintext_are_closed_with_a_clear_line(secure_broker, pki):
     import ssl
 

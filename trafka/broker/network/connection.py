@@ -15,12 +15,14 @@ import time
 
 import trio
 
+from trafka.broker.requests.error_responses import error_response
 from trafka.broker.requests.errors import answer_failed_request
 from trafka.broker.testcontrol.faults import ConnectionDropped
 from trafka.broker.requests.routes import ROUTES
 from trafka.broker.security.tls import looks_like_tls
 from trafka.broker.network.sending import EncodedBody, send_response
 from trafka.wire import framing
+from trafka.wire.errors import ErrorCode
 from trafka.wire.messages import APIS
 
 log = logging.getLogger("trafka.broker")
@@ -194,6 +196,13 @@ async def dispatch(broker, frame: bytes, peer: str, session=None) -> list | None
         body = framing.decode_request(frame, header, api)
     except framing.MalformedRequest as exc:
         raise BadRequest(f"{exc} (client {header.client_id!r})") from None
+    unexpected = session.unexpected_request(header.api_key) if session is not None else None
+    if unexpected:  # as Kafka's SaslServerAuthenticator: the request's error answer, then the connection closes
+        log.warning("answered ILLEGAL_SASL_STATE and closing connection from %s: %s (client %r)", peer, unexpected,
+                    header.client_id)
+        session.fail()
+        answer = error_response(api, header.api_version, body, ErrorCode.ILLEGAL_SASL_STATE)
+        return framing.encode_response(api, header.api_version, header.correlation_id, answer)
     ctx = RequestContext(broker, header, peer, session)
     started = time.perf_counter()
     try:

@@ -2,7 +2,8 @@
 
 `SecurityLayer` is built once from the settings (TLS contexts, PLAIN users, the SCRAM store);
 `open_connection` turns an accepted stream into (stream, Session). The connection asks the
-session `refusal(api_key)` before each request; the SASL handlers drive it.
+session `refusal(api_key)` (closed without an answer) and `unexpected_request(api_key)`
+(answered ILLEGAL_SASL_STATE, then closed) before each request; the SASL handlers drive it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ log = logging.getLogger("trafka.broker")
 SUPPORTED_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 ANONYMOUS = "User:ANONYMOUS"
 TLS_HANDSHAKE_TIMEOUT_SECONDS = 30
-_SASL_KEYS = frozenset({17, 36})  # SaslHandshake, SaslAuthenticate
+SASL_AUTHENTICATE = 36
+_SASL_KEYS = frozenset({17, SASL_AUTHENTICATE})  # SaslHandshake, SaslAuthenticate
 _BEFORE_AUTH = frozenset({17, 18, 36})  # and ApiVersions
 
 
@@ -161,22 +163,38 @@ class Session:
         self._failure_logged = False
 
     def refusal(self, api_key: int) -> str | None:
-        """Why this request may not be served now (the connection is closed), or None."""
+        """Why this request may not be served now (the connection is closed without an answer,
+        as Kafka closes it), or None. A request while SaslAuthenticate is awaited is not refused
+        here but answered: `unexpected_request`."""
+        if self.state == "authenticate":
+            return None
         if self.principal is None and api_key not in _BEFORE_AUTH:
-            refused = getattr(self._server, "error", None)
-            if refused:  # a client that does not answer the error challenge (aiokafka) goes on regardless
-                return (f"request (API key {api_key}) after the {self._mechanism} credentials of {self._claimed()} "
-                        f"were refused ({refused}) on listener {self.listener.name}")
             return f"request (API key {api_key}) before SASL authentication completed on listener {self.listener.name}"
-        if self.state == "authenticate" and api_key not in _SASL_KEYS:
-            # re-authentication (KIP-368) started: as in Kafka, nothing else until it ends, or a
-            # client whose session expired could keep working by starting one and never finishing
-            return (f"request (API key {api_key}) during the SASL re-authentication of {self.principal} on "
-                    f"listener {self.listener.name}")
         if (self.expires_at is not None and self.layer.clock.time_ms() > self.expires_at and api_key not in _SASL_KEYS
                 and self.state == "authenticated"):
             return f"session of {self.principal} expired ({self._expiry_reason}) without re-authentication"
         return None
+
+    def unexpected_request(self, api_key: int) -> str | None:
+        """Why a request is answered ILLEGAL_SASL_STATE and the login failed (the connection then
+        closes), or None. Once a SaslHandshake v1 started an exchange, Kafka's
+        SaslServerAuthenticator takes nothing but SaslAuthenticate: anything else gets its own
+        error response and ends the connection. So does a re-authentication (KIP-368), or a
+        client whose session expired could keep working by starting one and never finishing."""
+        if self.state != "authenticate" or self.raw_tokens or api_key == SASL_AUTHENTICATE:
+            return None
+        refused = getattr(self._server, "error", None)
+        if refused:  # a client that does not answer the error challenge (aiokafka) goes on regardless
+            return (f"request (API key {api_key}) after the {self._mechanism} credentials of {self._claimed()} "
+                    f"were refused ({refused}) on listener {self.listener.name}")
+        if self.principal is not None:
+            return (f"request (API key {api_key}) during the SASL re-authentication of {self.principal} on "
+                    f"listener {self.listener.name}")
+        return f"request (API key {api_key}) during the SASL authentication on listener {self.listener.name}"
+
+    def fail(self) -> None:
+        """The login failed: the connection answers what it must, then closes."""
+        self.state = "failed"
 
     def _claimed(self) -> str:
         user = getattr(self._server, "username", None)
@@ -184,7 +202,7 @@ class Session:
 
     def handshake(self, mechanism: str, version: int) -> tuple[int, list[str]]:
         offered = self.layer.mechanisms(self.listener) if self.listener.sasl else []
-        if not self.listener.sasl or self.state == "authenticate" or (self.principal and version == 0):
+        if not self.listener.sasl or (self.principal and version == 0):
             return ErrorCode.ILLEGAL_SASL_STATE, offered
         if mechanism not in offered:
             return ErrorCode.UNSUPPORTED_SASL_MECHANISM, offered
