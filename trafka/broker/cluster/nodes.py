@@ -332,13 +332,15 @@ class Cluster:
                 await nursery.start(service, self.nodes[0])
             task_status.started(first)
 
-    async def _serve_node(self, node, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    async def _serve_node(self, node, scope: trio.CancelScope | None = None,
+                          task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Serve one node until it is stopped. A node starting again whose port another socket
         took meanwhile (a client's ephemeral port can land on it) tries again for a while, then
         listens on a free port when its ports were free ones (clients find it through
         Metadata), else stays stopped: one node that cannot listen never ends the process."""
-        with trio.CancelScope() as scope:
-            node.serving = scope
+        if scope is None:
+            scope = node.serving = trio.CancelScope()
+        with scope:
             restarting = bool(node.listeners)
             for attempt in range(RELISTEN_ATTEMPTS + 1):
                 try:
@@ -420,7 +422,10 @@ class Cluster:
         self._apply(changes)
         self._truncate_followers(node)
         if self._nursery is not None:
-            self._nursery.start_soon(self._serve_node, node)
+            # Its serving scope is made now, not when the task runs: a stop before the task
+            # runs cancels it, and the task ends before it listens.
+            node.serving = trio.CancelScope()
+            self._nursery.start_soon(self._serve_node, node, node.serving)
         log.warning("broker %d started", node_id)
         return self.describe_broker(node_id)
 
