@@ -16,6 +16,7 @@ from testkit import txn_clients
 from testkit.clients.base import Msg, TxnFailed
 from testkit.clients.node import NodeTxn, read_values_node, wait_state
 from testkit.groups import produce as produce_values
+from trafka.testing import TrafkaBroker
 from trafka.testing.rawwire import RawClient
 
 NODE = ["kafkajs", "platformatic-kafka"]
@@ -84,6 +85,18 @@ def test_idempotent_producer_sequences_across_many_batches(request, bootstrap, c
     assert len({(b.producer_id, b.producer_epoch) for b in batches}) == 1 and batches[0].producer_id >= 0
     assert [b.base_sequence for b in batches] == [100 * i for i in range(30)]
     assert [g.value for g in driver.consume(topic, 3000)] == [m.value for m in msgs]
+
+
+@pytest.fixture(scope="module")
+def fast_kip848_broker(tmp_path_factory):
+    broker = TrafkaBroker(data_dir=tmp_path_factory.mktemp("node-kip848") / "data",
+                          config={"group.consumer.heartbeat.interval.ms": 500,
+                                  "group.consumer.min.heartbeat.interval.ms": 500})
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 def write_transactions(request, client: str, bootstrap: str, topic: str) -> None:
@@ -308,20 +321,26 @@ def test_a_new_producer_of_the_same_transactional_id_fences_the_old_one(request,
 
 
 @pytest.mark.compat("group")
-@pytest.mark.parametrize("client", NODE)
-def test_group_rebalances_as_members_come_and_go(request, bootstrap, client):
+@pytest.mark.parametrize("client, protocol", [("kafkajs", "classic"), ("platformatic-kafka", "classic"),
+                                              ("platformatic-kafka", "consumer")])
+def test_group_rebalances_as_members_come_and_go(request, bootstrap, client, protocol):
     """4 partitions, 4,000 records. One member takes all four partitions; a second joins and the
     partitions are split between them (no partition twice); the first leaves and the second takes
-    all four; every record is read, and the group's committed offsets end at the log ends."""
+    all four; every record is read, and the group's committed offsets end at the log ends.
+    @platformatic/kafka also as a KIP-848 member (group.protocol=consumer: ConsumerGroupHeartbeat,
+    the broker's assignor)."""
+    join = {}
+    if protocol == "consumer":  # its own broker, telling members to heartbeat every 500 ms (Kafka: 5 s)
+        bootstrap, join = request.getfixturevalue("fast_kip848_broker").bootstrap_servers, {"groupProtocol": protocol}
     driver = make_driver(request, client, bootstrap)
     topic = make_topic(bootstrap, unique(f"rebalance-{client}"), partitions=4)
     group = unique(f"rebalance-{client}")
     produce_values(bootstrap, topic, [f"v{i:05d}" for i in range(2000)], partitions=4)
-    a = driver.member(topic, group)
+    a = driver.member(topic, group, **join)
     b = None
     try:
         wait_state(a, lambda s: s["assignment"] == [0, 1, 2, 3] and len(s["values"]) >= 2000, what="a alone")
-        b = driver.member(topic, group)
+        b = driver.member(topic, group, **join)
         state_b = wait_state(b, lambda s: s["assignment"], what="b assigned")
         state_a = wait_state(a, lambda s: 0 < len(s["assignment"]) < 4, what="a gives partitions up")
         assert set(state_a["assignment"]) | set(state_b["assignment"]) == {0, 1, 2, 3}

@@ -223,15 +223,15 @@ async function txn ({ handle, action, topic, value, partition = 0, offset, group
   }
 }
 
+// groupProtocol 'consumer': KIP-848 (ConsumerGroupHeartbeat, the broker assigns), else classic.
 async function memberOpen ({ brokers, auth, topic, group, sessionTimeout = 6000, heartbeatInterval = 1000,
-  autoCommit = true, commitIntervalMs = 200 }) {
-  const consumer = new Consumer({ ...base({ brokers, auth }), groupId: group, sessionTimeout, heartbeatInterval, rebalanceTimeout: 10000 })
-  const member = { kind: 'member', consumer, values: [], assignment: [], generations: 0, errors: [] }
-  consumer.on('consumer:group:join', payload => {
-    const mine = (payload.assignments ?? []).find(a => a.topic === topic)
-    member.assignment = mine ? [...mine.partitions] : []
-    member.generations++
-  })
+  autoCommit = true, commitIntervalMs = 200, groupProtocol = 'classic' }) {
+  const membership = groupProtocol === 'consumer'
+    ? { groupProtocol }
+    : { sessionTimeout, heartbeatInterval, rebalanceTimeout: 10000 }
+  const consumer = new Consumer({ ...base({ brokers, auth }), groupId: group, ...membership })
+  const member = { kind: 'member', consumer, topic, values: [], generations: 0, errors: [] }
+  consumer.on('consumer:group:join', () => { member.generations++ })
   consumer.on('consumer:heartbeat:error', payload => member.errors.push(String(payload?.error ?? payload)))
   member.stream = await consumer.consume({ topics: [topic], mode: 'committed', fallbackMode: 'earliest',
     autocommit: autoCommit ? commitIntervalMs : false, maxWaitTime: 200 })
@@ -242,8 +242,9 @@ async function memberOpen ({ brokers, auth, topic, group, sessionTimeout = 6000,
 
 function memberState ({ handle }) {
   const m = kept(handle)
-  return { values: m.values, assignment: [...m.assignment].sort((a, b) => a - b), generations: m.generations, errors: m.errors,
-    restarts: [] }
+  const mine = (m.consumer.assignments ?? []).find(a => a.topic === m.topic)
+  return { values: m.values, assignment: [...(mine?.partitions ?? [])].sort((a, b) => a - b), generations: m.generations,
+    errors: m.errors, restarts: [] }
 }
 
 async function closeOne (object) {
