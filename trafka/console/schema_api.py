@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from trafka.broker.schemas.kinds import TYPES
 from trafka.broker.schemas.records import Reference, SchemaRecord
-from trafka.broker.schemas.registry import RegistryError, SchemaRegistry
+from trafka.broker.schemas.registry import UNKNOWN_LEADER, RegistryError, SchemaRegistry
 
 log = logging.getLogger("trafka.schemas")
 
@@ -105,7 +105,14 @@ def build_app(broker) -> Starlette:
                     response.headers["WWW-Authenticate"] = 'Basic realm="trafka schema registry"'
                     return response
                 try:
-                    return await fn(request, registry(), **request.path_params)
+                    try:
+                        return await fn(request, registry(), **request.path_params)
+                    except RegistryError as exc:
+                        if exc.code != UNKNOWN_LEADER:
+                            raise
+                        # The leadership of `_schemas` moved while this was served (nothing was
+                        # written): once more, on the leader there is now.
+                        return await fn(request, registry(), **request.path_params)
                 except RegistryError as exc:
                     return _error(exc.status, exc.code, exc.message)
                 except Exception:  # noqa: BLE001 - one failed request, logged; never a traceback to the client

@@ -192,14 +192,14 @@ class Cluster:
         """The schema registry on the leader of `_schemas` (made, with the topic, at first use):
         its state is the leader's replica, and every route reads and writes there, as
         Confluent's registry forwards writes to its leader. 50004 (unknown leader) without one."""
-        from trafka.broker.schemas.registry import SCHEMAS_TOPIC, RegistryError
+        from trafka.broker.schemas.registry import SCHEMAS_TOPIC, UNKNOWN_LEADER, RegistryError
 
         running = self.running_nodes()
         if running and SCHEMAS_TOPIC not in running[0].logs.topics:
             running[0].local_schema_registry()  # creates `_schemas`, placed and mirrored on every node
         leader = self.leader_node(SCHEMAS_TOPIC, 0)
         if leader is None:
-            raise RegistryError(500, 50004, f"Unknown leader: {SCHEMAS_TOPIC} has no live leader")
+            raise RegistryError(500, UNKNOWN_LEADER, f"Unknown leader: {SCHEMAS_TOPIC} has no live leader")
         return leader.local_schema_registry()
 
     def coordinator_runtimes(self, topic: str) -> list:

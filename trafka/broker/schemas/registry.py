@@ -11,7 +11,8 @@ subject not found, 40402 version not found, 40403 schema not found, 40404/40406 
 40405/40407 not soft-deleted before a permanent delete, 40408/40409 no subject-level config or
 mode, 409 incompatible, 42201 invalid schema, 42202 invalid version, 42203 invalid
 compatibility level, 42204 invalid mode, 42205 operation not permitted, 42206 references exist,
-50001 the store could not be written.
+50001 the store could not be written, 50004 the leadership of `_schemas` is moving (or it has
+no live leader).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from trafka.broker.coordinators.runtime.internal_topic import InternalTopic
 from trafka.broker.coordinators.runtime.records import CoordinatorRecord, CoordinatorResult
-from trafka.broker.coordinators.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError
+from trafka.broker.coordinators.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError, NotCoordinator
 from trafka.broker.schemas import kinds, records
 from trafka.broker.schemas.records import Reference, SchemaRecord
 
@@ -35,12 +36,21 @@ DEFAULT_LEVEL = "BACKWARD"
 DEFAULT_MODE = "READWRITE"
 
 
+UNKNOWN_LEADER = 50004
+
+
 class RegistryError(Exception):
     def __init__(self, status: int, code: int, message: str):
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+
+
+def _moved() -> RegistryError:
+    """The registry's state is not on this broker (the leadership of `_schemas` moved while the
+    request was served): Confluent's 50004, which its clients retry."""
+    return RegistryError(500, UNKNOWN_LEADER, f"Unknown leader: the leadership of {SCHEMAS_TOPIC} is moving; retry")
 
 
 def not_found(code: int, message: str) -> RegistryError:
@@ -110,12 +120,17 @@ class SchemaRegistry:
 
     @property
     def state(self) -> RegistryShard:
-        return self.runtime.shard(0)
+        try:
+            return self.runtime.shard(0)
+        except NotCoordinator:
+            raise _moved() from None
 
     def _write(self, entries: list[tuple[bytes, bytes | None]], response):
         recs = [CoordinatorRecord(k, v) for k, v in entries]
         try:
             return self.runtime.write(0, lambda shard: CoordinatorResult(recs, response, None))
+        except NotCoordinator:  # refused before anything was written
+            raise _moved() from None
         except CoordinatorWriteError as exc:
             raise RegistryError(500, 50001, f"Error while storing the schema registry's change: {exc.cause}") from None
 
