@@ -71,6 +71,24 @@ def test_thousands_of_records_in_many_batches_every_codec(request, bootstrap, cl
     assert [(g.offset, g.key, g.value, g.headers, g.timestamp) for g in got] == expected(0)
 
 
+@pytest.mark.compat("produce")
+@pytest.mark.parametrize("client", NODE)
+def test_acks_0_and_1_and_records_near_the_size_limit(request, bootstrap, client):
+    """500 records with acks=0 (the broker sends no answer; the next requests on the connection
+    must still match theirs), 500 with acks=1, then 900 KB records alone and 400 KB ones five to a
+    zstd batch: all stored in order, read back whole."""
+    driver = make_driver(request, client, bootstrap)
+    topic = make_topic(bootstrap, unique(f"acks-{client}"))
+    unanswered = [Msg(None, b"a0-%03d" % i) for i in range(500)]
+    driver.produce(topic, unanswered, chunk=50, acks=0)
+    assert driver.produce(topic, [Msg(None, b"a1-%03d" % i) for i in range(500)], chunk=50, acks=1) == list(range(500, 1000))
+    big = [Msg(b"big", bytes([65 + i]) * 900_000) for i in range(3)] + [Msg(b"z", bytes([70 + i]) * 400_000) for i in range(5)]
+    assert driver.produce(topic, big[:3], chunk=1) == [1000, 1001, 1002]
+    assert driver.produce(topic, big[3:], codec="zstd", chunk=5) == [1003, 1004, 1005, 1006, 1007]
+    got = driver.consume(topic, 1008)
+    assert [g.value for g in got] == [m.value for m in unanswered] + [b"a1-%03d" % i for i in range(500)] + [m.value for m in big]
+
+
 @pytest.mark.compat("idempotent")
 @pytest.mark.parametrize("client", NODE)
 def test_idempotent_producer_sequences_across_many_batches(request, bootstrap, client):

@@ -208,10 +208,11 @@ class Node:
         return self.node.call(op, brokers=brokers(self.bootstrap), auth=auth_args(self.auth), **args)
 
     def produce(self, topic: str, msgs: list[Msg], codec: str = "none", partition: int = 0,
-                idempotent: bool = False, chunk: int = 500) -> list[int]:
-        """One producer; `chunk` records per send (one request, one batch each)."""
+                idempotent: bool = False, chunk: int = 500, acks: int = -1) -> list[int | None]:
+        """One producer; `chunk` records per send (one request, one batch each); with acks=0 the
+        client learns no offsets (None, or its own guess)."""
         return self._call("produce", topic=topic, msgs=[wire_msg(m) for m in msgs], codec=codec, partition=partition,
-                          idempotent=idempotent, chunk=chunk, timeout=TIMEOUT_S + 15 + len(msgs) / 500)
+                          idempotent=idempotent, chunk=chunk, acks=acks, timeout=TIMEOUT_S + 15 + len(msgs) / 500)
 
     def consume(self, topic: str, count: int, partition: int = 0, offset: int = 0,
                 isolation: str = "read_uncommitted") -> list[Got]:

@@ -99,7 +99,7 @@ async function produce ({ brokers, auth, topic, msgs, codec = 'none', partition 
       const [meta] = await producer.send({
         topic, acks, compression: CODECS[codec], messages: part.map(m => inMessage(m, partition))
       })
-      for (let j = 0; j < part.length; j++) offsets.push(Number(meta.baseOffset) + j)
+      for (let j = 0; j < part.length; j++) offsets.push(meta ? Number(meta.baseOffset) + j : null) // acks=0: no answer
     }
     return offsets
   } finally {
