@@ -283,6 +283,11 @@ def test_an_open_transaction_holds_read_committed_back(request, bootstrap, clien
         p.begin(); p.send(topic, b"open"); p.flush()
         assert read_values_node(node, bootstrap, topic, UNCOMMITTED, count=2) == [b"before", b"open"]
         assert read_values_node(node, bootstrap, topic, COMMITTED, count=2, quiet_s=1.5) == [b"before"]
+        if client == "platformatic-kafka":  # ListOffsets latest per isolation: the last stable offset, the end
+            for isolation, end in ((1, "2"), (0, "3")):  # before, its marker, open
+                (t,) = make_driver(request, client, bootstrap).admin("listOffsets", {"isolationLevel": isolation, "topics": [
+                    {"name": topic, "partitions": [{"partitionIndex": 0, "timestamp": {"$bigint": "-1"}}]}]})
+                assert t["partitions"][0]["offset"] == end, (isolation, t)
         p.send(topic, b"more"); p.commit()
     finally:
         p.close()
