@@ -14,7 +14,7 @@ import pytest
 from compat_tests.conftest import make_driver, make_topic
 from testkit import txn_clients
 from testkit.clients.base import Msg, TxnFailed
-from testkit.clients.node import NodeTxn, read_values_node, wait_state
+from testkit.clients.node import NodeError, NodeTxn, read_values_node, wait_state
 from testkit.groups import produce as produce_values
 from trafka.testing import TrafkaBroker
 from trafka.testing.rawwire import RawClient
@@ -393,3 +393,32 @@ def _committed_all(bootstrap: str, group: str, topic: str, partitions: int) -> d
     finally:
         consumer.close()
     return {tp.partition: tp.offset for tp in got}
+
+
+@pytest.mark.compat("group")
+@pytest.mark.parametrize("client", ["platformatic-kafka"])
+def test_static_members_leave_and_are_removed(request, bootstrap, client):
+    """Static members (group.instance.id) with a 30 s session: one that closes (LeaveGroup with
+    its instance id) hands its partition over at once, not after the session; the admin's
+    removal of an instance no longer in the group is answered UNKNOWN_MEMBER_ID, as Kafka answers
+    it. (@platformatic/kafka sends a null member id for a removal by instance id unless given "",
+    a request Kafka cannot parse: it closes the connection, and so does trafka.)"""
+    driver = make_driver(request, client, bootstrap)
+    topic = make_topic(bootstrap, unique("static"), partitions=2)
+    group = unique("static-group")
+    a = driver.member(topic, group, groupInstanceId="inst-a", sessionTimeout=30000)
+    b = driver.member(topic, group, groupInstanceId="inst-b", sessionTimeout=30000)
+    try:
+        wait_state(b, lambda s: len(s["assignment"]) == 1, what="b has one partition")
+        wait_state(a, lambda s: len(s["assignment"]) == 1, what="a has one partition")
+        members = driver.admin("describeGroups", {"groups": [group]})[group]["members"]
+        assert sorted(m["groupInstanceId"] for m in members.values()) == ["inst-a", "inst-b"]
+        a.close()
+        wait_state(b, lambda s: s["assignment"] == [0, 1], timeout=10, what="b takes both at once")
+        with pytest.raises(NodeError) as unknown:
+            driver.admin("removeMembersFromConsumerGroup", {"groupId": group, "members": [
+                {"memberId": "", "groupInstanceId": "inst-a"}]})
+        assert unknown.value.kafka_errors() == {"UNKNOWN_MEMBER_ID"}, unknown.value.text()
+    finally:
+        a.close()
+        b.close()

@@ -225,10 +225,11 @@ async function txn ({ handle, action, topic, value, partition = 0, offset, group
 
 // groupProtocol 'consumer': KIP-848 (ConsumerGroupHeartbeat, the broker assigns), else classic.
 async function memberOpen ({ brokers, auth, topic, group, sessionTimeout = 6000, heartbeatInterval = 1000,
-  autoCommit = true, commitIntervalMs = 200, groupProtocol = 'classic' }) {
+  autoCommit = true, commitIntervalMs = 200, groupProtocol = 'classic', groupInstanceId = undefined }) {
   const membership = groupProtocol === 'consumer'
     ? { groupProtocol }
-    : { sessionTimeout, heartbeatInterval, rebalanceTimeout: 10000 }
+    : { sessionTimeout, heartbeatInterval, rebalanceTimeout: Math.max(10000, sessionTimeout) }
+  if (groupInstanceId) membership.groupInstanceId = groupInstanceId
   const consumer = new Consumer({ ...base({ brokers, auth }), groupId: group, ...membership })
   const member = { kind: 'member', consumer, topic, values: [], generations: 0, errors: [] }
   consumer.on('consumer:group:join', () => { member.generations++ })
