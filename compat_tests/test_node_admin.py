@@ -161,6 +161,13 @@ def test_platformatic_admin(request, bootstrap, client):
         return {p["partitionIndex"]: p["committedOffset"] for t in g["topics"] if t["name"] == topic for p in t["partitions"]}
 
     assert committed() == {0: "100", 1: "100", 2: "100"}
+    # OffsetFetch of several groups in one request (v8+), one of them unknown; then of one partition
+    def fetched(groups):
+        return [(g["groupId"], [(t["name"], [p["partitionIndex"] for p in t["partitions"]]) for t in g["topics"]])
+                for g in d.admin("listConsumerGroupOffsets", {"groups": groups})]
+
+    assert fetched([group, f"{group}-none"]) == [(group, [(topic, [0, 1, 2])]), (f"{group}-none", [])]
+    assert fetched([{"groupId": group, "topics": [{"name": topic, "partitionIndexes": [1]}]}]) == [(group, [(topic, [1])])]
     d.admin("alterConsumerGroupOffsets", {"groupId": group, "topics": [{"name": topic, "partitionOffsets": [
         {"partition": 1, "offset": big(40)}, {"partition": 3, "offset": big(100)}]}]})
     assert committed() == {0: "100", 1: "40", 2: "100", 3: "100"}
