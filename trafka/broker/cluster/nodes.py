@@ -400,6 +400,7 @@ class Cluster:
         for runtime in node.coordinator_runtimes().values():
             for partition in list(runtime.shards):
                 runtime.unload(partition)
+        node.share_coordinator.leadership_lost()  # its records in flight go with it
         changes = self.controller.broker_stopped(node_id, self._partitions())
         self.stopped.add(node_id)
         node.storage_threads.wait_idle()
@@ -461,11 +462,14 @@ class Cluster:
             if name is None:
                 continue
             old = self.running_node(change.old)
+            new = self.running_node(change.new)
+            for node in (old, new):  # a share-partition's leader starts from its durable state
+                if node is not None:
+                    node.share_coordinator.leadership_lost(change.topic_id, change.partition)
             if old is not None:
                 runtime = old.coordinator_runtimes().get(name)
                 if runtime is not None:
                     runtime.unload(change.partition)
-            new = self.running_node(change.new)
             if new is None:
                 continue
             self.replication.partition(new, name, change.partition, change.topic_id).make_leader()

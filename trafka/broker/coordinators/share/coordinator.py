@@ -1,10 +1,19 @@
-"""The share coordinator: every share-partition's durable state, in `__share_group_state`,
-on the coordinator runtime; and the share sessions of ShareFetch / ShareAcknowledge.
+"""Share groups split as Kafka splits them (KIP-932): the records in flight on the
+share-partition's leader, their durable state in the share coordinator; and the share
+sessions of ShareFetch / ShareAcknowledge.
 
-A share-partition is (share group, topic id, partition). It lives in the `__share_group_state`
-partition its key "group:topicId:partition" hashes to, as Kafka's share coordinator keys it,
-and each such partition is one `ShareStateShard`. Its state (`partition.SharePartition`) is
-created at the group's first fetch of the partition, starting at the log end offset
+A share-partition is (share group, topic id, partition). Its durable state (start offset and
+state batches with delivery counts) lives in the `__share_group_state` partition its key
+"group:topicId:partition" hashes to, as Kafka's share coordinator keys it, each such partition
+one `ShareStateShard` on the coordinator runtime of that partition's leader: that part only
+persists (Kafka's ReadShareGroupState / WriteShareGroupState). The records in flight
+(`partition.SharePartition`: acquired, by whom, their lock deadlines) are kept by the broker
+leading the topic partition, in `ShareCoordinator.partitions` (Kafka's SharePartitionManager):
+loaded from the durable state at first use there, dropped when that broker stops leading the
+partition. So moving `__share_group_state` keeps every lock and delivery count; moving the
+topic partition's leadership makes the new leader start from the durable state, where acquired
+records are available with their delivery counts, as in Kafka. A share-partition is created at
+the group's first fetch of the partition, starting at the log end offset
 (`share.auto.offset.reset` latest, Kafka's default) or the log start (earliest).
 
 Write, then apply: an acknowledgement, a lock expiry or a session's release is applied to a
@@ -58,22 +67,19 @@ FINAL_EPOCH = -1
 
 
 class ShareStateShard:
-    """The share-partitions of one `__share_group_state` partition, and the state last written
-    for each (its snapshot epoch and (start offset, state batches))."""
+    """The durable state of the share-partitions of one `__share_group_state` partition, as last
+    written: each one's snapshot epoch and (start offset, state batches)."""
 
     def __init__(self) -> None:
-        self.partitions: dict[SharePartitionKey, SharePartition] = {}
         self.written: dict[SharePartitionKey, tuple[int, tuple]] = {}
 
     def replay(self, key: bytes, value: bytes | None) -> None:
         k = formats.parse_key(key)
         if value is None:
-            self.partitions.pop(k, None)
             self.written.pop(k, None)
             return
         snapshot = formats.parse_value(value)
         restored = SharePartition.restore(snapshot.start_offset, list(snapshot.batches))
-        self.partitions[k] = restored
         self.written[k] = (snapshot.snapshot_epoch, restored.snapshot())
 
 
@@ -109,6 +115,8 @@ class ShareCoordinator:
                                          TOPIC_CONFIGS, clock)
         self.runtime: CoordinatorRuntime[ShareStateShard] = CoordinatorRuntime(self.state_topic, lambda p: ShareStateShard())
         self.cluster = cluster
+        # The share-partitions whose topic partition this broker leads: their records in flight.
+        self.partitions: dict[SharePartitionKey, SharePartition] = {}
         self.sessions: dict[tuple[str, str], ShareSession] = {}
         self._wakeup = trio.Event()
         self._failing: dict[SharePartitionKey, int] = {}  # share-partitions whose timer write failed: retry at
@@ -116,7 +124,7 @@ class ShareCoordinator:
     # --- settings -----------------------------------------------------------------------------
 
     def log_loaded(self) -> None:
-        log.info("loaded %d share-partitions from %s", sum(len(s.partitions) for s in self.runtime), SHARE_STATE_TOPIC)
+        log.info("loaded %d share-partitions from %s", sum(len(s.written) for s in self.runtime), SHARE_STATE_TOPIC)
 
     def lock_ms(self, group_id: str) -> int:
         return self.group_configs.value(group_id, "share.record.lock.duration.ms")
@@ -159,7 +167,7 @@ class ShareCoordinator:
             return
         for topic_id, partition in sorted(session.partitions, key=lambda tp: (str(tp[0]), tp[1])):
             key = SharePartitionKey(group_id, topic_id, partition)
-            if self.existing(key) is not None:
+            if key in self.partitions:  # held in flight here, where its topic partition is led
                 limit = self.delivery_limit(group_id)
                 self.change(key, lambda sp: (sp.release_member(member_id, limit), ErrorCode.NONE)[1])
 
@@ -187,10 +195,14 @@ class ShareCoordinator:
     def _shard(self, key: SharePartitionKey) -> ShareStateShard:
         return self._runtime(key).shard(self._partition_of(key))
 
+    def _everywhere(self) -> list["ShareCoordinator"]:
+        """Every running broker's share coordinator (the leaders of the topic partitions)."""
+        return [node.share_coordinator for node in self.cluster.running_nodes()]
+
     def _write(self, key: SharePartitionKey, state: SharePartition | None, what: str, snapshot=None) -> ErrorCode:
         """The one way a share-partition's state changes: write its snapshot (None: a tombstone)
-        to `__share_group_state`, then install it. A failed write changes nothing, is logged
-        and is the answer."""
+        to `__share_group_state` through its share coordinator, then install it here, where the
+        topic partition is led. A failed write changes nothing, is logged and is the answer."""
         shard = self._shard(key)
         if state is None:
             record = CoordinatorRecord(formats.key(key), None)
@@ -201,11 +213,11 @@ class ShareCoordinator:
 
         def apply() -> None:
             if state is None:
-                shard.partitions.pop(key, None)
                 shard.written.pop(key, None)
+                self.partitions.pop(key, None)
             else:
-                shard.partitions[key] = state.installed()
                 shard.written[key] = (epoch, snapshot)
+                self.partitions[key] = state.installed()
         try:
             self._runtime(key).write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
         except CoordinatorWriteError as exc:
@@ -217,29 +229,44 @@ class ShareCoordinator:
         """Make sure the share-partition exists: at the group's first fetch of the partition it is
         created at `start_offset` (share.auto.offset.reset, fetching.py) and its first snapshot
         written (Kafka's InitializeShareGroupState), so a restart goes on from there."""
-        if key in self._shard(key).partitions:
+        if self.existing(key) is not None:
             return ErrorCode.NONE
         return self._write(key, SharePartition(start_offset), "its initial state")
 
     def existing(self, key: SharePartitionKey) -> SharePartition | None:
-        return self._shard(key).partitions.get(key)
+        """The share-partition as this broker, its topic partition's leader, has it: loaded from
+        its durable state at first use (Kafka's SharePartition initializing from the persister)."""
+        found = self.partitions.get(key)
+        if found is None:
+            written = self._shard(key).written.get(key)
+            if written is not None:
+                start, batches = written[1]
+                found = self.partitions[key] = SharePartition.restore(start, list(batches))
+        return found
+
+    def leadership_lost(self, topic_id=None, partition: int | None = None) -> None:
+        """This broker no longer leads the topic partition (None: any, it stopped): its records
+        in flight there are dropped, as Kafka's SharePartitionManager drops a SharePartition on
+        a leader change; the new leader starts from the durable state."""
+        for key in [k for k in self.partitions if topic_id is None or (k.topic_id, k.partition) == (topic_id, partition)]:
+            del self.partitions[key]
+            self._failing.pop(key, None)
 
     def change(self, key: SharePartitionKey, change, what: str = "its state") -> ErrorCode:
         """Apply `change(copy)` (which returns an error code, NONE to go on) to a copy of the
         share-partition; write the copy when its durable part differs from what was last
         written, then install it. A failed write leaves the share-partition as it was and is
         the answer."""
-        shard = self._shard(key)
-        current = shard.partitions.get(key)
+        current = self.existing(key)
         if current is None:
             return ErrorCode.INVALID_RECORD_STATE
         work = current.fork()
         error = change(work)
         if error:
             return error
-        written, snapshot = shard.written.get(key), work.snapshot()
+        written, snapshot = self._shard(key).written.get(key), work.snapshot()
         if written is not None and snapshot == written[1]:
-            shard.partitions[key] = work.installed()  # only volatile state moved (locks): nothing to write
+            self.partitions[key] = work.installed()  # only volatile state moved (locks): nothing to write
             return ErrorCode.NONE
         return self._write(key, work, what, snapshot)
 
@@ -266,9 +293,9 @@ class ShareCoordinator:
         """A member was removed from the group (its heartbeats stopped): the records it holds are
         available again. Its share session stays until its final epoch or its connection ends."""
         limit = self.delivery_limit(group_id)
-        for shard in [shard for runtime in self._runtimes() for shard in runtime]:
-            for key in [k for k in shard.partitions if k.group_id == group_id]:
-                self.change(key, lambda sp: (sp.release_member(member_id, limit), ErrorCode.NONE)[1])
+        for leader in self._everywhere():
+            for key in [k for k in leader.partitions if k.group_id == group_id]:
+                leader.change(key, lambda sp: (sp.release_member(member_id, limit), ErrorCode.NONE)[1])
 
     # --- the acquisition lock timer -----------------------------------------------------------
 
@@ -291,11 +318,10 @@ class ShareCoordinator:
         """Every lock of this broker's share-partitions that ran out by `now` releases its
         records, written; the next deadline (a lock's, or a failed write's retry)."""
         deadlines = []
-        for shard in self.runtime:
-            for key in list(shard.partitions):
-                due = self._expire_if_due(key, now)
-                if due is not None:
-                    deadlines.append(max(due, self._failing.get(key, due)))
+        for key in list(self.partitions):
+            due = self._expire_if_due(key, now)
+            if due is not None:
+                deadlines.append(max(due, self._failing.get(key, due)))
         return min(deadlines, default=None)
 
     def expire_locks(self, key: SharePartitionKey) -> None:
@@ -356,8 +382,16 @@ class ShareCoordinator:
         return rows
 
     def group_partitions(self, group_id: str) -> dict[SharePartitionKey, SharePartition]:
-        return {k: sp for runtime in self._runtimes() for shard in runtime
-                for k, sp in shard.partitions.items() if k.group_id == group_id}
+        """The group's share-partitions: as their leaders hold them in flight, else as written."""
+        found = {}
+        for runtime in self._runtimes():
+            for shard in runtime:
+                for key, (_, (start, batches)) in shard.written.items():
+                    if key.group_id == group_id:
+                        found[key] = SharePartition.restore(start, list(batches))
+        for leader in self._everywhere():
+            found.update({k: sp for k, sp in leader.partitions.items() if k in found})
+        return found
 
     def delete_group(self, group_id: str) -> ErrorCode:
         """Tombstones for every share-partition of the group (DeleteGroups)."""
@@ -370,9 +404,18 @@ class ShareCoordinator:
     def delete_partition(self, key: SharePartitionKey) -> ErrorCode:
         """A tombstone for one share-partition (DeleteShareGroupOffsets, DeleteGroups): the
         group's next fetch of it starts again by share.auto.offset.reset."""
-        return self._write(key, None, "its deletion")
+        return self._replace_everywhere(key, None, "its deletion")
 
     def reset_partition(self, key: SharePartitionKey, start_offset: int) -> ErrorCode:
         """A new start offset for one share-partition of an empty group, nothing in flight
         (AlterShareGroupOffsets): written as a fresh snapshot, then installed."""
-        return self._write(key, SharePartition(start_offset), "its new start offset")
+        return self._replace_everywhere(key, SharePartition(start_offset), "its new start offset")
+
+    def _replace_everywhere(self, key: SharePartitionKey, state: SharePartition | None, what: str) -> ErrorCode:
+        """An admin request (on any broker) replaces the durable state: written, then whichever
+        broker holds it in flight takes it from there at its next use."""
+        error = self._write(key, state, what)
+        if not error:
+            for leader in self._everywhere():
+                leader.partitions.pop(key, None)
+        return error

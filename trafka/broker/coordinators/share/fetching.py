@@ -75,6 +75,9 @@ def acknowledge_all(ctx, request) -> dict[tuple, ErrorCode]:
             if error:
                 results[(t.topic_id, p.partition_index)] = error
                 continue
+            if led_elsewhere(ctx.broker, name, p.partition_index):  # its records in flight are on the leader
+                results[(t.topic_id, p.partition_index)] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                continue
             key = SharePartitionKey(request.group_id, t.topic_id, p.partition_index)
             if share.existing(key) is None:
                 results[(t.topic_id, p.partition_index)] = ErrorCode.INVALID_RECORD_STATE
