@@ -93,6 +93,21 @@ class Range:
 
 
 @dataclass(frozen=True)
+class RebalanceProtocols:
+    """Kafka's group.coordinator.rebalance.protocols: protocols it knows, classic among them."""
+
+    def __call__(self, value) -> None:
+        one_of(*_GROUP_PROTOCOLS)(value)
+        if "classic" not in value:
+            raise ConfigError("Disabling the 'classic' protocol is not supported.")
+
+    text = "classic, consumer, share, streams (classic among them)"
+
+
+_GROUP_PROTOCOLS = ("classic", "consumer", "share", "streams")
+
+
+@dataclass(frozen=True)
 class ThrottledReplicas:
     """Kafka's ThrottledReplicaListValidator: a LIST of partition:broker pairs, or the literal *."""
 
@@ -391,6 +406,31 @@ _SECURITY: list[Setting] = [
     Setting("sasl.kerberos.ticket.renew.jitter", _T.DOUBLE, "0.05", "there is no GSSAPI (Kerberos) mechanism", effect=False, update=_PB, listener=True),
     Setting("sasl.kerberos.min.time.before.relogin", _T.LONG, "60000", "there is no GSSAPI (Kerberos) mechanism", effect=False, update=_PB, listener=True),
     Setting("sasl.kerberos.principal.to.local.rules", _T.LIST, "DEFAULT", "there is no GSSAPI (Kerberos) mechanism", effect=False, update=_PB, listener=True),
+    # OAUTHBEARER validated against an identity provider (KIP-768): trafka validates tokens as
+    # Kafka's unsecured validator does (JAAS unsecuredValidator* options), so these do nothing
+    *(Setting(name, kind, default, "OAUTHBEARER tokens are checked by the unsecured validator's JAAS options (unsecuredValidator*); there is no JWKS validation", validator=check, effect=False, listener=True)
+      for name, kind, default, check in (
+          ("sasl.oauthbearer.expected.issuer", _T.STRING, None, None),
+          ("sasl.oauthbearer.expected.audience", _T.LIST, None, None),
+          ("sasl.oauthbearer.scope.claim.name", _T.STRING, "scope", None),
+          ("sasl.oauthbearer.sub.claim.name", _T.STRING, "sub", None),
+          ("sasl.oauthbearer.jwks.endpoint.url", _T.STRING, None, None),
+          ("sasl.oauthbearer.jwks.endpoint.refresh.ms", _T.LONG, "3600000", at_least(0)),
+          ("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", _T.LONG, "100", at_least(0)),
+          ("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", _T.LONG, "10000", at_least(0)),
+          ("sasl.oauthbearer.clock.skew.seconds", _T.INT, "30", at_least(0)),
+          ("sasl.oauthbearer.token.endpoint.url", _T.STRING, None, None),
+      )),
+    Setting("sasl.server.callback.handler.class", _T.CLASS, None, "each mechanism's server is trafka's own (OAUTHBEARER: the unsecured validator)", effect=False, listener=True),
+    *(Setting(name, kind, default, "the broker logs in to no SASL server", validator=check, effect=False, listener=True)
+      for name, kind, default, check in (
+          ("sasl.login.class", _T.CLASS, None, None),
+          ("sasl.login.callback.handler.class", _T.CLASS, None, None),
+          ("sasl.login.connect.timeout.ms", _T.INT, None, at_least(0)),
+          ("sasl.login.read.timeout.ms", _T.INT, None, at_least(0)),
+          ("sasl.login.retry.backoff.ms", _T.LONG, "100", at_least(0)),
+          ("sasl.login.retry.backoff.max.ms", _T.LONG, "10000", at_least(0)),
+      )),
     Setting("sasl.login.refresh.window.factor", _T.DOUBLE, "0.8", "the broker logs in to no SASL server", validator=between(0.5, 1.0), effect=False, update=_PB, listener=True),
     Setting("sasl.login.refresh.window.jitter", _T.DOUBLE, "0.05", "the broker logs in to no SASL server", validator=between(0.0, 0.25), effect=False, update=_PB, listener=True),
     Setting("sasl.login.refresh.min.period.seconds", _T.SHORT, "60", "the broker logs in to no SASL server", validator=between(0, 900), effect=False, update=_PB, listener=True),
@@ -423,6 +463,7 @@ _LOG: list[Setting] = [
 
 # -- consumer groups and committed offsets (engineer "kip848" adds group.consumer.* here) ------
 _GROUP: list[Setting] = [
+    Setting("group.coordinator.rebalance.protocols", _T.LIST, "classic,consumer", "classic, consumer (KIP-848) and share groups are served whatever it lists; leaving classic out is refused, as in Kafka", validator=RebalanceProtocols(), effect=False),
     Setting("group.initial.rebalance.delay.ms", _T.INT, "0", "wait for more members before the first rebalance (Kafka: 3000; 0 suits a dev broker)", validator=at_least(0)),
     Setting("group.min.session.timeout.ms", _T.INT, "1000", "smallest session timeout a member may ask for", validator=at_least(0)),
     Setting("group.max.session.timeout.ms", _T.INT, "1800000", "largest session timeout a member may ask for", validator=at_least(0)),
@@ -463,6 +504,7 @@ _TRANSACTION: list[Setting] = [
     Setting("transaction.state.log.replication.factor", _T.SHORT, "3", "replicas of __transaction_state in a simulated cluster, at most cluster.brokers (one broker: 1)", validator=at_least(1)),
     Setting("transaction.state.log.min.isr", _T.INT, "1", "there is one replica", validator=at_least(1), effect=False),
     Setting("transaction.state.log.load.buffer.size", _T.INT, "5242880", "the state is read in one pass", validator=at_least(1), effect=False),
+    Setting("transaction.partition.verification.enable", _T.BOOLEAN, "true", "a transactional Produce v3-11 is checked with the transaction coordinator (the partition must be in the producer's open transaction); false appends it without asking, as Kafka's ReplicaManager; v12+ always goes to the coordinator, which adds its partition", update=_CW),
     Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", _T.INT, "10000", "how often transactions past their timeout are aborted", validator=at_least(1)),
     Setting("transaction.remove.expired.transaction.cleanup.interval.ms", _T.INT, "3600000", "how often expired transactional ids are removed", validator=at_least(1)),
 ]

@@ -73,3 +73,54 @@ def test_a_name_kafka_does_not_have_is_refused_with_the_closest_one(tmp_path):
                              "--config", "num.partitons=3"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "unknown setting 'num.partitons'; did you mean 'num.partitions'?" in result.stderr
+
+
+# Kafka 4 settings a server.properties carries for the group protocols and for OAUTHBEARER
+# validated against an identity provider's JWKS (KIP-768), and transaction verification.
+KAFKA_4_MORE_SETTINGS = {
+    "group.coordinator.rebalance.protocols": "classic,consumer,share",
+    "transaction.partition.verification.enable": "false",
+    "sasl.oauthbearer.expected.issuer": "https://idp.example/realms/kafka",
+    "sasl.oauthbearer.expected.audience": "kafka,kafka-admin",
+    "sasl.oauthbearer.scope.claim.name": "scp",
+    "sasl.oauthbearer.sub.claim.name": "client_id",
+    "sasl.oauthbearer.jwks.endpoint.url": "https://idp.example/realms/kafka/protocol/openid-connect/certs",
+    "sasl.oauthbearer.jwks.endpoint.refresh.ms": "600000",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": "200",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": "20000",
+    "sasl.oauthbearer.clock.skew.seconds": "60",
+    "sasl.oauthbearer.token.endpoint.url": "https://idp.example/realms/kafka/protocol/openid-connect/token",
+    "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class":
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+    "sasl.login.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+    "sasl.login.connect.timeout.ms": "10000",
+    "sasl.login.read.timeout.ms": "10000",
+}
+
+
+def test_kafka_4_group_protocol_oauthbearer_and_verification_settings_start_trafka(tmp_path):
+    """`trafka serve` takes them (it refused each as unknown): transaction verification is
+    applied, the others are named in the one without-effect warning."""
+    args = [arg for name, value in KAFKA_4_MORE_SETTINGS.items() for arg in ("--config", f"{name}={value}")]
+    process = subprocess.Popen([sys.executable, "-m", "trafka", "serve", "--data-dir", str(tmp_path / "d"), "--port", "0",
+                                "--config", "console.port=-1", "--config", "schema.registry.port=-1", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "trafka listening on" in process.stdout.readline()
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    [warning] = [line for line in err.splitlines() if "without effect" in line]
+    for name in KAFKA_4_MORE_SETTINGS:
+        if name != "transaction.partition.verification.enable":
+            assert name in warning, name
+    assert "transaction.partition.verification.enable" not in warning
+    assert "Traceback" not in err
+
+
+def test_leaving_the_classic_protocol_out_is_refused_as_kafka_refuses_it(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "trafka", "serve", "--data-dir", str(tmp_path / "d"),
+                             "--config", "group.coordinator.rebalance.protocols=consumer"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "Disabling the 'classic' protocol is not supported." in result.stderr

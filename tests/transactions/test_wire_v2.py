@@ -124,3 +124,34 @@ def test_a_partition_not_in_the_transaction_is_answered_by_produce_version(trafk
         for version in (3, 10, 11, 12):
             assert answer(version, 1, epoch + 1)[0] == E.INVALID_PRODUCER_EPOCH
         assert answer(12, 2) == (E.NONE, None)  # v12 adds 2 to the open transaction
+
+
+def test_transaction_verification_off_skips_the_check_but_not_version_2_adds(tmp_path):
+    """transaction.partition.verification.enable=false, as Kafka's ReplicaManager reads it: a
+    transactional Produce v3-11 is appended without asking the coordinator (a partition not added
+    is accepted, and the transaction does not learn of it, so no marker ends it there); v12+ still
+    goes to the coordinator, which adds the partition (KIP-890 part 2 needs it). Dynamic, as in Kafka."""
+    from trafka.testing import TrafkaBroker
+
+    topic, tid = f"unverified-{uuid.uuid4().hex[:6]}", f"unverified-{uuid.uuid4().hex[:6]}"
+    with TrafkaBroker(data_dir=tmp_path / "data", config={"transaction.partition.verification.enable": "false"}) as broker, \
+            RawClient(broker.bootstrap_servers) as raw:
+        assert raw.request(19, 4, {"topics": [{"name": topic, "num_partitions": 2, "replication_factor": 1,
+                                               "assignments": [], "configs": []}], "timeout_ms": 10000,
+                                   "validate_only": False}).topics[0].error_code == 0
+        init = raw.request(22, 5, {"transactional_id": tid, "transaction_timeout_ms": 60000,
+                                   "producer_id": -1, "producer_epoch": -1})
+        pid, epoch = init.producer_id, init.producer_epoch
+        assert produce(raw, 12, topic, 1, txn_batch(pid, epoch, 0, b"added"), tid) == E.NONE
+        for version, seq in ((3, 0), (10, 1), (11, 2)):
+            assert produce(raw, version, topic, 0, txn_batch(pid, epoch, seq, b"unverified"), tid) == E.NONE, version
+        [described] = raw.request(65, 0, {"transactional_ids": [tid]}).transaction_states
+        assert [(t.name, list(t.partition_indexes)) for t in described.topics] == [(topic, [1])]
+        # a cluster-wide dynamic setting, as in Kafka: turned on, the check is back at once
+        [changed] = raw.request(44, 1, {"validate_only": False, "resources": [{"resource_type": 4, "resource_name": "", "configs": [
+            {"name": "transaction.partition.verification.enable", "config_operation": 0, "value": "true"}]}]}).responses
+        assert changed.error_code == E.NONE, changed.error_message
+        assert produce(raw, 10, topic, 0, txn_batch(pid, epoch, 3, b"checked"), tid) == E.INVALID_TXN_STATE
+        assert end_txn(raw, 5, tid, pid, epoch, True) == (E.NONE, pid, epoch + 1)
+        assert marker_epochs(raw, topic, 1) == [epoch + 1]
+        assert marker_epochs(raw, topic, 0) == []  # the coordinator never knew of partition 0

@@ -29,6 +29,10 @@ Behavior:
   value must start with magic byte 0 and the id of a schema the built-in registry holds; the
   batch is refused with INVALID_RECORD and one record error per record that is not
   (docs/schema-registry.md). A null key or value (a tombstone) passes.
+- transaction.partition.verification.enable=false (dynamic, as in Kafka) turns the check off
+  for v3-11: the batch is appended without asking the coordinator, so a partition the producer
+  never added gets no marker (the hanging transaction the check exists to prevent). v12+ still
+  asks the coordinator, which adds the partition, as Kafka's ReplicaManager does.
 - v12+ is how a transaction version 2 producer (KIP-890 part 2) writes: a transactional batch
   for a partition not in the transaction adds it (starting the transaction if none is open),
   as Kafka's verification asks its coordinator to (docs/transactions.md). Below v12 the
@@ -94,6 +98,13 @@ def _verify_transaction(broker, transactional_id: str, topic_name: str, index: i
     return None
 
 
+def _verifies(broker, version: int) -> bool:
+    """Whether a transactional produce goes to the coordinator first: always from v12 (it adds
+    the partition), below only with transaction.partition.verification.enable, as Kafka's
+    ReplicaManager decides."""
+    return version >= FIRST_IMPLICIT_ADD_VERSION or broker.config["transaction.partition.verification.enable"]
+
+
 def _starts_transactional(records) -> bool:
     try:
         return rec.parse_header(records, 0).is_transactional
@@ -120,7 +131,8 @@ def _append(broker, topic_name: str, partition: dict, transactional_id: str | No
     if not partition.records:
         return partition_error(index, ErrorCode.INVALID_RECORD, "no record batches")
     if transactional_id is not None:
-        refusal = _verify_transaction(broker, transactional_id, topic_name, index, partition.records, version)
+        refusal = _verify_transaction(broker, transactional_id, topic_name, index, partition.records, version) \
+            if _verifies(broker, version) else None
         if refusal is not None:
             return refusal
     elif _starts_transactional(partition.records):

@@ -9,7 +9,8 @@ What is dynamic is Kafka 4.3's table, kept as each row's update mode in trafka/s
 settings) cannot be a cluster default; Kafka's key and trust store settings change only per listener
 (`listener.name.<listener>.ssl.keystore.location`), and any listener setting may be given so for one
 listener. Of those, what trafka acts on applies at once (`APPLIED`: the topic-config defaults `log.*`,
-`message.max.bytes`, `min.insync.replicas`..., and the connection limits); the rest is stored
+`message.max.bytes`, `min.insync.replicas`..., the connection limits and
+`transaction.partition.verification.enable`); the rest is stored
 and reported only, as docs/compatibility.md says. A name trafka does not know is accepted and
 stored as Kafka does (a plugin's own setting: Kafka validates only the configs it defines) and
 described as Kafka describes a config without a type (handlers/describe_configs.py); a listener
@@ -52,7 +53,7 @@ DYNAMIC = CLUSTER_WIDE | PER_BROKER_ONLY
 # What a change acts on at once; every other dynamic setting is stored and reported only.
 _TOPIC_DEFAULTS = {name for s in TOPIC_CONFIGS.values() for name in s.synonyms[:1]}  # the finest unit only
 APPLIED = frozenset(_TOPIC_DEFAULTS | {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
-                                       "max.connection.creation.rate"})
+                                       "max.connection.creation.rate", "transaction.partition.verification.enable"})
 
 
 def is_listener_override(name: str) -> bool:
