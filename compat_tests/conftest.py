@@ -6,7 +6,7 @@
 * ``kcat``: path of the kcat binary.
 * ``node_kafkajs`` / ``node_platformatic``: the session's Node process driving KafkaJS /
   @platformatic/kafka (:class:`testkit.clients.node.NodeClient`), started on first use.
-* ``spark_kafka_jars``: jars of $SPARK_KAFKA_JARS.
+* ``spark_kafka_jars``: jars of $SPARK_KAFKA_JARS, else of ../shared/spark-jars (checked).
 * ``bootstrap``: the session broker's address (``trafka_session_broker``, shared: use unique topics).
 * ``client``: a :mod:`testkit.drivers` driver, parametrized over every client of the matrix.
 
@@ -30,7 +30,7 @@ from compat_tests import matrix
 from testkit import drivers
 from testkit.clients import node as node_clients
 from testkit.java import running_jvm
-from testkit.setup_deps import SetupError, spark_kafka_jars as _spark_kafka_jars
+from testkit.setup_deps import ChecksumMismatch, SetupError, spark_kafka_jars as _spark_kafka_jars
 
 _HERE = Path(__file__).resolve().parent
 DEFAULT_TIMEOUT_S = 90
@@ -140,6 +140,8 @@ NODE_FIXTURES = {"kafkajs": "node_kafkajs", "platformatic-kafka": "node_platform
 def spark_kafka_jars():
     try:
         jars = _spark_kafka_jars()
+    except ChecksumMismatch as exc:  # a shared jar that is not the one SHA256SUMS names: an error
+        pytest.fail(f"Spark Kafka connector jars: {exc}")
     except SetupError as exc:
         pytest.skip(str(exc))
     if not jars:

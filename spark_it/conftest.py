@@ -14,6 +14,7 @@ import pytest
 
 from compat_tests.conftest import java_client_39, java_jvm_39  # noqa: F401 - fixtures
 from spark_it import harness
+from testkit.setup_deps import ChecksumMismatch
 from trafka.testing import TrafkaBroker
 
 BROKER_CONFIG = {"log.retention.check.interval.ms": 200}
@@ -40,6 +41,8 @@ def spark(tmp_path_factory, kafka_broker):
     pytest.importorskip("pyspark")
     try:
         conf = harness.connector_conf()
+    except ChecksumMismatch as exc:  # a shared jar that is not the one SHA256SUMS names: an error
+        pytest.fail(f"Spark Kafka connector jars: {exc}")
     except Exception as exc:  # SPARK_KAFKA_JARS set to something that is not a directory
         pytest.skip(f"{harness.NO_CONNECTOR} ({exc})")
     if conf is None:

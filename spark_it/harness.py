@@ -1,8 +1,10 @@
 """What the spark_it tests share: the connector jars, one SparkSession, kafka-python helpers.
 
 The Spark Kafka connector (spark-sql-kafka-0-10 and friends) is not part of pyspark. It comes from
-$SPARK_KAFKA_JARS (a local directory of jars, used as is) or, when TRAFKA_SPARK_PACKAGES=1, from
-Maven through spark.jars.packages. Without either the Spark tests skip with :data:`NO_CONNECTOR`.
+$SPARK_KAFKA_JARS (a local directory of jars, used as is), else from ../shared/spark-jars beside the
+clone (checked against its SHA256SUMS; testkit.setup_deps.spark_kafka_jars) or, when
+TRAFKA_SPARK_PACKAGES=1, from Maven through spark.jars.packages. Without any the Spark tests skip
+with :data:`NO_CONNECTOR`.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from trafka.wire.records import HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, par
 
 CONNECTOR_JAR_PREFIX = "spark-sql-kafka-0-10_"
 NO_CONNECTOR = (
-    "Spark Kafka connector not available: set SPARK_KAFKA_JARS to a directory holding "
-    "spark-sql-kafka-0-10_2.13, spark-token-provider-kafka-0-10_2.13, commons-pool2 and kafka-clients jars, "
-    "or TRAFKA_SPARK_PACKAGES=1 to let Spark fetch them from Maven (docs/spark.md)"
+    "Spark Kafka connector not available: no ../shared/spark-jars beside the clone; set SPARK_KAFKA_JARS to a "
+    "directory holding spark-sql-kafka-0-10_2.13, spark-token-provider-kafka-0-10_2.13, commons-pool2 and "
+    "kafka-clients jars, or TRAFKA_SPARK_PACKAGES=1 to let Spark fetch them from Maven (docs/spark.md)"
 )
 QUERY_TIMEOUT_S = 90
 

@@ -41,10 +41,12 @@ What it does:
    skips this step).
 
 6. Spark's Kafka connector jars (spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,
-   commons-pool2, kafka-clients) are NOT fetched: they live only on Maven Central. To run the Spark
-   tests locally, put those jars in a directory and export ``SPARK_KAFKA_JARS=/that/dir``; the
-   directory is used as is (see :func:`spark_kafka_jars`). Never commit them. In CI nothing is
-   downloaded and the Spark tests skip.
+   commons-pool2, kafka-clients) are NOT fetched: they live only on Maven Central. The Spark tests
+   take them from ``SPARK_KAFKA_JARS=/that/dir`` (used as is), else from ``../shared/spark-jars``
+   beside the clone (the development machines and CI have that read-only folder), whose jars are
+   checked against its SHA256SUMS: a missing or different jar is an error (exit status 1), not a
+   skip (see :func:`spark_kafka_jars`). With neither, the Spark tests skip. Never copy or commit
+   them into the repository.
 
 Everything lands under ``.cache/`` (git-ignored). Never commit a jar or a wheel.
 
@@ -68,6 +70,8 @@ CACHE = REPO / ".cache"
 WHEELS = CACHE / "wheels"
 JARS = CACHE / "jars"
 NODE_DIR = REPO / "testkit" / "node"
+# Spark's Kafka connector jars, kept beside the clone for every machine and CI run (read-only).
+SHARED_SPARK_JARS = REPO.parent / "shared" / "spark-jars"
 NODE_MODULES = NODE_DIR / "node_modules"
 NODE_STAMP = NODE_MODULES / ".trafka-lock-sha256"
 
@@ -161,6 +165,10 @@ CONNECT_DIR = JARS / "connect-4.3.0"
 
 class SetupError(RuntimeError):
     pass
+
+
+class ChecksumMismatch(SetupError):
+    """A shared jar that is missing or is not the one its SHA256SUMS names: an error, not a skip."""
 
 
 def log(msg: str) -> None:
@@ -345,19 +353,42 @@ def ensure_node_clients() -> bool:
     return True
 
 
-def spark_kafka_jars() -> list[Path] | None:
-    """The jars of $SPARK_KAFKA_JARS (a local directory, used as is), or None when it is not set.
+def spark_kafka_jars(shared: Path = SHARED_SPARK_JARS) -> list[Path] | None:
+    """The Spark Kafka connector's jars: those of $SPARK_KAFKA_JARS (a local directory, used as
+    is), else those the SHA256SUMS of the shared folder beside the clone lists (`shared`,
+    ../shared/spark-jars; ChecksumMismatch when one is missing or differs), else None.
 
     Put spark-sql-kafka-0-10_2.13, spark-token-provider-kafka-0-10_2.13 (matching the pyspark
     version), commons-pool2 and a kafka-clients jar there. Nothing is downloaded for Spark.
     """
     d = os.environ.get("SPARK_KAFKA_JARS")
-    if not d:
-        return None
-    p = Path(d).expanduser()
-    if not p.is_dir():
-        raise SetupError(f"SPARK_KAFKA_JARS={d!r} is not a directory")
-    return sorted(p.glob("*.jar"))
+    if d:
+        p = Path(d).expanduser()
+        if not p.is_dir():
+            raise SetupError(f"SPARK_KAFKA_JARS={d!r} is not a directory")
+        return sorted(p.glob("*.jar"))
+    if shared.is_dir():
+        return checked_jars(shared)
+    return None
+
+
+def checked_jars(folder: Path) -> list[Path]:
+    """The jars `folder`'s SHA256SUMS (sha256sum's format) lists, each checked against it."""
+    sums = folder / "SHA256SUMS"
+    if not sums.is_file():
+        raise ChecksumMismatch(f"{folder} has no SHA256SUMS to check its jars against")
+    jars = []
+    for line in sums.read_text().splitlines():
+        if not line.strip():
+            continue
+        digest, name = line.split(maxsplit=1)
+        jar = folder / name.strip().lstrip("*")
+        if not jar.is_file():
+            raise ChecksumMismatch(f"{jar} is missing (listed in {sums})")
+        if sha256_of(jar) != digest.lower():
+            raise ChecksumMismatch(f"{jar} has sha256 {sha256_of(jar)}, {sums} says {digest}")
+        jars.append(jar)
+    return sorted(jars)
 
 
 def main() -> int:
@@ -391,11 +422,15 @@ def main() -> int:
         ensure_node_clients()
     try:
         jars = spark_kafka_jars()
+    except ChecksumMismatch as exc:
+        log(f"ERROR: {exc}")
+        ok = False
     except SetupError as exc:
         log(f"WARNING: {exc}; Spark tests will skip")
     else:
         if jars is not None:
-            log(f"SPARK_KAFKA_JARS: {len(jars)} jar(s) in {os.environ['SPARK_KAFKA_JARS']}")
+            where = os.environ.get("SPARK_KAFKA_JARS") or f"{SHARED_SPARK_JARS} (checked against its SHA256SUMS)"
+            log(f"Spark Kafka connector: {len(jars)} jar(s) in {where}")
     return 0 if ok else 1
 
 
