@@ -71,3 +71,18 @@ def test_topic_config_synonyms_are_the_broker_settings_kafka_lists(trafka_broker
     }
     assert {name: (configs[name].value, configs[name].config_source, synonyms_of(configs[name]))
             for name in expected} == expected
+
+
+def test_confluent_kafka_sees_the_broker_settings_as_synonyms(trafka_session_broker):
+    """librdkafka asks for synonyms: what a confluent-kafka user sees of a topic's configs."""
+    from confluent_kafka.admin import AdminClient, ConfigResource
+
+    with RawClient(trafka_session_broker.bootstrap_servers) as raw:
+        make_topic(raw, "syn-confluent", {"cleanup.policy": "compact"})
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "syn-confluent")
+    admin = AdminClient({"bootstrap.servers": trafka_session_broker.bootstrap_servers})
+    configs = admin.describe_configs([resource])[resource].result(timeout=20)
+    assert [(s.name, s.value) for s in configs["cleanup.policy"].synonyms.values()] == [
+        ("cleanup.policy", "compact"), ("log.cleanup.policy", "delete")]
+    assert [s.name for s in configs["max.message.bytes"].synonyms.values()] == ["message.max.bytes"]
+    assert configs["segment.ms"].synonyms == {}
