@@ -328,6 +328,7 @@ _SERVER: list[Setting] = [
     Setting("leader.imbalance.check.interval.seconds", _T.LONG, "300", "in a simulated cluster: how often (broker time) auto.leader.rebalance.enable looks", validator=at_least(1)),
     Setting("leader.imbalance.per.broker.percentage", _T.INT, "10", "in a simulated cluster: the share of a broker's preferred partitions led elsewhere above which they move back", validator=between(0, 100)),
     Setting("replica.selector.class", _T.STRING, "", "KIP-392 follower fetching: org.apache.kafka.common.replica.RackAwareReplicaSelector sends a consumer with client.rack to a replica in its rack; empty: every consumer reads from the leader"),
+    Setting("broker.session.timeout.ms", _T.INT, "9000", "in a simulated cluster: how long the controller waits without hearing from a broker before it fences it (the nemesis' isolate fault)", validator=at_least(1)),
     Setting("replica.lag.time.max.ms", _T.LONG, "30000", "in a simulated cluster: a follower not caught up with its leader for this long (broker time) leaves the ISR", validator=at_least(1)),
     Setting("delete.topic.enable", _T.BOOLEAN, "true", "allow DeleteTopics"),
     Setting("socket.request.max.bytes", _T.INT, "104857600", "largest request frame accepted", validator=at_least(1)),

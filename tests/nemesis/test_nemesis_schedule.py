@@ -22,11 +22,13 @@ def test_never_more_brokers_down_than_allowed_and_every_one_recovers(seed, max_d
     for step in steps:
         assert 0 < step.at_ms < 120_000
         for broker, until in list(down.items()):
-            if until <= step.at_ms and step.kind != "start":
+            if until <= step.at_ms and step.kind not in ("start", "rejoin"):
                 del down[broker]
-        if step.kind in ("stop", "kill"):
+        if step.kind in ("stop", "kill", "bounce", "isolate"):
             down[step.broker] = 1 << 62
-        elif step.kind == "start":
+        elif step.kind == "fence":
+            assert down.get(step.broker) == 1 << 62, (seed, step)  # fenced only while isolated
+        elif step.kind in ("start", "rejoin"):
             assert step.broker in down
             down.pop(step.broker)
         elif step.kind == "down":
@@ -63,4 +65,15 @@ def test_bad_settings_say_what_is_wrong(body, message):
 def test_only_the_kinds_asked_for_are_planned():
     steps = plan(Settings(3, 60.0, ("leader", "clock")), 3)
     assert steps and {s.kind for s in steps} <= {"leader", "clock"}
-    assert set(KINDS) >= {s.kind for s in plan(Settings(3, 60.0), 3)} - {"start", "resume"}
+    assert set(KINDS) >= {s.kind for s in plan(Settings(3, 60.0), 3)} - {"start", "resume", "fence", "rejoin", "mend"}
+
+
+def test_an_isolated_broker_is_fenced_after_the_session_timeout_and_rejoins():
+    steps = plan(Settings(5, 120.0, ("isolate",), session_timeout_ms=2000), 3)
+    isolated = [s for s in steps if s.kind == "isolate"]
+    assert isolated
+    for step in isolated:
+        fence = next((s for s in steps if s.kind == "fence" and s.broker == step.broker and s.at_ms > step.at_ms), None)
+        rejoin = next(s for s in steps if s.kind == "rejoin" and s.broker == step.broker and s.at_ms > step.at_ms)
+        if fence is not None and fence.at_ms < rejoin.at_ms:
+            assert fence.at_ms == step.at_ms + 2000

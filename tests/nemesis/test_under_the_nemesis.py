@@ -1,7 +1,8 @@
 """The whole process under a seeded nemesis (a simulated cluster of three, every fault kind, one
-broker down at most): an idempotent producer, a transactional producer committing and
-aborting, a consumer group committing offsets, a share group and schema registrations run
-through it; after it heals, what they were told is checked against what is there
+broker down at most: network partitions, topics made during outages and back-to-back restarts
+among them): an idempotent producer, a transactional producer committing and aborting, a
+consumer group committing offsets, a share group, schema registrations and a producer writing
+to every topic the nemesis makes run through it; after it heals, what they were told is checked against what is there
 (trafka.testing.history). Fixed seeds run in `make test`; `make nemesis SEEDS=1,2,3 DURATION=60`
 runs longer ones (NEMESIS_SEEDS, NEMESIS_DURATION)."""
 
@@ -37,6 +38,7 @@ class Workload:
         self.stop = threading.Event()
         self.stop_sharing = threading.Event()  # the share group goes on until it got everything
         self.registered: dict[int, int] = {}  # schema version -> id answered
+        self.made: set[str] = set()  # topics the nemesis made that were written to
         self.shared: set[bytes] = set()  # values the share group got
         self.errors: list[str] = []
 
@@ -53,6 +55,29 @@ class Workload:
                 producer.produce("events", b"e-%d" % i, callback=delivered)
                 i += 1
             producer.poll(0.01)
+        producer.flush(60)
+
+    def created_topics(self) -> None:
+        """Writes, acks=all and idempotent, to every topic the nemesis made (named nemesis-*)."""
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        producer = Producer({"bootstrap.servers": self.bootstrap, "enable.idempotence": True, "acks": "all",
+                             "linger.ms": 5, "message.timeout.ms": 60000})
+
+        def delivered(err, message):
+            if err is None:
+                self.history.produced(message.topic(), message.partition(), message.offset(), message.value())
+        i = 0
+        while not self.stop.is_set():
+            try:
+                made = sorted(t for t in admin.list_topics(timeout=5).topics if t.startswith("nemesis-"))
+            except KafkaException:
+                made = []
+            for topic in made:
+                self.made.add(topic)
+                for _ in range(20):
+                    producer.produce(topic, b"n-%d" % i, callback=delivered)
+                    i += 1
+            producer.poll(0.2)
         producer.flush(60)
 
     def transactional_producer(self) -> None:
@@ -155,20 +180,25 @@ def test_clients_lose_change_and_duplicate_nothing_under_the_nemesis(tmp_path, s
         share_from_earliest(cluster.bootstrap_servers, "nemesis-workers")
         work = Workload(cluster.bootstrap_servers, cluster.schema_registry_url.rstrip("/"))
         threads = [threading.Thread(target=getattr(work, name), name=name, daemon=True) for name in
-                   ("idempotent_producer", "transactional_producer", "consumer_group", "share_group", "schemas")]
+                   ("idempotent_producer", "transactional_producer", "consumer_group", "share_group", "schemas",
+                    "created_topics")]
         for thread in threads:
             thread.start()
         report = cluster.nemesis(seed=seed, duration_s=DURATION_S, max_down=1)
         work.stop.set()
-        for thread in threads[:-2] + threads[-1:]:
-            thread.join(120)
+        for thread in threads:
+            if thread.name != "share_group":
+                thread.join(120)
         assert not [t.name for t in threads if t.is_alive() and t.name != "share_group"], "a client did not finish"
         assert report["state"] == "done" and all(b["alive"] for b in cluster.brokers()), report
+        assert report["serving"] and all(report["serving"].values()), report["serving"]
         done = [e for e in report["events"] if e["result"] == "done"]
         assert len(done) >= 3, report
 
         _read_all(cluster.bootstrap_servers, "events", work.history, "final-events")
         _read_all(cluster.bootstrap_servers, "txns", work.history, "final-txns", **{"isolation.level": "read_committed"})
+        for topic in sorted(work.made):
+            _read_all(cluster.bootstrap_servers, topic, work.history, f"final-{topic}")
         checked = work.history.check(read_committed=True)
         faults = "\n".join(f"{e['at_ms']} {e['planned']} -> {e['target']}: {e['result']}" for e in report["events"])
         assert checked.ok, f"seed {seed}:\n{checked.summary()}\nfaults:\n{faults}"

@@ -342,8 +342,9 @@ class TrafkaBroker:
     def nemesis(self, *, seed: int, duration_s: float, faults: list[str] | None = None, max_down: int = 1,
                 wait: bool = True) -> dict:
         """Run a seeded fault schedule on this broker or simulated cluster (docs/nemesis.md):
-        `faults` are kinds (stop, kill, down, leader, reassign, pause, errors, delays, drops,
-        clock; all that apply when None), never more than `max_down` brokers down at once. With
+        `faults` are kinds (stop, kill, bounce, isolate, cut, down, leader, coordinator,
+        reassign, pause, create, errors, delays, drops, clock; all that apply when None), never
+        more than `max_down` brokers down (stopped, killed, isolated or down) at once. With
         `wait` it returns the report once the run is over and healed; else at once (follow it
         with `nemesis_report()`, end it with `stop_nemesis()`). The same seed and settings give
         the same faults on the same targets in the same order: a failure replays."""

@@ -35,8 +35,8 @@ from trafka.broker.cluster.checks import ClusterChecks
 from trafka.broker.cluster.controller import NO_LEADER, Controller, LeaderChange, describe_ids
 from trafka.broker.metadata.image import ClusterMetadata
 from trafka.broker.cluster.replication import INTERNAL_REPLICATION, Replication
+from trafka.broker.cluster.topic_changes import apply_topic_change, catch_up
 from trafka.broker.server import Broker, ListenError, serve_node
-from trafka.storage.errors import StorageError
 
 # A node starting again whose port is taken tries this often, this far apart, before it moves.
 RELISTEN_ATTEMPTS, RELISTEN_BACKOFF_S = 5, 0.2
@@ -234,7 +234,7 @@ class Cluster:
         with the same ids, grown, reconfigured, or deleted), then mirror its changes."""
         reference = next((n for n in self.running_nodes() if n is not broker), None)
         if reference is not None:
-            self._catch_up(broker.logs, reference.logs)
+            catch_up(broker.logs, reference.logs)
         broker.logs.on_topic_change = self._mirror_from(broker)
         if broker not in self.nodes:
             self.nodes.append(broker)
@@ -245,23 +245,6 @@ class Cluster:
         broker.logs.set_replica_hooks(partial(self.replication.opened, broker),
                                       partial(self.replication.appended, broker))
 
-    @staticmethod
-    def _catch_up(target, reference) -> None:
-        for name, metadata in list(target.topics.items()):
-            ref = reference.topics.get(name)
-            if ref is None or ref.topic_id != metadata.topic_id:
-                log.info("node %s: dropping topic %s, deleted while it was down", target.data_dir.name, name)
-                target.delete_topic(name)
-        for name, ref in reference.topics.items():
-            metadata = target.topics.get(name)
-            if metadata is None:
-                target.create_topic(name, ref.partitions, ref.configs, topic_id=ref.topic_id)
-                continue
-            if metadata.partitions < ref.partitions:
-                target.create_partitions(name, ref.partitions)
-            if metadata.configs != ref.configs:
-                target.set_topic_config(name, ref.configs)
-
     def _mirror_from(self, origin):
         def mirror(change: str, metadata) -> None:
             if self._mirroring:
@@ -270,7 +253,7 @@ class Cluster:
             try:
                 for node in self.running_nodes():
                     if node is not origin:
-                        self._apply_topic_change(node.logs, change, metadata)
+                        apply_topic_change(node.logs, change, metadata)
                 if change == "deleted":
                     self.controller.forget(metadata.topic_id)
                     self.replication.forget(metadata.name, metadata.topic_id)
@@ -297,23 +280,6 @@ class Cluster:
             factor = self.config["default.replication.factor"]
         existing = self.controller.partitions_placed(metadata.topic_id)
         self.controller.place(metadata.topic_id, range(existing if grown else 0, metadata.partitions), factor)
-
-    @staticmethod
-    def _apply_topic_change(logs, change: str, metadata) -> None:
-        name = metadata.name
-        try:
-            if change == "created":
-                logs.create_topic(name, metadata.partitions, metadata.configs, topic_id=metadata.topic_id)
-            elif change == "deleted":
-                if name in logs.topics:
-                    logs.delete_topic(name)
-            elif change == "grown":
-                logs.create_partitions(name, metadata.partitions)
-            elif change == "configured":
-                logs.set_topic_config(name, metadata.configs)
-        except StorageError as exc:
-            # The node's copy is out of line until it restarts (joined() catches it up).
-            log.error("node %s: cannot apply topic %s being %s: %s", logs.data_dir.name, name, change, exc)
 
     # --- serving ---------------------------------------------------------------------------
 
@@ -428,6 +394,27 @@ class Cluster:
             node.serving = trio.CancelScope()
             self._nursery.start_soon(self._serve_node, node, node.serving)
         log.warning("broker %d started", node_id)
+        return self.describe_broker(node_id)
+
+    def fence_broker(self, node_id: int) -> dict:
+        """The controller fences a running broker it no longer hears from (a network partition,
+        after broker.session.timeout.ms): it leaves every ISR and its partitions elect other
+        leaders, while it still runs and serves its clients (KRaft's fencing)."""
+        if node_id in self.stopped or node_id not in self.controller.alive:
+            raise ValueError(f"broker {node_id} is not a live broker")
+        self._apply(self.controller.broker_stopped(node_id, self._partitions()))
+        self._refresh_high_watermarks()
+        log.warning("broker %d fenced", node_id)
+        return self.describe_broker(node_id)
+
+    def unfence_broker(self, node_id: int) -> dict:
+        """A fenced broker reaches the controller again: alive, a follower out of sync until it
+        caught up (its logs truncate to where they agree with their leaders)."""
+        if node_id in self.stopped or node_id in self.controller.alive:
+            raise ValueError(f"broker {node_id} is not fenced")
+        self._apply(self.controller.broker_started(node_id, self._partitions()))
+        self._truncate_followers(self.node(node_id))
+        log.warning("broker %d unfenced", node_id)
         return self.describe_broker(node_id)
 
     def _refresh_high_watermarks(self) -> None:

@@ -58,6 +58,11 @@ class Replication:
         self._replicated: tuple | None = None
         self._replicated_list: list = []
         self.paused: set[int] = set()  # brokers whose fetchers are held (a test's lagging replica)
+        # A network partition (the nemesis): (follower, leader) pairs whose replication is cut,
+        # and brokers cut from every other and from the controller (no fetch to or from them,
+        # and as leaders they cannot shrink an ISR: that goes through the controller).
+        self.cut: set[tuple[int, int]] = set()
+        self.isolated: set[int] = set()
         self._rejoined: list[str] = []  # partitions back in sync in this pass, for one log line
         # follower node -> (topic, partition, topic id) its leaders appended to since its last pass
         self._dirty: dict[int, set[tuple[str, int, object]]] = {}
@@ -189,7 +194,7 @@ class Replication:
             leader_id = self.controller.leader(topic_id, p)
             if leader_id < 0 or leader_id not in self.controller.alive:
                 continue
-            if leader_id == node.node_id:
+            if leader_id == node.node_id or not self.reachable(node.node_id, leader_id):
                 continue
             try:
                 copied = self._fetch_partition(node, self.cluster.node(leader_id), name, p, topic_id)
@@ -202,6 +207,10 @@ class Replication:
             shown = ", ".join(self._rejoined[:5]) + (f" and {len(self._rejoined) - 5} more" if len(self._rejoined) > 5 else "")
             log.info("broker %d caught up and is in sync again for %s", node.node_id, shown)
         return progressed
+
+    def reachable(self, follower: int, leader: int) -> bool:
+        """Whether `follower` can fetch from `leader` (no network partition between them)."""
+        return (follower, leader) not in self.cut and follower not in self.isolated and leader not in self.isolated
 
     def _fetch_partition(self, node, leader, name: str, p: int, topic_id) -> bool:
         """One fetch of `node`'s replica from the leader's (Kafka's processPartitionData, and the
@@ -285,6 +294,14 @@ class Replication:
         state = self.controller.partition(metadata.topic_id, p)
         for replica in state.isr:
             if replica != leader.node_id and replica in self.controller.alive:
+                if not self.reachable(replica, leader.node_id):
+                    # Cut from its leader: out of the ISR before the write counts (an isolated
+                    # leader's coordinators cannot write at all: the nemesis fails their appends).
+                    log.warning("%s-%d: broker %d cannot reach leader %d and leaves the ISR", name, p, replica,
+                                leader.node_id)
+                    self.controller.shrink_isr(metadata.topic_id, p, replica)
+                    self.partition(leader, name, p, metadata.topic_id).maybe_advance_high_watermark()
+                    continue
                 try:
                     self._fetch_partition(self.cluster.node(replica), leader, name, p, metadata.topic_id)
                 except (StorageError, OSError) as exc:
@@ -304,8 +321,8 @@ class Replication:
             return
         for name, p, topic_id in self.replicated_partitions(live[0]):
             state = self.controller.partition(topic_id, p)
-            if state.leader < 0:
-                continue
+            if state.leader < 0 or state.leader in self.isolated:
+                continue  # an isolated leader's ISR change cannot reach the controller
             leading = self.partition(self.cluster.node(state.leader), name, p, topic_id)
             leader_end = leading.log.log_end_offset
             for replica in state.isr:

@@ -14,6 +14,17 @@ within the duration; whatever is still in force at the end is healed by the runn
 
 Fault kinds (`KINDS`):
     stop, kill      a broker of a simulated cluster stops cleanly / is killed; `start` brings it back
+    bounce          a broker is killed, started and killed again back to back; `start` brings it back
+    isolate         a network partition around a broker: no replication to or from it, and after
+                    broker.session.timeout.ms the controller fences it (its partitions' leaders
+                    move, it leaves every ISR) while it still serves its clients; `rejoin` heals
+    cut             replication from one broker to another is cut (that follower stops fetching
+                    from that leader, and leaves the ISR after replica.lag.time.max.ms); `mend` heals
+    create          a topic is made (RF 3 where the cluster has three brokers), a user topic grows by
+                    a partition, or the schema registry makes `_schemas` (its first request): made
+                    while whatever else is planned is in force, an outage included
+    coordinator     the leadership of a partition of an internal topic (__consumer_offsets,
+                    __transaction_state, __share_group_state, _schemas) moves to another replica
     down            a broker refuses every connection for a while (an injected down)
     leader          a partition's leadership moves to another of its replicas
     reassign        a partition moves to another set of brokers, of the same size
@@ -29,10 +40,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-CLUSTER_KINDS = ("stop", "kill", "leader", "reassign", "pause")
+CLUSTER_KINDS = ("stop", "kill", "bounce", "isolate", "cut", "leader", "coordinator", "reassign", "pause", "create")
 ANY_BROKER_KINDS = ("down", "errors", "delays", "drops", "clock")
 KINDS = CLUSTER_KINDS + ANY_BROKER_KINDS
-DOWN_KINDS = ("stop", "kill", "down")
+DOWN_KINDS = ("stop", "kill", "bounce", "isolate", "down")
+CREATED = ("topic", "partitions", "registry")  # what a `create` step makes
+SESSION_TIMEOUT_MS = 9000  # Kafka's broker.session.timeout.ms: an isolated broker is fenced after it
 
 # Errors a client retries without losing or duplicating anything (the request is answered
 # before its handler runs), per API.
@@ -58,15 +71,17 @@ class Settings:
     duration_s: float
     faults: tuple[str, ...] = ()  # empty: every kind the broker allows
     max_down: int = 1
+    session_timeout_ms: int = SESSION_TIMEOUT_MS  # the broker's broker.session.timeout.ms
 
     @classmethod
     def parse(cls, body) -> "Settings":
         """Settings from a JSON body or keyword dict; ValueError saying what is wrong."""
         if not isinstance(body, dict):
             raise ValueError("the nemesis takes a JSON object: {\"seed\": 7, \"duration_s\": 15, \"faults\": [...], \"max_down\": 1}")
-        unknown = set(body) - {"seed", "duration_s", "faults", "max_down"}
+        unknown = set(body) - {"seed", "duration_s", "faults", "max_down", "session_timeout_ms"}
         if unknown:
-            raise ValueError(f"unknown nemesis field(s) {sorted(unknown)}; known: duration_s, faults, max_down, seed")
+            raise ValueError(f"unknown nemesis field(s) {sorted(unknown)}; known: duration_s, faults, max_down, seed, "
+                             "session_timeout_ms")
         seed = body.get("seed")
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise ValueError(f"seed must be an integer, got {seed!r}")
@@ -82,7 +97,10 @@ class Settings:
         max_down = body.get("max_down", 1)
         if not isinstance(max_down, int) or isinstance(max_down, bool) or max_down < 0:
             raise ValueError(f"max_down must be a whole number of brokers, got {max_down!r}")
-        return cls(seed, float(duration), tuple(dict.fromkeys(faults)), max_down)
+        session = body.get("session_timeout_ms", SESSION_TIMEOUT_MS)
+        if not isinstance(session, int) or isinstance(session, bool) or session < 1:
+            raise ValueError(f"session_timeout_ms must be a positive whole number of ms, got {session!r}")
+        return cls(seed, float(duration), tuple(dict.fromkeys(faults)), max_down, session)
 
     def kinds_for(self, brokers: int) -> tuple[str, ...]:
         """The kinds planned on `brokers` brokers; ValueError for a kind that needs a cluster."""
@@ -95,7 +113,8 @@ class Settings:
         return self.faults
 
     def to_json(self) -> dict:
-        return {"seed": self.seed, "duration_s": self.duration_s, "faults": list(self.faults), "max_down": self.max_down}
+        return {"seed": self.seed, "duration_s": self.duration_s, "faults": list(self.faults), "max_down": self.max_down,
+                "session_timeout_ms": self.session_timeout_ms}
 
 
 @dataclass(frozen=True)
@@ -139,6 +158,8 @@ def plan(settings: Settings, brokers: int) -> list[Step]:
         down_now = {b for b, until in down_until.items() if until > at}
         if kind in DOWN_KINDS:
             up = [b for b in range(brokers) if b not in down_now]
+            if kind == "isolate":  # long enough, mostly, for the controller to fence it
+                outage += rng.randint(settings.session_timeout_ms // 2, settings.session_timeout_ms * 3 // 2)
             recover = min(at + outage, duration_ms - 1)
             if len(down_now) >= settings.max_down or not up or recover <= at:
                 continue
@@ -146,9 +167,23 @@ def plan(settings: Settings, brokers: int) -> list[Step]:
             down_until[target] = recover
             if kind == "down":
                 steps.append(Step(at, "down", target, params={"down_ms": recover - at}))
+            elif kind == "isolate":
+                steps.append(Step(at, "isolate", target))
+                if at + settings.session_timeout_ms < recover:
+                    steps.append(Step(at + settings.session_timeout_ms, "fence", target))
+                steps.append(Step(recover, "rejoin", target))
             else:
                 steps.append(Step(at, kind, target))
                 steps.append(Step(recover, "start", target))
+        elif kind == "cut":
+            source = (node + 1 + rng.randrange(brokers - 1)) % brokers
+            recover = min(at + outage, duration_ms - 1)
+            steps.append(Step(at, "cut", node, params={"from": source}))
+            steps.append(Step(recover, "mend", node, params={"from": source}))
+        elif kind == "create":
+            steps.append(Step(at, kind, pick=pick, params={"what": rng.choice(CREATED)}))
+        elif kind == "coordinator":
+            steps.append(Step(at, kind, pick=pick, params={"choice": rng.randrange(brokers)}))
         elif kind == "pause":
             if paused_until.get(node, 0) > at:
                 continue
