@@ -14,7 +14,8 @@ import pytest
 
 from compat_tests.conftest import NODE_FIXTURES
 from testkit.clients.base import Msg
-from testkit.clients.node import Node, wait_state
+from testkit import txn_clients
+from testkit.clients.node import Node, NodeTxn, read_values_node, wait_state
 from testkit.cluster import read_from_start
 from trafka.testing import TrafkaBroker
 from trafka.testing.rawwire import RawClient
@@ -107,3 +108,59 @@ def test_producer_and_group_carry_on_while_the_coordinators_broker_stops_and_sta
     for p in range(PARTITIONS):  # each partition in the order it was sent
         mine = [v for v in stored if v.split(b"-")[1] == b"p%d" % p]
         assert mine == sorted(mine)
+
+
+def _txn_coordinator(cluster, transactional_id: str) -> int:
+    for address in cluster.bootstrap_servers.split(","):
+        try:
+            with RawClient(address) as raw:
+                found = raw.request(10, 3, {"key": transactional_id, "key_type": 1})
+        except OSError:
+            continue
+        assert found.error_code == 0, found
+        return found.node_id
+    raise AssertionError("no broker answers")
+
+
+@pytest.mark.parametrize("client", list(NODE_FIXTURES))
+def test_transactions_go_on_while_the_transaction_coordinators_broker_stops(request, cluster, client):
+    """A transactional producer commits 50 records to a 3-replica topic; the broker coordinating
+    its transactional id stops (the coordinator moves with __transaction_state's leadership); the
+    same producer goes on: commits, aborts, commits, and once the broker is back commits again;
+    read_committed (the client's own and confluent-kafka's) sees exactly the committed records in
+    order. (One aborted transaction only: @platformatic/kafka skips just the last of two of one
+    producer, test_node_clients.py's strict xfail.)"""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    node = request.getfixturevalue(NODE_FIXTURES[client])
+    topic, tid = f"node-txn-failover-{client}-{uuid.uuid4().hex[:6]}", f"node-txn-failover-{client}"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for future in admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "2"})]).values():
+        future.result(10)
+    p = NodeTxn(node, cluster.bootstrap_servers, tid, 60000)
+    victim = None
+    try:
+        p.init()
+
+        def one(tag: str, outcome: str) -> None:
+            p.begin()
+            for i in range(50):
+                p.send(topic, b"%s-%02d" % (tag.encode(), i))
+            getattr(p, outcome)()
+
+        one("c1", "commit")
+        victim = _txn_coordinator(cluster, tid)
+        cluster.stop_broker(victim)
+        assert _txn_coordinator(cluster, tid) != victim
+        one("c2", "commit"); one("a2", "abort"); one("c3", "commit")
+        cluster.start_broker(victim)
+        victim = None
+        one("c4", "commit")
+    finally:
+        p.close()
+        if victim is not None:
+            cluster.start_broker(victim)
+    committed = [b"%s-%02d" % (tag, i) for tag in (b"c1", b"c2", b"c3", b"c4") for i in range(50)]
+    assert read_values_node(node, cluster.bootstrap_servers, topic, "read_committed", count=200) == committed
+    assert txn_clients.read_values(request, "confluent-kafka", cluster.bootstrap_servers, topic, "read_committed",
+                                   count=200) == committed

@@ -184,7 +184,7 @@ async function readValues ({ brokers, auth, topic, isolation, until: last = null
 
 // Transactional producer: a handle, then one call per step.
 async function txnOpen ({ brokers, auth, transactionalId, timeoutMs = 60000 }) {
-  const producer = kafka({ brokers, auth, retries: 2 }).producer({
+  const producer = kafka({ brokers, auth }).producer({
     transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: timeoutMs
   })
   return keep({ kind: 'txn', producer, transaction: null, pending: [] })

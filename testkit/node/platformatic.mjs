@@ -165,7 +165,7 @@ async function readValues ({ brokers, auth, topic, isolation, until: last = null
 // sendOffsetsToTransaction that takes bare offsets).
 async function txnOpen ({ brokers, auth, transactionalId, timeoutMs = 60000 }) {
   // The client's transaction timeout (InitProducerId's) is its request timeout.
-  const producer = new Producer({ ...base({ brokers, auth, retries: 2 }), transactionalId, idempotent: true, acks: -1,
+  const producer = new Producer({ ...base({ brokers, auth }), transactionalId, idempotent: true, acks: -1,
     timeout: timeoutMs })
   return keep({ kind: 'txn', producer, brokers, auth, transaction: null, pending: [], consumers: new Map() })
 }
