@@ -7,6 +7,7 @@ node_kafkajs / node_platformatic); the broker is the session's.
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -18,6 +19,7 @@ from testkit.clients.node import NodeError, NodeTxn, read_values_node, wait_stat
 from testkit.groups import produce as produce_values
 from trafka.testing import TrafkaBroker
 from trafka.testing.rawwire import RawClient
+from trafka.testing.waiting import wait_until
 
 NODE = ["kafkajs", "platformatic-kafka"]
 FIXTURE = {"kafkajs": "node_kafkajs", "platformatic-kafka": "node_platformatic"}
@@ -422,3 +424,52 @@ def test_static_members_leave_and_are_removed(request, bootstrap, client):
     finally:
         a.close()
         b.close()
+
+
+@pytest.fixture(scope="module")
+def cleaning_broker(tmp_path_factory):
+    """A broker whose cleaner passes every 100 ms (Kafka: 15 s), for compacted topics."""
+    broker = TrafkaBroker(data_dir=tmp_path_factory.mktemp("node-compaction") / "data",
+                          config={"log.cleaner.backoff.ms": 100})
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.mark.compat("consume")
+@pytest.mark.parametrize("client, codec", [("kafkajs", "snappy"), ("platformatic-kafka", "zstd")])
+def test_reading_a_compacted_log_with_gaps(request, cleaning_broker, client, codec):
+    """3,000 records over 60 keys, 20 to a batch, 10 keys deleted by tombstones at the end, on a
+    compacted topic with small segments: once the cleaner ran, the client reads the latest value
+    of every key (and the tombstones, within delete.retention.ms) at their original offsets, with
+    gaps between them, from offset 0, from an offset the cleaner removed, and as a group member."""
+    bootstrap = cleaning_broker.bootstrap_servers
+    driver = make_driver(request, client, bootstrap)
+    topic = make_topic(bootstrap, unique(f"compacted-{client}"), configs={
+        "cleanup.policy": "compact", "segment.bytes": "4000", "segment.ms": "1000",
+        "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "600000"})
+    now = int(time.time() * 1000)
+    msgs = [Msg(b"key-%02d" % (i % 60), b"v%04d-" % i + b"x" * 30, (), now) for i in range(3000)]
+    msgs += [Msg(b"key-%02d" % k, None, (), now) for k in range(10)]  # tombstones
+    driver.produce(topic, msgs, codec=codec, chunk=20)
+    # A record 2 s ahead rolls the segment (segment.ms): everything before it may be cleaned.
+    driver.produce(topic, [Msg(b"roll", b"roll", (), now + 2000)], codec=codec)
+    latest: dict[bytes, tuple[int, bytes | None]] = {}
+    for offset, m in enumerate(msgs + [Msg(b"roll", b"roll")]):
+        latest[m.key] = (offset, m.value)
+    expected = sorted((offset, key, value) for key, (offset, value) in latest.items())
+
+    def cleaned():
+        with RawClient(bootstrap) as raw:
+            return sum(b.record_count for b in raw.fetch_batches(topic)) == len(expected)
+
+    wait_until(cleaned, 20, "the cleaner to compact the closed segments")
+    got = driver.consume(topic, len(expected))
+    assert [(g.offset, g.key, g.value) for g in got] == expected
+    assert expected[0][0] == 2950  # keys 10-59's last values, then the tombstones, then the roll
+    got = driver.consume(topic, len(expected), offset=1234)  # removed: the read starts at the next kept
+    assert [(g.offset, g.key, g.value) for g in got] == expected
+    got = driver.group_consume(topic, unique("compacted-group"), len(expected))
+    assert sorted((g.offset, g.key, g.value) for g in got) == expected
