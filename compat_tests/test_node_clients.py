@@ -473,3 +473,21 @@ def test_reading_a_compacted_log_with_gaps(request, cleaning_broker, client, cod
     assert [(g.offset, g.key, g.value) for g in got] == expected
     got = driver.group_consume(topic, unique("compacted-group"), len(expected))
     assert sorted((g.offset, g.key, g.value) for g in got) == expected
+
+
+@pytest.mark.compat("group")
+@pytest.mark.parametrize("client", NODE)
+def test_a_group_whose_committed_offset_was_deleted_starts_again_at_the_log_start(request, bootstrap, client):
+    """The group committed offset 10; records before 50 are deleted (DeleteRecords); its next
+    member's Fetch at 10 is OFFSET_OUT_OF_RANGE and the client resets to the log start (earliest):
+    it reads 50-99, nothing before, nothing twice."""
+    driver = make_driver(request, client, bootstrap)
+    topic, group = make_topic(bootstrap, unique(f"reset-{client}")), unique(f"reset-{client}")
+    driver.produce(topic, [Msg(b"k", b"v%03d" % i) for i in range(100)], chunk=10)
+    assert [g.offset for g in driver.group_consume(topic, group, 10)] == list(range(10))
+    with RawClient(bootstrap) as raw:
+        deleted = raw.request(21, 2, {"topics": [{"name": topic, "partitions": [{"partition_index": 0, "offset": 50}]}],
+                                      "timeout_ms": 10000})
+    assert deleted.topics[0].partitions[0].low_watermark == 50
+    got = driver.group_consume(topic, group, 50)
+    assert [(g.offset, g.value) for g in got] == [(i, b"v%03d" % i) for i in range(50, 100)]
