@@ -96,7 +96,7 @@ def test_expired_members_are_written_out_before_they_go(open_pair, clock):
 def _acquire(share, key, member, now, count=10):
     sp = share.existing(key)
     runs = sp.acquire([range(o, o + 1) for o in range(0, 200)], member, now, LOCK_MS, LIMIT, AcquireLimits(count))
-    share.reschedule()
+    share.locked(key)  # as ShareFetch's acquisition tells the lock timer
     return {o: c for first, last, c in runs for o in range(first, last + 1)}
 
 

@@ -43,6 +43,8 @@ close() leaves, then acknowledges with the final epoch.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import math
 import uuid
@@ -120,6 +122,13 @@ class ShareCoordinator:
         self.sessions: dict[tuple[str, str], ShareSession] = {}
         self._wakeup = trio.Event()
         self._failing: dict[SharePartitionKey, int] = {}  # share-partitions whose timer write failed: retry at
+        # The lock timer's queue, as Kafka's SystemTimer keeps its timer tasks: (when, seq, key)
+        # for each share-partition whose earliest lock runs out then (or whose failed write is
+        # retried then). A wake-up pops what is due and costs those share-partitions, not every
+        # share-partition this broker holds; an entry made stale by an acknowledgement or a
+        # later deadline is skipped when popped.
+        self._timer: list[tuple[int, int, SharePartitionKey]] = []
+        self._timer_seq = itertools.count()
 
     # --- settings -----------------------------------------------------------------------------
 
@@ -286,7 +295,8 @@ class ShareCoordinator:
                     return error
             return ErrorCode.NONE
         error = self.change(key, apply)
-        self.reschedule()
+        if renew_until is not None:
+            self.locked(key)  # renewed locks run out later
         return error
 
     def release_member(self, group_id: str, member_id: str) -> None:
@@ -314,15 +324,28 @@ class ShareCoordinator:
         """Re-check the lock deadlines now (records were acquired, or the broker clock moved)."""
         self._wakeup.set()
 
+    def locked(self, key: SharePartitionKey) -> None:
+        """Records of the share-partition were just locked: its earliest lock deadline goes on
+        the timer's queue, and the timer looks again."""
+        self._schedule(key)
+        self.reschedule()
+
+    def _schedule(self, key: SharePartitionKey) -> None:
+        sp = self.partitions.get(key)
+        due = sp.next_lock_deadline() if sp is not None else None
+        if due is not None:
+            heapq.heappush(self._timer, (max(due, self._failing.get(key, due)), next(self._timer_seq), key))
+
     def expire_due(self, now: int) -> int | None:
         """Every lock of this broker's share-partitions that ran out by `now` releases its
         records, written; the next deadline (a lock's, or a failed write's retry)."""
-        deadlines = []
-        for key in list(self.partitions):
-            due = self._expire_if_due(key, now)
-            if due is not None:
-                deadlines.append(max(due, self._failing.get(key, due)))
-        return min(deadlines, default=None)
+        timer = self._timer
+        while timer and timer[0][0] <= now:
+            _, _, key = heapq.heappop(timer)
+            if key in self.partitions:
+                self._expire_if_due(key, now)
+                self._schedule(key)  # its next deadline, if it still holds locks
+        return timer[0][0] if timer else None
 
     def expire_locks(self, key: SharePartitionKey) -> None:
         """Before an acquisition: locks of this share-partition that ran out make their records
@@ -345,7 +368,7 @@ class ShareCoordinator:
             self._failing[key] = now + RETRY_MS
         elif self._failing.pop(key, None) is not None:
             log.info("share-partition %s: its expired locks are written now", key)
-        sp = self.existing(key)
+        sp = self.partitions.get(key)
         return sp.next_lock_deadline() if sp is not None else None
 
     def describe(self, group_id: str, topic_name) -> list[dict]:

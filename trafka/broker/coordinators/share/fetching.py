@@ -144,7 +144,7 @@ def acquire_all(ctx, request, session, max_records: int) -> tuple[dict[tuple, di
                               share.delivery_limit(request.group_id), limits, gaps=gaps)
         if not acquired:
             continue
-        share.reschedule()  # a new lock deadline for the timer
+        share.locked(key)  # a new lock deadline for the timer
         acquired_total += sum(last - first + 1 for first, last, _ in acquired)
         budget -= len(data)
         answers[(topic_id, index)] = {
