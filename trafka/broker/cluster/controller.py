@@ -23,6 +23,7 @@ log has them and raises.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from dataclasses import dataclass
@@ -151,10 +152,11 @@ class Controller:
 
     def _write(self) -> None:
         """Write what the maps changed since the last write, as one batch (see the module doc):
-        the partitions touched since then, each compared with what the log has for it."""
-        self._changed()
+        the partitions touched since then, each compared with what the log has for it. Only a
+        written change is one Metadata answers show (the generation moves after the write)."""
         touched, self._touched = sorted(self._touched), set()
         if self._metadata is None:
+            self._changed()
             return
         records = []
         # A partition back as new gets a PartitionRecord of nulls (never a RemoveTopicRecord: the
@@ -169,6 +171,7 @@ class Controller:
         except BaseException:
             self._restore()
             raise
+        self._changed()
 
     def _restore(self) -> None:
         """The maps as the metadata log has them (after a failed write)."""
@@ -346,8 +349,12 @@ class Controller:
         """Broker `node` is down: it leaves every ISR, and each partition it led elects the
         first live in-sync replica (with `unclean` allowed, any live replica when none is), leader
         epoch + 1; with none the partition is offline. `partitions`: (topic id, partition,
-        unclean.leader.election.enable) of every partition."""
-        self.alive.discard(node)
+        unclean.leader.election.enable) of every partition. Nothing changes unless it is written
+        (a failed write leaves the broker alive, and raises)."""
+        with self._alive_as(self.alive - {node}):
+            return self._broker_stopped(node, partitions)
+
+    def _broker_stopped(self, node: int, partitions) -> list[LeaderChange]:
         changes = []
         for topic_id, partition, unclean in partitions:
             state = self.partition(topic_id, partition)
@@ -372,10 +379,22 @@ class Controller:
     def broker_started(self, node: int, partitions: Iterable[tuple[uuid.UUID, int, bool]]) -> list[LeaderChange]:
         """Broker `node` is back: offline partitions it can lead elect it (elect_offline).
         Elsewhere it is a follower out of sync until it catches up (expand_isr)."""
-        self.alive.add(node)
-        changes = self.elect_offline(partitions)
+        with self._alive_as(self.alive | {node}):
+            changes = self.elect_offline(partitions)
         self._changed()
         return changes
+
+    @contextlib.contextmanager
+    def _alive_as(self, alive: set[int]):
+        """The live brokers become `alive` for the election inside, and stay so only when what
+        it changed was written (a write that raises puts them back)."""
+        before, self.alive = self.alive, set(alive)
+        try:
+            yield
+        except BaseException:
+            self.alive = before
+            self._states.clear()
+            raise
 
     def elect_preferred(self, topic_id: uuid.UUID, partition: int) -> LeaderChange | None:
         """ElectLeaders (preferred): the first replica leads again if it is alive and in sync.
