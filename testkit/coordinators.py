@@ -27,7 +27,7 @@ def reopening_broker(data_dir: Path, clock: ManualClock, partitions: int) -> Ite
 
     def reopen(**settings):
         for broker in opened:
-            broker.close()
+            broker.cluster.close()
         opened.clear()
         broker = open_broker(data_dir, coordinator_config(settings), clock)
         if TOPIC not in broker.logs.topics:
@@ -39,7 +39,7 @@ def reopening_broker(data_dir: Path, clock: ManualClock, partitions: int) -> Ite
         yield reopen
     finally:
         for broker in opened:
-            broker.close()
+            broker.cluster.close()
 
 
 def coordinator_config(settings: dict) -> BrokerConfig:

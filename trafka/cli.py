@@ -74,7 +74,7 @@ def _serve(args) -> int:
         print(f"trafka: {first}", file=sys.stderr)
         status = 1
     finally:
-        broker.close()
+        broker.cluster.close()
     if status == 0:
         log.info("stopped cleanly")
     return status

@@ -18,19 +18,11 @@ from trafka.broker.coordinators.group import GroupCoordinator
 from trafka.broker.testcontrol.faults import FaultTable
 from trafka.broker.handlers.metadata import MetadataCache
 from trafka.broker.operations.log_tasks import StorageThreads, every, storage_tasks
-from trafka.broker.metadata.features import FeatureLevels
-from trafka.broker.metadata.producer_ids import ProducerIdManager
-from trafka.broker.metadata.quotas import ClientQuotas
 from trafka.broker.requests.routes import load_handlers
 from trafka.broker.operations.stats import BrokerStats
-from trafka.broker.security.authorizer import make_authorizer
-from trafka.broker.security.layer import SecurityLayer
 from trafka.broker.security.listeners import Listener, configured_listeners
-from trafka.broker.metadata.group_configs import GroupConfigs
-from trafka.broker.operations.telemetry import ClientMetricsManager
 from trafka.broker.coordinators.share.coordinator import ShareCoordinator
 from trafka.broker.coordinators.transaction import TransactionCoordinator
-from trafka.storage.clock import BrokerClock
 from trafka.storage.files import atomic_write
 from trafka.broker.metadata.topics import journal_topics, topics_of
 from trafka.storage.manager import LOCK_FILE, LogManager
@@ -42,19 +34,18 @@ log = logging.getLogger("trafka.broker")
 class Broker:
     """Everything a handler reaches through `ctx.broker`."""
 
-    def __init__(self, data_dir: Path, config: BrokerConfig, clock=None, *, cluster):
+    def __init__(self, data_dir: Path, config: BrokerConfig, *, cluster):
         """`cluster`: the cluster (trafka/broker/cluster/nodes.py) this broker is a node of, the
         only one or one of a simulated cluster's (made by `open_broker`). Its nodes share one
         clock, cluster id, producer-id block, credentials, ACLs, quotas, features, group configs
-        and client-metrics subscriptions (what Kafka keeps in its metadata log), taken from the
-        first node."""
+        and client-metrics subscriptions (what Kafka keeps in its metadata log): the cluster's
+        stores (cluster/stores.py)."""
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.config = config
         self.cluster = cluster
-        first = cluster.nodes[0] if cluster.nodes else None
-        # Broker time: the wall clock plus a forward-only offset that tests move (advance_clock).
-        self.clock = clock or (first.clock if first else BrokerClock(state_dir=self.data_dir))
+        stores = cluster.stores
+        self.clock = stores.clock
         self._clock_moved = trio.Event()
         self.timers: list = []  # log_tasks.Timer, one per `every` loop; advance_clock runs the due ones
         self.storage_threads = StorageThreads()  # its storage work in worker threads (log_tasks.py)
@@ -69,15 +60,8 @@ class Broker:
         self.port = 0
         self.console_url: str | None = None  # set by the console service when it listens
         self.schema_registry_url: str | None = None  # set by the schema registry service when it listens
-        if first is None:
-            self.producer_ids = ProducerIdManager(self.metadata, self.node_id)
-            self.features = FeatureLevels(self.metadata, self.node_id)  # ApiVersions, UpdateFeatures
-            self.quotas = ClientQuotas(self.metadata)  # Describe/AlterClientQuotas; not enforced
-            # Group configs (GROUP config resources): read by the group and share coordinators.
-            self.group_configs = GroupConfigs(self.metadata, config)
-        else:
-            self.producer_ids, self.features = first.producer_ids, first.features
-            self.quotas, self.group_configs = first.quotas, first.group_configs
+        self.producer_ids, self.features = stores.producer_ids, stores.features
+        self.quotas, self.group_configs = stores.quotas, stores.group_configs
         self.faults = FaultTable()
         self._data_arrived = trio.Event()
         self.serving: trio.CancelScope | None = None  # a simulated cluster's node: cancelled to stop it
@@ -87,12 +71,7 @@ class Broker:
             self.clock.on_advance(lambda: self.group_coordinator.reschedule())
             self.clock.on_advance(lambda: self.share_coordinator.reschedule())
         self.stats = BrokerStats()  # requests, bytes and connections, for the console
-        if first is None:
-            self.client_metrics = ClientMetricsManager(self.metadata, config)  # KIP-714 subscriptions
-            self.security = SecurityLayer(config, self.data_dir, self.clock, self.metadata)  # SCRAM credentials load here
-            self.authorizer = make_authorizer(config, self.metadata)  # None without authorizer.class.name; ACLs load here
-        else:
-            self.client_metrics, self.security, self.authorizer = first.client_metrics, first.security, first.authorizer
+        self.client_metrics, self.security, self.authorizer = stores.client_metrics, stores.security, stores.authorizer
         self.listeners: list[Listener] = []  # bound by serve()
         self.connection_quotas = ConnectionQuotas(config)  # max.connections*, idle and SASL time limits
         self.dynamic_configs.on_change = self._dynamic_configs_changed
@@ -271,14 +250,6 @@ class Broker:
         shutil.copytree(self.data_dir, target, ignore=shutil.ignore_patterns(LOCK_FILE))
         log.info("snapshot of %s written to %s", self.data_dir, target)
         return target
-
-    def close(self, clean: bool = True) -> None:
-        """Close the logs; `clean=False` leaves them as a killed process would. The first node
-        of the cluster closes every node's."""
-        if self is self.cluster.nodes[0]:
-            self.cluster.close(clean)
-        else:
-            self.logs.close(clean)
 
 
 

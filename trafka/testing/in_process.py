@@ -104,7 +104,7 @@ class InProcessBroker:
                 log.exception("in-process broker stopped with an error")
         finally:
             try:
-                self.broker.close(clean=self._clean)
+                self.broker.cluster.close(clean=self._clean)
             except Exception:
                 log.exception("closing the in-process broker's logs failed")
             logger.removeHandler(handler)

@@ -35,6 +35,7 @@ from trafka.broker.cluster.checks import ClusterChecks
 from trafka.broker.cluster.controller import NO_LEADER, Controller, LeaderChange, describe_ids
 from trafka.broker.metadata.image import ClusterMetadata
 from trafka.broker.cluster.replication import INTERNAL_REPLICATION, Replication
+from trafka.broker.cluster.stores import ClusterStores
 from trafka.broker.cluster.topic_changes import apply_topic_change, catch_up
 from trafka.broker.server import Broker, ListenError, serve_node
 
@@ -47,8 +48,8 @@ log = logging.getLogger("trafka.broker")
 
 def open_broker(data_dir: Path, config: BrokerConfig, clock=None) -> Broker:
     """The broker `trafka serve` runs: the first node of its cluster (the only one, or with
-    `cluster.brokers` > 1 node 0 of a simulated cluster), which serves and closes them all
-    (`serve`, `Broker.close`)."""
+    `cluster.brokers` > 1 node 0 of a simulated cluster). Its cluster serves and closes every
+    node (`serve`, `broker.cluster.close`)."""
     return Cluster(Path(data_dir), config, clock).nodes[0]
 
 
@@ -96,6 +97,12 @@ class Cluster:
         self.metadata = ClusterMetadata.of_data_dir(self.data_dir, clock=clock)
         try:
             self.controller = Controller(node_ids, dict(zip(node_ids, racks_of(config, count))), self.metadata)
+            first = node_ids[0]
+            if count == 1:
+                self.stores = ClusterStores(self.metadata, config, self.data_dir, clock)
+            else:
+                self.stores = ClusterStores(self.metadata, node_config(config, first, self.controller.racks[first]),
+                                            node_dir(self.data_dir, first), clock)
         except BaseException:
             self.metadata.close()
             raise
@@ -115,10 +122,10 @@ class Cluster:
             with self.metadata.one_batch():
                 for node_id in node_ids:  # each joins self.nodes as soon as its logs are open
                     if count == 1:
-                        Broker(self.data_dir, config, clock, cluster=self)
+                        Broker(self.data_dir, config, cluster=self)
                     else:
                         Broker(node_dir(self.data_dir, node_id), node_config(config, node_id, self.controller.racks[node_id]),
-                               clock, cluster=self)
+                               cluster=self)
         except BaseException:
             self.close()
             raise
