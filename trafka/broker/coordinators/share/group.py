@@ -3,12 +3,11 @@
 Membership as Kafka's share groups have it: a member joins with epoch 0 (its member id chosen
 by the client, KIP-1082), heartbeats with its epoch, leaves with -1, and is removed when no
 heartbeat came for `group.share.session.timeout.ms`. A change of members or subscriptions
-bumps the group epoch and computes a new assignment; a share group has no revocation step, so
-every member is at the group epoch at its next heartbeat. The assignment gives every member
-every partition of the topics it subscribes to: a share group's partitions may be shared by
-any number of members, and records are handed out one acquisition at a time (partition.py),
-so this is a valid assignment (Kafka's SimpleAssignor spreads partitions over members instead;
-docs/compatibility.md).
+bumps the group epoch and computes a new assignment (assignor.py, Kafka's SimpleAssignor:
+partitions spread over the members, one shared by several only when members outnumber
+partitions, each member keeping what balance allows); so does a subscribed topic's partitions
+appearing or going. A share group has no revocation step, so every member is at the group
+epoch at its next heartbeat.
 
 Share groups live in the group coordinator's shards with the classic and consumer groups (one
 id is one kind). The coordinator runs a heartbeat on a copy of the group and writes its
@@ -26,6 +25,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from trafka.broker.coordinators.group.context import CoordinatorPart
+from trafka.broker.coordinators.share.assignor import assign
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.share")
@@ -150,12 +150,15 @@ class ShareGroupManager(CoordinatorPart):
         if request.rack_id is not None:
             member.rack_id = request.rack_id
         member.session_deadline = now + self.coordinator.group_config(group.group_id, "share.session.timeout.ms")
-        topics_now = self._assignable(group)
-        if bump or any(m.assignment != self._target(m, topics_now) for m in group.members.values()):
+        if bump:
             group.group_epoch += 1
-            for m in group.members.values():
-                m.assignment = self._target(m, topics_now)
-            group.assignment_epoch = group.group_epoch
+            self._reassign(group)
+        elif not self._assignment_fits(group):
+            before = {m.member_id: m.assignment for m in group.members.values()}
+            self._reassign(group)
+            if before != {m.member_id: m.assignment for m in group.members.values()}:
+                group.group_epoch += 1
+                group.assignment_epoch = group.group_epoch
         changed = member.member_epoch != group.assignment_epoch or request.member_epoch == JOIN_EPOCH
         if member.member_epoch != group.assignment_epoch:
             member.previous_member_epoch, member.member_epoch = member.member_epoch, group.assignment_epoch
@@ -173,15 +176,33 @@ class ShareGroupManager(CoordinatorPart):
                 found[name] = (meta.topic_id, meta.partitions)
         return found
 
-    @staticmethod
-    def _target(member: ShareMember, topics: dict[str, tuple[uuid.UUID, int]]) -> dict[uuid.UUID, frozenset[int]]:
-        return {topics[name][0]: frozenset(range(topics[name][1])) for name in member.subscribed_topic_names if name in topics}
+    def _reassign(self, group: ShareGroup) -> None:
+        """The new target assignment from the members' current ones, at the group epoch."""
+        target = assign({m.member_id: m.subscribed_topic_names for m in group.members.values()},
+                        self._assignable(group), {m.member_id: m.assignment for m in group.members.values()})
+        for m in group.members.values():
+            m.assignment = target[m.member_id]
+        group.assignment_epoch = group.group_epoch
 
-    @staticmethod
-    def remove(group: ShareGroup, member_id: str, reason: str, now: int) -> None:
+    def _assignment_fits(self, group: ShareGroup) -> bool:
+        """Whether the assignment still matches the subscribed topics: every partition held
+        exists in a topic its member subscribes to, and every such partition is held (a topic
+        created, deleted or grown since says no, as Kafka's subscription metadata does)."""
+        topics = self._assignable(group)
+        held: set[tuple[uuid.UUID, int]] = set()
+        for m in group.members.values():
+            ids = {topics[n][0]: topics[n][1] for n in m.subscribed_topic_names if n in topics}
+            for topic_id, partitions in m.assignment.items():
+                if topic_id not in ids or any(p >= ids[topic_id] for p in partitions):
+                    return False
+                held.update((topic_id, p) for p in partitions)
+        return all((topic_id, p) in held for topic_id, count in topics.values() for p in range(count))
+
+    def remove(self, group: ShareGroup, member_id: str, reason: str, now: int) -> None:
+        """The member leaves; the others take over its partitions at a new group epoch."""
         del group.members[member_id]
         group.group_epoch += 1
-        group.assignment_epoch = group.group_epoch
+        self._reassign(group)
         group.state_timestamp = now
         log.info("share group %s: member %s %s", group.group_id, member_id, reason)
 
