@@ -192,7 +192,7 @@ class Broker:
         so the next request sees their effect. Call it on the broker's trio thread. Returns
         the clock's new offset."""
         offset = self.clock.advance(ms)  # also wakes the timer loops to recompute their sleeps
-        now = self.clock.time_ms()
+        now, deadlines = self.clock.time_ms(), self.clock.timer_ms()
         # A simulated cluster's nodes share the clock: every running node's checks run.
         for node in self.cluster.running_nodes():
             for timer in list(node.timers):
@@ -200,8 +200,8 @@ class Broker:
                     timer.run_if_due(now)
                 except Exception:
                     log.exception("background check %r failed after the clock moved", timer.action)
-            node.group_coordinator.expire(now)
-            node.share_coordinator.expire_due(now)
+            node.group_coordinator.expire(deadlines)
+            node.share_coordinator.expire_due(deadlines)
         return offset
 
     def _wake_timers(self) -> None:
@@ -213,13 +213,13 @@ class Broker:
         await self._clock_moved.wait()
 
     def _abort_timed_out_transactions(self) -> None:
-        if self.txn_coordinator.abort_timed_out(self.clock.time_ms()):
+        if self.txn_coordinator.abort_timed_out(self.clock.timer_ms()):
             self.notify_data_arrived()  # the ABORT markers move last stable offsets
 
     def background_tasks(self) -> list:
         """Coroutines that run for the broker's lifetime (retention, flushing, group timers)."""
         def expire_offsets():
-            self.group_coordinator.expire_offsets(self.clock.time_ms())
+            self.group_coordinator.expire_offsets(self.clock.timer_ms())
 
         return [
             self.group_coordinator.run,

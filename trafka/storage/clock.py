@@ -15,10 +15,22 @@ class Clock(Protocol):
         """Wall-clock milliseconds since the epoch (record timestamps use the same scale)."""
         ...
 
+    def timer_ms(self) -> int:
+        """Milliseconds on the same scale for deadlines, which no wall-clock step moves."""
+        ...
+
+
+# Monotonic time plus this is the wall clock as it was at import: deadlines on a timer that no
+# wall-clock step moves (BrokerClock.timer_ms).
+_ANCHOR_MS = time.time_ns() // 1_000_000 - time.monotonic_ns() // 1_000_000
+
 
 class SystemClock:
     def time_ms(self) -> int:
         return time.time_ns() // 1_000_000
+
+    def timer_ms(self) -> int:
+        return time.monotonic_ns() // 1_000_000 + _ANCHOR_MS
 
 
 class ManualClock:
@@ -28,6 +40,9 @@ class ManualClock:
         self.now_ms = start_ms
 
     def time_ms(self) -> int:
+        return self.now_ms
+
+    def timer_ms(self) -> int:
         return self.now_ms
 
     def advance(self, ms: int) -> None:
@@ -43,6 +58,13 @@ class BrokerClock:
     `advance(ms)` moves it forward for tests (retention, session timeouts, offset expiry...)
     and tells every listener, so background checks whose deadline passed run at once. The
     offset is kept in the data dir (when one is given), so a restart never moves time back.
+
+    Two readings: `time_ms()` (the wall clock plus the offset) for what is written as a time
+    (record timestamps, retention against them), and `timer_ms()` for deadlines (sessions,
+    rebalances, transaction timeouts, acquisition locks): monotonic time plus the offset,
+    anchored to the wall clock when the process started, so a wall-clock step (an NTP jump, a
+    VM's resume) neither expires nor stretches a deadline, as Kafka's timers run on
+    System.nanoTime.
     """
 
     def __init__(self, offset_ms: int = 0, state_dir: Path | None = None):
@@ -54,6 +76,9 @@ class BrokerClock:
 
     def time_ms(self) -> int:
         return time.time_ns() // 1_000_000 + self.offset_ms
+
+    def timer_ms(self) -> int:
+        return time.monotonic_ns() // 1_000_000 + _ANCHOR_MS + self.offset_ms
 
     def on_advance(self, listener: Callable[[], None]) -> None:
         self._listeners.append(listener)

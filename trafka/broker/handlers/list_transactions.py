@@ -33,7 +33,7 @@ async def handle(ctx, request):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.INVALID_REGULAR_EXPRESSION,
                 "unknown_state_filters": unknown, "transaction_states": []}
     duration = request.duration_filter
-    now = ctx.broker.clock.time_ms()
+    now = ctx.broker.clock.timer_ms()  # as the coordinator's transaction start times
     found = ctx.broker.txn_coordinator.list(states & KNOWN_STATES if states else None, set(request.producer_id_filters))
     if states and not states & KNOWN_STATES:
         found = []

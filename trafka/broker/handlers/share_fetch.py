@@ -60,7 +60,7 @@ async def handle(ctx, request):
         wake = deadline
         lock = next_lock_deadline(ctx, request, session)
         if lock is not None:
-            wake = min(wake, trio.current_time() + max(lock - broker.clock.time_ms(), 1) / 1000)
+            wake = min(wake, trio.current_time() + max(lock - broker.clock.timer_ms(), 1) / 1000)
         with trio.move_on_at(wake):
             await broker.wait_for_data()
     return _answer(ctx, request, ErrorCode.NONE, topics=responses(ctx, answers, acks, fetching=True))

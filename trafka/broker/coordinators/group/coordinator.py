@@ -102,7 +102,8 @@ class GroupCoordinator:
         self._wakeup.set()
 
     def now(self) -> int:
-        return self.clock.time_ms()
+        """Broker time for deadlines (sessions, rebalances, offsets' expiry): the clock's timer."""
+        return self.clock.timer_ms()
 
     def expire(self, now: int) -> None:
         """Act on every group deadline that has passed, classic and consumer groups alike. A

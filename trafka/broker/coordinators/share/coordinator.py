@@ -282,7 +282,7 @@ class ShareCoordinator:
     def acknowledge(self, key: SharePartitionKey, member_id: str, batches, *, renew: bool = False) -> ErrorCode:
         """One partition's acknowledgement batches, all or nothing. With `renew` (IsRenewAck,
         v2) RENEW acknowledgements lock their records for another share.record.lock.duration.ms."""
-        now = self.clock.time_ms()
+        now = self.clock.timer_ms()
         renew_until = now + self.lock_ms(key.group_id) if renew else None
         limit = self.delivery_limit(key.group_id)
 
@@ -314,7 +314,7 @@ class ShareCoordinator:
         or until an acquisition or a clock move changes the deadlines."""
         while True:
             self._wakeup = trio.Event()
-            now = self.clock.time_ms()
+            now = self.clock.timer_ms()
             due = self.expire_due(now)
             timeout = math.inf if due is None else max(due - now, MIN_TIMER_MS) / 1000
             with trio.move_on_after(timeout):
@@ -350,7 +350,7 @@ class ShareCoordinator:
     def expire_locks(self, key: SharePartitionKey) -> None:
         """Before an acquisition: locks of this share-partition that ran out make their records
         available (written)."""
-        self._expire_if_due(key, self.clock.time_ms())
+        self._expire_if_due(key, self.clock.timer_ms())
 
     def _expire_if_due(self, key: SharePartitionKey, now: int) -> int | None:
         """Expire the share-partition's locks that ran out by `now`, unless a failed write of
@@ -376,7 +376,7 @@ class ShareCoordinator:
         offsets, records in flight by state and against the group's in-flight cap, how many
         in-flight records have each delivery count, and the acquired ones as runs of offsets
         held by one member with one delivery count and one lock deadline."""
-        now = self.clock.time_ms()
+        now = self.clock.timer_ms()
         rows = []
         for key, sp in sorted(self.group_partitions(group_id).items(), key=lambda kv: (str(kv[0].topic_id), kv[0].partition)):
             counts = {state.name.lower(): 0 for state in RecordState}

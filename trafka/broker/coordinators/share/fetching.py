@@ -91,7 +91,7 @@ def acquire_all(ctx, request, session, max_records: int) -> tuple[dict[tuple, di
     """Records acquired now from the session's partitions: (topic id, partition) -> the
     partition's answer fields, and how many records were acquired."""
     broker, share = ctx.broker, ctx.broker.share_coordinator
-    now = broker.clock.time_ms()
+    now = broker.clock.timer_ms()  # lock deadlines
     answers: dict[tuple, dict] = {}
     acquired_total = 0
     budget = max(request.max_bytes, 1)

@@ -143,7 +143,7 @@ class TransactionCoordinator:
         self.runtime.on_loaded = self.finish_unfinished
 
     def _now(self) -> int:
-        return self.clock.time_ms()
+        return self.clock.timer_ms()
 
     # --- start-up -------------------------------------------------------------------------
 
