@@ -1,5 +1,12 @@
 """Batch builders shared by the storage tests."""
 
+import contextlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
 from trafka.wire.records import Record, encode_batch
 
 
@@ -17,3 +24,20 @@ def crash(partition_log):
     for segment in partition_log.segments:
         segment.close()
     partition_log._closed = True
+
+
+@contextlib.contextmanager
+def small_tmpfs(mountpoint: Path, size: str):
+    """A tmpfs of `size` mounted at `mountpoint` for a disk-full test (skips without root or
+    where the kernel refuses the mount); unmounted on exit."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mountpoint.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mountpoint)],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
+    try:
+        yield mountpoint
+    finally:
+        subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True)

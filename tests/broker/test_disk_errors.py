@@ -13,6 +13,7 @@ import os
 import subprocess
 
 import pytest
+from testkit.storage import small_tmpfs
 
 from trafka.testing.rawwire import RawClient
 from tests.broker.test_produce_fetch_wire import FETCH_V, create, fetch_body, partition_of, produce_body
@@ -30,17 +31,8 @@ def _mount(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def small_disk(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs for the data dir needs root")
-    mountpoint = tmp_path / "disk"
-    mountpoint.mkdir()
-    result = _mount("-t", "tmpfs", "-o", f"size={DISK_BYTES}", "tmpfs", str(mountpoint))
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
-    try:
+    with small_tmpfs(tmp_path / "disk", str(DISK_BYTES)) as mountpoint:
         yield mountpoint
-    finally:
-        subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True)
 
 
 @pytest.fixture

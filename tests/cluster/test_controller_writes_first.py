@@ -5,10 +5,10 @@ generation Metadata answers follow and every partition's state as they were."""
 from __future__ import annotations
 
 import os
-import subprocess
 import uuid
 
 import pytest
+from testkit.storage import small_tmpfs
 
 from trafka.broker.cluster.controller import Controller
 from trafka.broker.metadata.image import ClusterMetadata
@@ -17,18 +17,8 @@ from trafka.storage.errors import StorageError
 
 @pytest.fixture
 def small_disk(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mountpoint = tmp_path / "disk"
-    mountpoint.mkdir()
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mountpoint)],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
-    try:
+    with small_tmpfs(tmp_path / "disk", "1m") as mountpoint:
         yield mountpoint
-    finally:
-        subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True)
 
 
 def _fill(directory) -> None:

@@ -42,13 +42,18 @@ class Workload:
         self.shared: set[bytes] = set()  # values the share group got
         self.errors: list[str] = []
 
-    def idempotent_producer(self) -> None:
+    def _recorded_producer(self):
+        """An idempotent acks=all producer, and the callback that records what it was told."""
         producer = Producer({"bootstrap.servers": self.bootstrap, "enable.idempotence": True, "acks": "all",
                              "linger.ms": 5, "message.timeout.ms": 60000})
 
         def delivered(err, message):
             if err is None:
                 self.history.produced(message.topic(), message.partition(), message.offset(), message.value())
+        return producer, delivered
+
+    def idempotent_producer(self) -> None:
+        producer, delivered = self._recorded_producer()
         i = 0
         while not self.stop.is_set():
             for _ in range(20):
@@ -60,12 +65,7 @@ class Workload:
     def created_topics(self) -> None:
         """Writes, acks=all and idempotent, to every topic the nemesis made (named nemesis-*)."""
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        producer = Producer({"bootstrap.servers": self.bootstrap, "enable.idempotence": True, "acks": "all",
-                             "linger.ms": 5, "message.timeout.ms": 60000})
-
-        def delivered(err, message):
-            if err is None:
-                self.history.produced(message.topic(), message.partition(), message.offset(), message.value())
+        producer, delivered = self._recorded_producer()
         i = 0
         while not self.stop.is_set():
             try:
