@@ -54,9 +54,9 @@ def leader_log(cluster, name: str):
 
 
 def produce(cluster, name: str, records: int, per_batch: int = 10) -> None:
-    """`records` records appended on the leader as a Produce does, in batches of `per_batch`."""
+    """`records` records appended on the leader's log, in batches of `per_batch` (the leader's
+    role is on its log since it opened: nothing here puts it there)."""
     leader = cluster.leader_node(name, 0)
-    cluster.replication.partition(leader, name, 0).apply_leadership()
     for _ in range(records // per_batch):
         leader.logs.log(name, 0).append(batch(per_batch))
 
