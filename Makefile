@@ -29,6 +29,7 @@ bench: test-deps
 	$(PIP) install -e '.[test,bench]'
 	$(PY) -m bench
 	$(PY) -m bench.replication
+	$(PY) -m bench.startup
 
 # A longer soak under the nemesis than make test runs (docs/nemesis.md): every seed in SEEDS for
 # DURATION seconds of faults each, against the whole process (tests/nemesis/test_under_the_nemesis.py).
