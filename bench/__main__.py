@@ -35,6 +35,8 @@ def _workloads(quick: bool):
         "5,000 partitions": lambda b: protocol.many_partitions(b),
         # Issue #35: a share group as a work queue beside a consumer group reading the same records.
         "work queue: 4 share consumers, 200k x 100B, 1 partition": lambda b: work_queue.work_queue(b, 200_000 // scale, 4),
+        # Issue #44: the same queue beside 2,000 share-partitions that exist and hold nothing.
+        "work queue beside 2,000 idle share-partitions": lambda b: work_queue.work_queue_beside_idle(b, 100_000 // scale, 4, 2000),
         # Issue #26: one consumer of each client reading many partitions.
         **{f"wide read: {client}, {n} partitions": (lambda b, c=client, n=n: workloads.wide_read(b, c, n, 400_000 // scale))
            for client in ("confluent-kafka", "kafka-python", "aiokafka", "confluent-kafka, fetch.queue.backoff.ms=0")

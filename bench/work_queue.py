@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 
 from bench.workloads import DEADLINE_SECONDS, STALL_SECONDS, _create_topic, produce_all
 
@@ -125,4 +126,38 @@ def work_queue(broker, count: int, members: int) -> dict:
         "most_per_member_vs_mean": max(counts.values()) / mean,
         "share_broker_cpu_s": share_cpu,
         "group_broker_cpu_s": group_cpu,
+    }
+
+
+def _idle_share_partitions(bootstrap: str, partitions: int) -> None:
+    """`partitions` share-partitions that exist and hold nothing: a group's first ShareFetch of
+    an empty topic's partitions makes each (at the log end, no record acquired, no lock)."""
+    from trafka.testing.rawwire import RawClient
+
+    topic = _create_topic(bootstrap, partitions)
+    with RawClient(bootstrap, timeout=60) as raw:
+        topic_id = raw.request(3, 12, {"topics": [{"name": topic, "topic_id": uuid.UUID(int=0)}], "allow_auto_topic_creation": False,
+                                       "include_topic_authorized_operations": False}).topics[0].topic_id
+        answer = raw.request(SHARE_FETCH, 1, {
+            "group_id": f"{topic}-idle", "member_id": "idle-member", "share_session_epoch": 0, "max_wait_ms": 0,
+            "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 1, "batch_size": 1, "forgotten_topics_data": [],
+            "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": p, "acknowledgement_batches": []}
+                                                            for p in range(partitions)]}]})
+        if answer.error_code:
+            raise RuntimeError(f"making {partitions} idle share-partitions: error {answer.error_code}")
+
+
+def work_queue_beside_idle(broker, count: int, members: int, idle: int) -> dict:
+    """Issue #44: the work queue alone, then again beside `idle` share-partitions that hold
+    nothing (another group's), on the same broker. The lock timer's cost follows the locks that
+    run out, not the share-partitions that exist, so the busy queue's rate should not move."""
+    alone = work_queue(broker, count, members)
+    _idle_share_partitions(broker.bootstrap, idle)
+    beside = work_queue(broker, count, members)
+    return {
+        "share_msgs_per_s": beside["share_msgs_per_s"],
+        "alone_share_msgs_per_s": alone["share_msgs_per_s"],
+        "idle_share_partitions": idle,
+        "rate_beside_idle_vs_alone": beside["share_msgs_per_s"] / alone["share_msgs_per_s"],
+        "broker_cpu_s_beside_idle_vs_alone": beside["share_broker_cpu_s"] / alone["share_broker_cpu_s"],
     }
