@@ -9,6 +9,7 @@ and `schema.Message` ties both together, so imports go declaration <- codegen <-
 from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
+from functools import cache
 
 import construct as c
 
@@ -20,14 +21,15 @@ class Versions:
     lo: int
     hi: int | None  # None: no upper bound
 
-    @classmethod
-    def parse(cls, spec: str | None) -> "Versions":
+    @staticmethod
+    @cache  # a few dozen specs among the ~3,600 fields' ranges read at import
+    def parse(spec: str | None) -> "Versions":
         if spec is None or spec == "none":
             return NO_VERSIONS
         if spec.endswith("+"):
-            return cls(int(spec[:-1]), None)
+            return Versions(int(spec[:-1]), None)
         lo, _, hi = spec.partition("-")
-        return cls(int(lo), int(hi or lo))
+        return Versions(int(lo), int(hi or lo))
 
     def __contains__(self, version: int) -> bool:
         return self.lo <= version and (self.hi is None or version <= self.hi)
