@@ -31,6 +31,21 @@ _FREE_PORT = re.compile(r"^([A-Za-z0-9_]+)://([^,]*):0$")
 START_TIMEOUT_SECONDS = 30
 
 
+def _byte_compile_once() -> None:
+    """Write trafka's bytecode cache once per test process when the interpreter would not
+    (PYTHONDONTWRITEBYTECODE, which CI images often set, with an editable install, which pip
+    does not compile): otherwise every broker process compiled every module again, ~0.3 s on
+    top of a ~0.25 s start. Up to date, this is a stat per module; a read-only install skips it."""
+    if not sys.dont_write_bytecode or getattr(_byte_compile_once, "done", False):
+        return
+    import compileall
+
+    import trafka
+
+    compileall.compile_dir(os.path.dirname(trafka.__file__), quiet=2)
+    _byte_compile_once.done = True
+
+
 class BrokerFailedToStart(RuntimeError):
     pass
 
@@ -130,6 +145,7 @@ class TrafkaBroker:
             raise RuntimeError("broker is already running")
         if self.in_process:
             return self._start_in_process()
+        _byte_compile_once()
         cmd = [sys.executable, "-m", "trafka", "serve", "--host", self.host, "--port", str(self.port), "--data-dir", str(self.data_dir)]
         for name, value in {**self._start_config(), "console.port": self.console_port,
                             "schema.registry.port": self.schema_registry_port}.items():
