@@ -145,3 +145,45 @@ def test_a_fetch_between_the_high_watermark_and_the_log_end_is_empty(trafka_clus
         finally:
             for follower in (1, 2):
                 trafka_cluster.resume_replication(follower)
+
+
+def fetch_v12(raw: RawClient, topic: str, offset: int, last_fetched_epoch: int):
+    body = raw.request(1, 12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+                               "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+                               "topics": [{"topic": topic, "partitions": [
+                                   {"partition": 0, "current_leader_epoch": -1, "fetch_offset": offset,
+                                    "last_fetched_epoch": last_fetched_epoch, "log_start_offset": -1,
+                                    "partition_max_bytes": 1 << 20}]}],
+                               "forgotten_topics_data": [], "rack_id": ""})
+    return body.responses[0].partitions[0]
+
+
+def test_a_fetch_names_the_diverging_epoch_of_a_log_the_client_read_past(trafka_cluster):
+    """KIP-320: a consumer's Fetch v12+ carries the epoch of the last batch it read; when the
+    leader's log of that epoch ends before the fetch offset (records the consumer read were
+    truncated away, or it read under another leader's epoch), the answer names the diverging
+    epoch and its end offset instead of records, as Kafka's Partition does, so the client
+    detects the truncation instead of reading on or resetting."""
+    topic = f"diverging-{uuid.uuid4().hex[:6]}"
+    servers = trafka_cluster.broker_addresses
+    with RawClient(servers[0]) as raw:
+        created = raw.request(19, 5, {"topics": [{"name": topic, "num_partitions": -1, "replication_factor": -1,
+                                                  "assignments": [{"partition_index": 0, "broker_ids": [0, 1, 2]}],
+                                                  "configs": []}], "timeout_ms": 10_000, "validate_only": False})
+        assert created.topics[0].error_code == E.NONE
+        for b in range(100):  # offsets 0-999 under epoch 0
+            produce(raw, topic, batch(10, f"e0-{b}"))
+    trafka_cluster.move_leader(topic, 0, 1)
+    with RawClient(servers[1]) as raw:
+        for b in range(100):  # offsets 1000-1999 under epoch 1
+            produce(raw, topic, batch(10, f"e1-{b}"))
+        # Read up to 1,500 believing epoch 0 went on there: epoch 0 ended at 1,000.
+        diverged = fetch_v12(raw, topic, 1500, 0)
+        assert diverged.error_code == E.NONE and not diverged.records
+        assert (diverged.diverging_epoch.epoch, diverged.diverging_epoch.end_offset) == (0, 1000)
+        # Consistent positions read on.
+        for offset, epoch in [(500, 0), (1000, 0), (1500, 1), (1990, 1)]:
+            read = fetch_v12(raw, topic, offset, epoch)
+            assert read.error_code == E.NONE and read.diverging_epoch is None and read.records, (offset, epoch, read)
+        # An epoch the leader never had: out of range, as Kafka answers.
+        assert fetch_v12(raw, topic, 1500, 7).error_code == E.OFFSET_OUT_OF_RANGE

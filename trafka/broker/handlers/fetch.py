@@ -26,6 +26,10 @@ Behavior:
   when older than the partition's, UNKNOWN_LEADER_EPOCH when newer (-1 skips the check).
 - An offset between the high watermark and the log end answers no records and no error (Kafka's
   LocalLog.read); only one below the log start or past the log end is OFFSET_OUT_OF_RANGE.
+- v12+ last_fetched_epoch (KIP-320) is checked as Kafka's Partition checks it: when the leader's
+  log of that epoch ends before the fetch offset, the answer has no records and names the
+  diverging epoch and its end offset (the client detects the truncation); an epoch the leader
+  cannot place is OFFSET_OUT_OF_RANGE.
 - isolation_level read_committed (1): never a batch at or past the last stable offset (the
   first offset of the oldest open transaction), and `aborted_transactions` lists the aborted
   transactions overlapping what is returned (from the segments' .txnindex files) so the
@@ -41,8 +45,9 @@ from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.operations.log_tasks import load_off_loop
 from trafka.broker.cluster.describe import fetch_refusal
-from trafka.broker.requests.topics import find_log, leader_epoch_error, topic_name
+from trafka.broker.requests.topics import current_leader_epoch, find_log, leader_epoch_error, topic_name
 from trafka.storage.errors import OffsetOutOfRange
+from trafka.storage.log_replica import epoch_at, epoch_end_offset
 from trafka.wire.errors import ErrorCode
 from trafka.wire.framing import FrameWriter
 
@@ -101,6 +106,14 @@ def _read_all(broker, request, names: list[str | None], refused=frozenset()) -> 
             if preferred >= 0:  # KIP-392: no records, the replica in the consumer's rack to ask instead
                 partitions.append(partition_error(index, ErrorCode.NONE, log_) | {"preferred_read_replica": preferred})
                 continue
+            if getattr(p, "last_fetched_epoch", -1) >= 0:
+                diverging = _diverging(log_, p.fetch_offset, p.last_fetched_epoch, current_leader_epoch(broker, name, index))
+                if isinstance(diverging, ErrorCode):
+                    partitions.append(partition_error(index, diverging, log_))
+                    continue
+                if diverging is not None:  # no records: where the client's log parts from the leader's
+                    partitions.append(partition_error(index, ErrorCode.NONE, log_) | {"diverging_epoch": diverging})
+                    continue
             limit = min(p.partition_max_bytes, budget - total)
             try:
                 # At least one batch only while nothing has been gathered yet (KIP-74).
@@ -123,6 +136,26 @@ def _read_all(broker, request, names: list[str | None], refused=frozenset()) -> 
             })
         topics.append({"topic": wanted.topic, "topic_id": wanted.topic_id, "partitions": partitions})
     return topics, total
+
+
+def _diverging(log_, fetch_offset: int, last_fetched_epoch: int, current_epoch: int) -> ErrorCode | dict | None:
+    """Kafka's validateFetchOffsetAndMaybeGetDivergingEpoch: where the leader's log of the
+    client's last fetched epoch ends (OffsetForLeaderEpoch's answer); OFFSET_OUT_OF_RANGE when
+    the leader cannot tell (an epoch it never had) or the offset is below the log start; the
+    diverging epoch and end offset when that epoch ended before the fetch offset (or the leader
+    only has an older one); None when the client's position agrees with the leader's log."""
+    if last_fetched_epoch == current_epoch or (fetch_offset > log_.log_start_offset
+                                               and epoch_at(log_, fetch_offset - 1) == last_fetched_epoch):
+        # The common case, answered without walking the log's epochs: the client's last batch
+        # (the one holding the offset before its position) is of the epoch it names, so the
+        # leader's writes of that epoch end at or after its position.
+        return None if log_.log_start_offset <= fetch_offset else ErrorCode.OFFSET_OUT_OF_RANGE
+    epoch, end = epoch_end_offset(log_, last_fetched_epoch, current_epoch)
+    if epoch < 0 or end < 0 or fetch_offset < log_.log_start_offset:
+        return ErrorCode.OFFSET_OUT_OF_RANGE
+    if epoch < last_fetched_epoch or end < fetch_offset:
+        return {"epoch": epoch, "end_offset": end}
+    return None
 
 
 def _aborted(log_, fetch_offset: int, read) -> list[dict]:
