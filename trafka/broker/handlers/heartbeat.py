@@ -4,7 +4,10 @@ Behavior:
 - As in Kafka: REBALANCE_IN_PROGRESS tells a member to rejoin, ILLEGAL_GENERATION that it
   missed a generation, UNKNOWN_MEMBER_ID that its session expired, FENCED_INSTANCE_ID that
   another process took its group instance id.
-- Sessions are checked by the coordinator's timer task against the broker clock.
+- The generation is checked before the group's state, as in Kafka 4: a heartbeat of another
+  generation is ILLEGAL_GENERATION even while the group prepares a rebalance.
+- A heartbeat of the current generation restarts the member's session (not one refused);
+  sessions are checked by the coordinator's timer task against the broker clock.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ Behavior:
 - v10 names topics by id (KIP-848): an id no topic has is UNKNOWN_TOPIC_ID for its partitions.
 - Unknown topics or partitions: UNKNOWN_TOPIC_OR_PARTITION; metadata over 4096 bytes
   (Kafka's offset.metadata.max.bytes): OFFSET_METADATA_TOO_LARGE.
+- A classic member's commit that passes the member and generation checks restarts its
+  session in a Stable or PreparingRebalance group, whatever becomes of its partitions (as
+  Kafka's commitOffset); a KIP-848 member's does not.
 - retention_time_ms (v2-4) is ignored: offsets are kept until deleted (see docs/groups.md).
 """
 

@@ -5,6 +5,8 @@ Behavior:
   gave it, or empty bytes if the leader gave it none.
 - A follower's request waits in the handler until the leader's arrives (or the rebalance
   timeout removes the members that never synced and starts a new rebalance).
+- The assignment reaching a member restarts its session; a SyncGroup to a Stable group gets
+  the member's assignment again and restarts nothing, as in Kafka.
 - v5: a protocol type or name other than the group's is INCONSISTENT_GROUP_PROTOCOL.
 """
 

@@ -321,9 +321,10 @@ class ClassicGroupManager(CoordinatorPart):
             group.group_id, group.generation, len(group.members), group.protocol_name, group.leader_id,
         )
         for member in group.members.values():
+            # Every member's session starts again, a static member kept without rejoining too.
+            member.heartbeat_deadline = now + member.session_timeout_ms
             if member.awaiting_join():
                 member.join_reply.set(self._join_result(group, member))
-                member.heartbeat_deadline = now + member.session_timeout_ms
 
     def _on_sync_deadline(self, group: Group, now: int) -> None:
         """Members that never sent SyncGroup after the join are removed (KAFKA-12890)."""
@@ -407,8 +408,7 @@ class ClassicGroupManager(CoordinatorPart):
         if group.is_(PREPARING):
             return SyncResult(ErrorCode.REBALANCE_IN_PROGRESS)
         self._synced(group, member_id)
-        member.heartbeat_deadline = now + member.session_timeout_ms
-        if group.is_(STABLE):
+        if group.is_(STABLE):  # the assignment again; the session is not restarted (as in Kafka)
             return self._sync_result(group, member)
         if not member.awaiting_sync():
             member.sync_reply = Reply()
@@ -463,16 +463,14 @@ class ClassicGroupManager(CoordinatorPart):
         if error:
             return error
         member = group.members[member_id]
-        if group.is_(EMPTY):
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if group.is_(PREPARING):
-            # Whatever its generation, the member learns it must rejoin.
-            member.heartbeat_deadline = self._now() + member.session_timeout_ms
-            return ErrorCode.REBALANCE_IN_PROGRESS
+        # Kafka's validateClassicGroupHeartbeat checks the generation before the state: a
+        # heartbeat of another generation is ILLEGAL_GENERATION and keeps nobody alive.
         if generation != group.generation:
             return ErrorCode.ILLEGAL_GENERATION
+        if group.is_(EMPTY):
+            return ErrorCode.UNKNOWN_MEMBER_ID
         member.heartbeat_deadline = self._now() + member.session_timeout_ms
-        return ErrorCode.NONE
+        return ErrorCode.REBALANCE_IN_PROGRESS if group.is_(PREPARING) else ErrorCode.NONE
 
     def leave_group(self, group_id: str, leaving: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:
         """(member id, group instance id) pairs leave; the group error, then one per member."""

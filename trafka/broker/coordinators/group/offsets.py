@@ -32,6 +32,7 @@ from trafka.wire.errors import ErrorCode
 log = logging.getLogger("trafka.coordinator")
 
 EMPTY, COMPLETING, DEAD = GroupState.EMPTY, GroupState.COMPLETING_REBALANCE, GroupState.DEAD
+STABLE, PREPARING = GroupState.STABLE, GroupState.PREPARING_REBALANCE
 
 OFFSET_METADATA_MAX_BYTES = 4096  # Kafka's offset.metadata.max.bytes default
 
@@ -84,6 +85,11 @@ class OffsetMetadataManager(CoordinatorPart):
             error = self._validate_commit(group, generation, member_id, group_instance_id)
         if error:
             return refused(error)
+        member = group.members.get(member_id) if consumer_group is None else None
+        if member is not None and group.is_(STABLE, PREPARING):
+            # As Kafka's commitOffset: a classic member's valid commit keeps it alive, whatever
+            # becomes of its offsets (a refused partition, a write that fails).
+            member.heartbeat_deadline = now + member.session_timeout_ms
         errors = [self._check_commit(c) for c in commits]
         accepted = [c for c, e in zip(commits, errors) if e == ErrorCode.NONE]
         if not accepted:
@@ -100,9 +106,6 @@ class OffsetMetadataManager(CoordinatorPart):
             shard = self.coordinator.shard_for(group_id)
             for record in records:
                 shard.replay(record.key, record.value)
-            member = group.members.get(member_id) if consumer_group is None else None
-            if member is not None:
-                member.heartbeat_deadline = now + member.session_timeout_ms
         try:
             self.coordinator.write(group_id, records, apply=apply)
         except CoordinatorWriteError as exc:
