@@ -346,14 +346,14 @@ class LogManager:
 
     def _open_partitions(self, metadata: TopicMetadata, partitions: range) -> None:
         self._configs[metadata.name] = self._build_config(metadata.name)
+        # No directory yet: it appears with the first write, the partition log with its first use
+        # (log()); one stat of a str each (a Path each was a fifth of a 500 x 10 CreateTopics).
+        prefix = os.path.join(self.data_dir, f"{metadata.name}-")
         for partition in partitions:
-            directory = self._partition_dir(metadata.name, partition)
-            if os.path.lexists(directory):
+            if os.path.lexists(f"{prefix}{partition}"):
+                directory = self._partition_dir(metadata.name, partition)
                 log.warning("moving aside stale %s before creating the partition", directory)
                 remove_dir(directory)
-            # No directory yet: it appears with the partition's first write, and the partition
-            # log with its first use (log()), so creating thousands of partitions costs one stat
-            # each.
 
     def _open_new(self, topic: str, partition: int) -> PartitionLog:
         """The PartitionLog of a partition that has no directory yet (not in _logs)."""

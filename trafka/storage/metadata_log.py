@@ -232,7 +232,7 @@ class MetadataLog:
         Raises the storage errors of PartitionLog.append (nothing is written then) or OSError
         from the fsync (the batch may be there, unsynced: the caller must not apply it)."""
         now = self._clock.time_ms() if self._clock is not None else int(time.time() * 1000)
-        batch = rec.encode_batch([rec.Record(key, value, (), now) for key, value in records])
+        batch = rec.encode_keyed_batch(list(records), now)
         info = self.log.append(batch)
         # fsync the segment itself (a roll fsynced the ones before): not PartitionLog.flush, whose
         # FlushPlan is the broker's off-loop flush of topic partitions, nor its recovery point,
