@@ -291,3 +291,18 @@ def test_a_closed_manager_opens_no_log_over_its_directories(manager, tmp_path, c
     again = manager()
     assert again.log("orders", 0).log_end_offset == 5
     assert not (tmp_path / "data" / "orders-1").exists()
+
+
+def test_a_stale_partition_directory_is_moved_aside_when_its_topic_is_created(manager, tmp_path):
+    """Found by a stat for a small CreateTopics, in one listing of the data dir for a big one."""
+    m = manager()
+    for name in ("big-7", "small-1"):
+        (tmp_path / "data" / name).mkdir()
+        (tmp_path / "data" / name / "00000000000000000000.log").write_bytes(b"left over")
+    m.create_topics([("big", 200, {}), ("small", 2, {})])
+    m.create_topics([("small2", 2, {})])  # nothing stale: a stat finds nothing
+    assert not (tmp_path / "data" / "big-7").exists() and not (tmp_path / "data" / "small-1").exists()
+    assert m.log("big", 7).log_end_offset == 0 and m.log("small", 1).log_end_offset == 0
+    (tmp_path / "data" / "one-0").mkdir()
+    m.create_topics([("one", 1, {})])
+    assert not (tmp_path / "data" / "one-0").exists()

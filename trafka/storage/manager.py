@@ -315,19 +315,20 @@ class LogManager:
             except StorageError as exc:
                 results.append(exc)
         made = [r for r in results if isinstance(r, TopicMetadata)]
+        present = set(os.listdir(self.data_dir)) if sum(m.partitions for m in made) > 100 else None
         if self._journal is None:
             for metadata in made:
                 self._write_metadata(metadata, sync=False)
-                self._add_topic(metadata)
+                self._add_topic(metadata, present)
             self.sync_metadata()
             return results
         if made:
             self._journal([TopicChange("created", metadata) for metadata in made])
         for metadata in made:
-            self._add_topic(metadata)
+            self._add_topic(metadata, present)
         return results
 
-    def _add_topic(self, metadata: TopicMetadata) -> TopicMetadata:
+    def _add_topic(self, metadata: TopicMetadata, present: set[str] | None = None) -> TopicMetadata:
         name, partitions = metadata.name, metadata.partitions
         current = self._collisions_at == (self.generation, len(self.topics))
         self.topics[name] = metadata
@@ -335,7 +336,7 @@ class LogManager:
         if current:  # keep the collision index without rebuilding it for every new topic
             self._collisions[_collision_key(name)] = name
             self._collisions_at = (self.generation, len(self.topics))
-        self._open_partitions(metadata, range(partitions))
+        self._open_partitions(metadata, range(partitions), present)
         log.info("created topic %s (%s) with %d partitions", name, metadata.topic_id, partitions)
         self._changed("created", metadata)
         return metadata
@@ -344,16 +345,15 @@ class LogManager:
         if self.on_topic_change is not None:
             self.on_topic_change(change, metadata)
 
-    def _open_partitions(self, metadata: TopicMetadata, partitions: range) -> None:
+    def _open_partitions(self, metadata: TopicMetadata, partitions: range, present: set[str] | None = None) -> None:
+        """No directory yet: it comes with the first write, the log with its first use (log()). A
+        stale one is found in `present` (the data dir listed once, for a big CreateTopics) or by a stat."""
         self._configs[metadata.name] = self._build_config(metadata.name)
-        # No directory yet: it appears with the first write, the partition log with its first use
-        # (log()); one stat of a str each (a Path each was a fifth of a 500 x 10 CreateTopics).
-        prefix = os.path.join(self.data_dir, f"{metadata.name}-")
         for partition in partitions:
-            if os.path.lexists(f"{prefix}{partition}"):
-                directory = self._partition_dir(metadata.name, partition)
-                log.warning("moving aside stale %s before creating the partition", directory)
-                remove_dir(directory)
+            name = f"{metadata.name}-{partition}"
+            if name in present if present is not None else os.path.lexists(os.path.join(self.data_dir, name)):
+                log.warning("moving aside stale %s before creating the partition", os.path.join(self.data_dir, name))
+                remove_dir(self._partition_dir(metadata.name, partition))
 
     def _open_new(self, topic: str, partition: int) -> PartitionLog:
         """The PartitionLog of a partition that has no directory yet (not in _logs)."""
