@@ -101,7 +101,7 @@ CLUSTER_ONLY = frozenset({
     "offsets.topic.replication.factor", "transaction.state.log.replication.factor",
     "share.coordinator.state.topic.replication.factor", "auto.leader.rebalance.enable",
     "leader.imbalance.check.interval.seconds", "leader.imbalance.per.broker.percentage", "replica.selector.class",
-    "cluster.broker.racks",
+    "cluster.broker.racks", "cluster.broker.ports",
 })
 
 # listener.name.<listener>.[<mechanism>.]<setting> overrides <setting> for one listener.

@@ -20,7 +20,7 @@ from trafka.broker.handlers.metadata import MetadataCache
 from trafka.broker.operations.log_tasks import StorageThreads, every, storage_tasks
 from trafka.broker.requests.routes import load_handlers
 from trafka.broker.operations.stats import BrokerStats
-from trafka.broker.security.listeners import Listener, configured_listeners
+from trafka.broker.security.listeners import Listener, configured_listeners, place_in_cluster
 from trafka.broker.coordinators.share.coordinator import ShareCoordinator
 from trafka.broker.coordinators.transaction import TransactionCoordinator
 from trafka.storage.files import atomic_write
@@ -277,19 +277,17 @@ async def serve(broker: Broker, host: str, port: int, *, services=(), task_statu
     the broker plug in here, so the broker never imports them).
 
     The cluster's first node serves every node: a simulated cluster's node i on the configured
-    ports + i (a free port for each where the port is 0), the services beside node 0."""
+    ports + i, or where cluster.broker.ports places it (a free port for each where the port is
+    0), the services beside node 0."""
     await broker.cluster.serve(host, port, services, task_status=task_status)
 
 
 async def serve_node(broker: Broker, host: str, port: int, *, services=(), port_offset: int = 0,
                      task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """One broker's listeners and background tasks (see serve)."""
+    """One broker's listeners and background tasks (see serve); `port_offset` is its index in
+    a simulated cluster (listeners.place_in_cluster)."""
     configured = configured_listeners(broker.config, host, port)  # ConfigError on bad listener settings
-    if port_offset:
-        for listener in configured:
-            listener.port = listener.port + port_offset if listener.port else 0
-            if listener.advertised_port:
-                listener.advertised_port += port_offset
+    place_in_cluster(configured, broker.config, port_offset)  # broker i of a simulated cluster
     bound_before = {listener.name: listener.port for listener in broker.listeners}
     for listener in configured:  # a stopped node of a simulated cluster comes back where it was
         listener.port = bound_before.get(listener.name) or listener.port

@@ -4,6 +4,9 @@ A listener is NAME://HOST:PORT; its security protocol comes from the map (by def
 named after a protocol uses that protocol). `--host/--port` are the shorthand for one PLAINTEXT
 listener when `listeners` is not set. Controller listeners (`controller.listener.names`) are
 accepted and not opened: a single trafka broker is its own controller.
+
+In a simulated cluster (`cluster.brokers`) broker i listens on each listener's port + i, or
+where `cluster.broker.ports` places it (`place_in_cluster`).
 """
 
 from __future__ import annotations
@@ -106,3 +109,46 @@ def configured_listeners(config, host: str, port: int) -> list[Listener]:
         by_name[name].advertised_host = adv_host or None
         by_name[name].advertised_port = adv_port or None
     return listeners
+
+
+def place_in_cluster(listeners: list[Listener], config, index: int) -> None:
+    """Broker `index` of a simulated cluster: its listeners on `cluster.broker.ports`' entry for
+    it when that is set (one port: the first listener's, the others keeping their distance from
+    it; or one port per listener, in the order of `listeners`), else on each configured port +
+    `index`; a port 0 stays a free one. Advertised ports move as their listeners do."""
+    entries = cluster_ports(config, len(listeners))
+    first = listeners[0].port
+    for j, listener in enumerate(listeners):
+        if entries is None:
+            moved = listener.port + index if listener.port else 0
+        elif len(entries[index]) > 1 or j == 0:
+            moved = entries[index][j]
+        elif listener.port and first and entries[index][0]:  # its distance from the first kept
+            moved = entries[index][0] + listener.port - first
+        else:
+            moved = 0
+        if listener.advertised_port:
+            listener.advertised_port += moved - listener.port
+        listener.port = moved
+
+
+def cluster_ports(config, listener_count: int) -> list[list[int]] | None:
+    """`cluster.broker.ports` parsed: per broker, one port or one per listener (None when unset)."""
+    text = config["cluster.broker.ports"]
+    if not text.strip() or config["cluster.brokers"] == 1:
+        return None
+    entries = []
+    for entry in text.split(","):
+        ports = []
+        for item in entry.split("/"):
+            if not item.strip().isdigit() or int(item) > 65535:
+                raise ConfigError(f"invalid value for cluster.broker.ports: {item.strip()!r} is not a port")
+            ports.append(int(item))
+        if len(ports) not in (1, listener_count):
+            raise ConfigError(f"invalid value for cluster.broker.ports: {entry.strip()!r} gives {len(ports)} ports "
+                              f"for {listener_count} listeners (one port, or one per listener)")
+        entries.append(ports)
+    if len(entries) != config["cluster.brokers"]:
+        raise ConfigError(f"cluster.broker.ports names {len(entries)} brokers for {config['cluster.brokers']} "
+                          "(cluster.brokers)")
+    return entries
