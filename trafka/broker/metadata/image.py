@@ -141,7 +141,7 @@ class ClusterMetadata:
                 self._topic_configs.get(record.fields["resource_name"], set()).discard(record.key())
         elif record.type == "PartitionRecord":
             key = record.key()
-            ids = partition_ids(key)
+            ids = record.new_partition_ids or partition_ids(key)
             if ids is None:  # a key of an older version: kept whole
                 ids = (record.fields["topic_id"], int(record.fields["partition_id"]))
                 self._set_partition(key, ids, value, False)

@@ -87,7 +87,7 @@ class MetadataRecord:
     as written (read back, or made as bytes: `new_partition_record`), when its fields are
     decoded at first use and its bytes are not encoded again."""
 
-    __slots__ = ("type", "_fields", "_key", "_value")
+    __slots__ = ("type", "_fields", "_key", "_value", "_ids")
 
     def __init__(self, type: str, fields: dict | None = None, *, key: bytes | None = None,
                  value: bytes | None = None):
@@ -96,6 +96,7 @@ class MetadataRecord:
         if fields is None and value is None:
             raise ValueError("a metadata record needs its fields or its value")
         self.type, self._fields, self._key, self._value = type, fields, key, value
+        self._ids: tuple[str, int] | None = None  # a new partition's (new_partition_record)
 
     @property
     def fields(self) -> dict:
@@ -136,10 +137,17 @@ class MetadataRecord:
         """A PartitionRecord of a partition as new (every state field null)."""
         if self.type != "PartitionRecord":
             return False
+        if self._ids is not None:
+            return True
         if self._value is not None:
             return is_new_partition(self._value)
         f = self._fields
         return all(f.get(name) is None for name in _PARTITION_STATE)
+
+    @property
+    def new_partition_ids(self) -> tuple[str, int] | None:
+        """(topic id, partition) of a record new_partition_record made (partition_ids of its key)."""
+        return self._ids
 
     def key(self) -> bytes:
         """Worked out once: the image, the log and the snapshot all ask."""
@@ -159,9 +167,11 @@ def new_partition_record(topic_id: str, partition: int) -> MetadataRecord:
     """A new partition's PartitionRecord (its state fields null), made as the bytes `encode`
     gives for those fields: a CreateTopics of 5,000 partitions makes no dict per partition."""
     entity = f"{_json_string(topic_id)},{int(partition)}"
-    return MetadataRecord(
+    record = MetadataRecord(
         "PartitionRecord", key=f'{_PARTITION_KEY_TEXT}{entity}]}}'.encode(),
         value=f'{_NEW_PARTITION_HEAD_TEXT}{int(partition)}{_NEW_PARTITION_TAIL_TEXT}{_json_string(topic_id)[1:]}}}'.encode())
+    record._ids = (topic_id, int(partition))  # what partition_ids(key) would read back
+    return record
 
 
 def _hashable(value):
