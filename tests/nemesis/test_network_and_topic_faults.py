@@ -29,8 +29,12 @@ def test_network_partitions_bounces_moves_and_topics_made_under_faults(tmp_path)
         assert producer.flush(30) == 0
         report = cluster.nemesis(seed=5, duration_s=12, faults=KINDS, max_down=1)  # every kind, by its plan
         assert report["state"] == "done", report
+        assert not [e for e in report["events"] if e["result"].startswith("failed")], report["events"]
         done = {e["kind"] for e in report["events"] if e["result"] == "done"}
-        assert {"isolate", "fence", "rejoin", "cut", "mend", "bounce", "create", "coordinator"} <= done, report["events"]
+        assert {"isolate", "fence", "rejoin", "cut", "mend", "bounce", "create"} <= done, report["events"]
+        # A leadership move is skipped when the replica it picks leads already or is out of
+        # sync, which depends on timing; that it ran is what holds.
+        assert {e["kind"] for e in report["events"]} >= {"coordinator"}, report["events"]
         assert report["serving"] and all(report["serving"].values()), report["serving"]
         assert all(b["alive"] for b in cluster.brokers()) and cluster.faults() == []
         made = [e["target"] for e in report["events"] if e["kind"] == "create" and e["result"] == "done"]
