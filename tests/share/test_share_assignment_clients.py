@@ -44,6 +44,16 @@ def wait_for_split(broker, consumers: dict[str, ShareConsumer], sizes: list[int]
     raise AssertionError(f"assignment never became {sizes}: {assignments(broker)}")
 
 
+def settle(consumers: dict[str, ShareConsumer], heartbeats: int = 3) -> None:
+    """Poll a few heartbeat intervals (500 ms here) more, before any record exists: a member
+    learns its new assignment at its next heartbeat, and until then fetches what it held
+    before (a first member held every partition), as a Kafka broker would serve it."""
+    until = time.monotonic() + heartbeats * 0.5
+    while time.monotonic() < until:
+        for consumer in consumers.values():
+            assert not consumer.poll(0.1), "a record before any was produced"
+
+
 def produce_everywhere(broker) -> None:
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 5})
     for i in range(PER_PARTITION):
@@ -76,6 +86,7 @@ def test_members_get_disjoint_partitions_and_the_work_splits(long_lock_broker):
     consumers = {name: share_consumer(broker, name) for name in ("a", "b", "c")}
     held = wait_for_split(broker, consumers, [2, 2, 2])
     assert set().union(*held.values()) == set(range(PARTITIONS))
+    settle(consumers)
     share_from_earliest(broker.bootstrap_servers, "spread")
     produce_everywhere(broker)
     accepted: dict[tuple[int, int], str] = {}
@@ -100,6 +111,7 @@ def test_two_members_each_fetch_their_own_partition(long_lock_broker):
     create_topic(broker.bootstrap_servers, "spread", 2)
     consumers = {name: share_consumer(broker, name) for name in ("a", "b")}
     held = wait_for_split(broker, consumers, [1, 1])
+    settle(consumers)
     share_from_earliest(broker.bootstrap_servers, "spread")
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
     for i in range(400):
