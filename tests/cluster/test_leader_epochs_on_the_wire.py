@@ -59,6 +59,14 @@ def produce(raw: RawClient, topic: str, data: bytes, acks: int = -1) -> int:
     return part.base_offset
 
 
+def create_on_three(raw: RawClient, topic: str) -> None:
+    """The topic's one partition on brokers 0, 1, 2, led by broker 0."""
+    created = raw.request(19, 5, {"topics": [{"name": topic, "num_partitions": -1, "replication_factor": -1,
+                                              "assignments": [{"partition_index": 0, "broker_ids": [0, 1, 2]}],
+                                              "configs": []}], "timeout_ms": 10_000, "validate_only": False})
+    assert created.topics[0].error_code == E.NONE, created
+
+
 def offset_for_leader_epoch(raw: RawClient, topic: str, epoch: int):
     body = raw.request(23, 3, {"replica_id": -1, "topics": [{"topic": topic, "partitions": [
         {"partition": 0, "current_leader_epoch": -1, "leader_epoch": epoch}]}]})
@@ -69,10 +77,7 @@ def test_list_offsets_and_fetch_speak_the_partitions_leader_epochs(trafka_cluste
     topic = f"epochs-{uuid.uuid4().hex[:6]}"
     servers = trafka_cluster.broker_addresses
     with RawClient(servers[0]) as raw:
-        created = raw.request(19, 5, {"topics": [{"name": topic, "num_partitions": -1, "replication_factor": -1,
-                                                  "assignments": [{"partition_index": 0, "broker_ids": [0, 1, 2]}],
-                                                  "configs": []}], "timeout_ms": 10_000, "validate_only": False})
-        assert created.topics[0].error_code == E.NONE
+        create_on_three(raw, topic)
         for b in range(100):  # 1,000 records under epoch 0
             produce(raw, topic, batch(10, f"e0-{b}"))
         assert leader_of(raw, topic) == (0, 0)
@@ -127,10 +132,7 @@ def test_a_fetch_between_the_high_watermark_and_the_log_end_is_empty(trafka_clus
     records and no error."""
     topic = f"ahead-{uuid.uuid4().hex[:6]}"
     with RawClient(trafka_cluster.broker_addresses[0]) as raw:
-        assert raw.request(19, 5, {"topics": [{"name": topic, "num_partitions": -1, "replication_factor": -1,
-                                               "assignments": [{"partition_index": 0, "broker_ids": [0, 1, 2]}],
-                                               "configs": []}], "timeout_ms": 10_000,
-                                   "validate_only": False}).topics[0].error_code == E.NONE
+        create_on_three(raw, topic)
         for b in range(10):
             produce(raw, topic, batch(10, f"a{b}"))
         for follower in (1, 2):
@@ -167,10 +169,7 @@ def test_a_fetch_names_the_diverging_epoch_of_a_log_the_client_read_past(trafka_
     topic = f"diverging-{uuid.uuid4().hex[:6]}"
     servers = trafka_cluster.broker_addresses
     with RawClient(servers[0]) as raw:
-        created = raw.request(19, 5, {"topics": [{"name": topic, "num_partitions": -1, "replication_factor": -1,
-                                                  "assignments": [{"partition_index": 0, "broker_ids": [0, 1, 2]}],
-                                                  "configs": []}], "timeout_ms": 10_000, "validate_only": False})
-        assert created.topics[0].error_code == E.NONE
+        create_on_three(raw, topic)
         for b in range(100):  # offsets 0-999 under epoch 0
             produce(raw, topic, batch(10, f"e0-{b}"))
     trafka_cluster.move_leader(topic, 0, 1)
