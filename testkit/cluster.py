@@ -36,3 +36,25 @@ def wait_for(condition, *, timeout: float = 20, what: str = "the condition") -> 
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
+
+
+async def call(broker, api_key: int, version: int, body: dict) -> dict:
+    """One request through `broker`'s handler, as a connection dispatches it: how the in-process
+    cluster tests send what a client would, without a socket."""
+    from trafka.broker.network.connection import RequestContext
+    from trafka.broker.requests.routes import ROUTES, load_handlers
+    from trafka.wire import framing
+    from trafka.wire.messages import APIS
+
+    frame = framing.encode_request(APIS[api_key], version, 1, "cluster-test", body)[4:]
+    header = framing.peek_header(frame)
+    request = framing.decode_request(frame, header, APIS[api_key])
+    return await (ROUTES or load_handlers())[api_key].handle(RequestContext(broker, header, "test"), request)
+
+
+def replicate(cluster) -> None:
+    """Every running broker's replica fetcher, but the paused ones', pass after pass until none
+    copies anything."""
+    fetchers = [node for node in cluster.running_nodes() if node.node_id not in cluster.replication.paused]
+    while any([cluster.replication.fetch_once(node) for node in fetchers]):
+        pass

@@ -25,33 +25,21 @@ import random
 
 import pytest
 import trio
+from testkit.cluster import call
 from trio.testing import wait_all_tasks_blocked
 
 from trafka.broker.cluster.controller import Controller
 from trafka.broker.cluster.nodes import Cluster
 from trafka.broker.config import BrokerConfig
-from trafka.broker.network.connection import RequestContext
-from trafka.broker.requests.routes import load_handlers
 from trafka.storage.clock import ManualClock
-from trafka.wire import framing
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode
-from trafka.wire.messages import APIS
 
 BROKERS, LAG_MS = 4, 10_000
 SETTINGS = {"cluster.brokers": BROKERS, "offsets.topic.num.partitions": 1, "transaction.state.log.num.partitions": 1,
             "share.coordinator.state.topic.num.partitions": 1, "replica.lag.time.max.ms": LAG_MS}
 TOPIC = "ledger"
 SEEDS = int(os.environ.get("REPLICA_SEEDS", "24"))
-ROUTES = load_handlers()
-
-
-async def call(broker, api_key: int, version: int, body: dict) -> dict:
-    """One request through the broker's handler, as a connection dispatches it."""
-    frame = framing.encode_request(APIS[api_key], version, 1, "schedule", body)[4:]
-    header = framing.peek_header(frame)
-    return await ROUTES[api_key].handle(RequestContext(broker, header, "test"),
-                                        framing.decode_request(frame, header, APIS[api_key]))
 
 
 class Schedule:

@@ -8,6 +8,7 @@ import json
 
 import pytest
 import trio
+from testkit.cluster import replicate
 from testkit.storage import batch, idempotent
 from trio.testing import wait_all_tasks_blocked
 
@@ -59,14 +60,6 @@ def produce(cluster, name: str, records: int, per_batch: int = 10) -> None:
     leader = cluster.leader_node(name, 0)
     for _ in range(records // per_batch):
         leader.logs.log(name, 0).append(batch(per_batch))
-
-
-def replicate(cluster) -> None:
-    """Every running broker's replica fetcher (but the paused ones'), pass after pass, until none
-    copies anything."""
-    fetchers = [node for node in cluster.running_nodes() if node.node_id not in cluster.replication.paused]
-    while any([cluster.replication.fetch_once(node) for node in fetchers]):
-        pass
 
 
 def log_starts(cluster, name: str) -> dict[int, int]:

@@ -18,21 +18,17 @@ import uuid
 
 import pytest
 import trio
+from testkit.cluster import call, replicate
 from trio.testing import wait_all_tasks_blocked
 
 from trafka.broker.cluster.nodes import Cluster
 from trafka.broker.config import BrokerConfig
-from trafka.broker.network.connection import RequestContext
-from trafka.broker.requests.routes import load_handlers
 from trafka.storage.clock import ManualClock
-from trafka.wire import framing
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode
-from trafka.wire.messages import APIS
 
 SETTINGS = {"offsets.topic.num.partitions": 1, "transaction.state.log.num.partitions": 1,
             "share.coordinator.state.topic.num.partitions": 1, "replica.lag.time.max.ms": 10_000}
-ROUTES = load_handlers()
 
 
 def open_cluster(data_dir, brokers: int, clock, **settings) -> Cluster:
@@ -43,14 +39,6 @@ def open_cluster(data_dir, brokers: int, clock, **settings) -> Cluster:
 @pytest.fixture
 def clock():
     return ManualClock()
-
-
-async def call(broker, api_key: int, version: int, body: dict) -> dict:
-    """One request through broker's handler, as a connection dispatches it."""
-    frame = framing.encode_request(APIS[api_key], version, 1, "holes", body)[4:]
-    header = framing.peek_header(frame)
-    request = framing.decode_request(frame, header, APIS[api_key])
-    return await ROUTES[api_key].handle(RequestContext(broker, header, "test"), request)
 
 
 class Acked:
@@ -87,14 +75,6 @@ class Acked:
         lost = sorted(o for o, v in self.values.items() if stored.get(o) != v)
         assert not lost, (f"{len(lost)} of {len(self.values)} acknowledged records lost or changed on broker "
                           f"{leader.node_id} (offsets {lost[0]}..{lost[-1]}, its log end {plog.log_end_offset})")
-
-
-def replicate(cluster) -> None:
-    """Every running broker's replica fetcher, but the paused ones', pass after pass until none
-    copies anything."""
-    fetchers = [node for node in cluster.running_nodes() if node.node_id not in cluster.replication.paused]
-    while any([cluster.replication.fetch_once(node) for node in fetchers]):
-        pass
 
 
 async def produce_replicated(cluster, acked: Acked, broker, topic: str, vals: list[bytes], partition: int = 0) -> int:
