@@ -129,6 +129,7 @@ class ShareCoordinator:
         # later deadline is skipped when popped.
         self._timer: list[tuple[int, int, SharePartitionKey]] = []
         self._timer_seq = itertools.count()
+        self._queued: dict[SharePartitionKey, int] = {}  # each one's earliest entry on the queue
 
     # --- settings -----------------------------------------------------------------------------
 
@@ -260,6 +261,7 @@ class ShareCoordinator:
         for key in [k for k in self.partitions if topic_id is None or (k.topic_id, k.partition) == (topic_id, partition)]:
             del self.partitions[key]
             self._failing.pop(key, None)
+            self._queued.pop(key, None)
 
     def change(self, key: SharePartitionKey, change, what: str = "its state") -> ErrorCode:
         """Apply `change(copy)` (which returns an error code, NONE to go on) to a copy of the
@@ -333,15 +335,22 @@ class ShareCoordinator:
     def _schedule(self, key: SharePartitionKey) -> None:
         sp = self.partitions.get(key)
         due = sp.next_lock_deadline() if sp is not None else None
-        if due is not None:
-            heapq.heappush(self._timer, (max(due, self._failing.get(key, due)), next(self._timer_seq), key))
+        if due is None:
+            return
+        due = max(due, self._failing.get(key, due))
+        if due < self._queued.get(key, math.inf):  # a later entry would only wake the timer for nothing
+            self._queued[key] = due
+            heapq.heappush(self._timer, (due, next(self._timer_seq), key))
 
     def expire_due(self, now: int) -> int | None:
         """Every lock of this broker's share-partitions that ran out by `now` releases its
         records, written; the next deadline (a lock's, or a failed write's retry)."""
         timer = self._timer
         while timer and timer[0][0] <= now:
-            _, _, key = heapq.heappop(timer)
+            due, _, key = heapq.heappop(timer)
+            if self._queued.get(key) != due:
+                continue  # superseded by an earlier entry, which ran
+            del self._queued[key]
             if key in self.partitions:
                 self._expire_if_due(key, now)
                 self._schedule(key)  # its next deadline, if it still holds locks
@@ -352,13 +361,13 @@ class ShareCoordinator:
         available (written)."""
         self._expire_if_due(key, self.clock.timer_ms())
 
-    def _expire_if_due(self, key: SharePartitionKey, now: int) -> int | None:
+    def _expire_if_due(self, key: SharePartitionKey, now: int) -> None:
         """Expire the share-partition's locks that ran out by `now`, unless a failed write of
-        them waits for its retry; its next lock deadline after that."""
+        them waits for its retry."""
         sp = self.existing(key)
         due = sp.next_lock_deadline() if sp is not None else None
         if due is None or due > now or self._failing.get(key, now) > now:
-            return due
+            return
         limit = self.delivery_limit(key.group_id)
         error = self.change(key, lambda work: (work.expire_locks(now, limit), ErrorCode.NONE)[1], "its expired locks")
         if error:
@@ -368,8 +377,6 @@ class ShareCoordinator:
             self._failing[key] = now + RETRY_MS
         elif self._failing.pop(key, None) is not None:
             log.info("share-partition %s: its expired locks are written now", key)
-        sp = self.partitions.get(key)
-        return sp.next_lock_deadline() if sp is not None else None
 
     def describe(self, group_id: str, topic_name) -> list[dict]:
         """Each share-partition of the group for the console and /metrics: start and end
