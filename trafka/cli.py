@@ -20,6 +20,7 @@ def _serve(args) -> int:
     from trafka.broker.cluster.nodes import open_broker
     from trafka.broker.server import ListenError, serve
     from trafka.console.server import console_service, schema_registry_service
+    from trafka.restproxy.service import rest_proxy_service
     from trafka.storage.errors import StorageError
 
     try:
@@ -51,10 +52,12 @@ def _serve(args) -> int:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
                 port = await nursery.start(partial(serve, broker, args.host, args.port,
-                                                   services=[console_service, schema_registry_service]))
+                                                   services=[console_service, schema_registry_service, rest_proxy_service]))
                 console = f"; console at {broker.console_url}" if broker.console_url else ""
                 if broker.schema_registry_url:
                     console += f"; schema registry at {broker.schema_registry_url}"
+                if broker.rest_proxy_url:
+                    console += f"; REST proxy at {broker.rest_proxy_url}"
                 print(f"trafka listening on {broker.host}:{port} (data in {args.data_dir})"
                       f"{_listener_summary(broker)}{console}", flush=True)
                 async for signum in signals:

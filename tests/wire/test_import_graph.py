@@ -13,7 +13,7 @@ import trafka
 ROOT = Path(trafka.__file__).parent
 LAYERS = [  # (prefix, layer): a module may import only from its own layer or lower ones
     ("trafka.settings", 0), ("trafka.wire", 1), ("trafka.storage", 2), ("trafka.broker", 3),
-    ("trafka.console", 4), ("trafka.testing", 5), ("trafka.cli", 5), ("trafka.healthcheck", 5), ("trafka.nemesis_command", 5), ("trafka.metadata_command", 5),
+    ("trafka.console", 4), ("trafka.restproxy", 4), ("trafka.testing", 5), ("trafka.cli", 5), ("trafka.healthcheck", 5), ("trafka.nemesis_command", 5), ("trafka.metadata_command", 5),
     ("trafka.configdoc", 5), ("trafka.__main__", 5), ("trafka", 0),
 ]
 

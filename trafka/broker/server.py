@@ -60,6 +60,7 @@ class Broker:
         self.port = 0
         self.console_url: str | None = None  # set by the console service when it listens
         self.schema_registry_url: str | None = None  # set by the schema registry service when it listens
+        self.rest_proxy_url: str | None = None  # set by the REST proxy service when it listens
         self.producer_ids, self.features = stores.producer_ids, stores.features
         self.quotas, self.group_configs = stores.quotas, stores.group_configs
         self.faults = FaultTable()

@@ -19,6 +19,7 @@ from trafka.broker.network.connection import dispatch
 from trafka.wire import framing
 from trafka.wire.errors import ErrorCode
 from trafka.wire.messages import APIS
+from trafka.wire.types import ZERO_UUID
 
 CLIENT_ID = "trafka-rest-proxy"
 ANONYMOUS = "User:ANONYMOUS"
@@ -96,7 +97,7 @@ class KafkaClient:
     # --- routed requests -----------------------------------------------------------------
 
     async def metadata(self, topics: list[str] | None = None, *, auto_create: bool = False):
-        body = {"topics": None if topics is None else [{"name": t, "topic_id": None} for t in topics],
+        body = {"topics": None if topics is None else [{"name": t, "topic_id": ZERO_UUID} for t in topics],
                 "allow_auto_topic_creation": auto_create, "include_topic_authorized_operations": True}
         return await self.send(METADATA, body)
 

@@ -4,7 +4,7 @@
 Both offer the same control: stop, kill, restart, `advance_clock`, `inject_fault`, `faults`,
 `clear_faults`, `snapshot`. `console_url` is where its console, JSON API and /metrics listen
 (a free port unless `console.port` is given; None with console.port=-1), `schema_registry_url` where its
-schema registry does (`schema.registry.port`, likewise). In process they run on the broker's trio thread; for a child
+schema registry does (`schema.registry.port`, likewise), `rest_proxy_url` its REST proxy (`rest.proxy.port`). In process they run on the broker's trio thread; for a child
 process they go over its HTTP control endpoints (`/api/v1/clock`, `/api/v1/faults`...).
 """
 
@@ -25,6 +25,7 @@ from pathlib import Path
 _LISTENING = re.compile(r"trafka listening on (\S+):(\d+)")
 _CONSOLE = re.compile(r"console at (http://[^\s;]+)")
 _SCHEMA_REGISTRY = re.compile(r"schema registry at (http://[^\s;]+)")
+_REST_PROXY = re.compile(r"REST proxy at (http://[^\s;]+)")
 _CLUSTER_NODES = re.compile(r"broker (\d+) on (\S+?:\d+)")
 _LISTENERS = re.compile(r"listeners ((?:\S+=\S+:\d+ ?)+)")
 _FREE_PORT = re.compile(r"^([A-Za-z0-9_]+)://([^,]*):0$")
@@ -98,6 +99,9 @@ class TrafkaBroker:
         # The schema registry likewise (schema.registry.port=-1: off).
         self.schema_registry_port = int(self.config.get("schema.registry.port", 0))
         self.schema_registry_url: str | None = None
+        # The REST proxy likewise (rest.proxy.port=-1: off).
+        self.rest_proxy_port = int(self.config.get("rest.proxy.port", 0))
+        self.rest_proxy_url: str | None = None
         # With `listeners` set: each listener's bound port by name, kept across restarts.
         self.listener_ports: dict[str, int] = {}
         # A simulated cluster (config cluster.brokers > 1): each broker's host:port by node id.
@@ -148,7 +152,7 @@ class TrafkaBroker:
         _byte_compile_once()
         cmd = [sys.executable, "-m", "trafka", "serve", "--host", self.host, "--port", str(self.port), "--data-dir", str(self.data_dir)]
         for name, value in {**self._start_config(), "console.port": self.console_port,
-                            "schema.registry.port": self.schema_registry_port}.items():
+                            "schema.registry.port": self.schema_registry_port, "rest.proxy.port": self.rest_proxy_port}.items():
             cmd += ["--config", f"{name}={value}"]
         self._log_file = open(self.log_path, "ab")
         self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log_file, stdin=subprocess.DEVNULL)
@@ -167,6 +171,7 @@ class TrafkaBroker:
             raise BrokerFailedToStart(f"broker did not start; its log:\n{self.log_text()}")
         self._set_console_url((_CONSOLE.search(result[0]) or [None, None])[1])
         self._set_schema_registry_url((_SCHEMA_REGISTRY.search(result[0]) or [None, None])[1])
+        self._set_rest_proxy_url((_REST_PROXY.search(result[0]) or [None, None])[1])
         self.broker_addresses = {int(i): address for i, address in _CLUSTER_NODES.findall(result[0])}
         listeners = _LISTENERS.search(result[0])
         if listeners:
@@ -183,7 +188,8 @@ class TrafkaBroker:
         # One partition for each internal topic unless the test says otherwise (as testcontainers'
         # Kafka setups do): creating Kafka's 50 + 50 is most of a fresh broker's start-up.
         config = {"offsets.topic.num.partitions": 1, "transaction.state.log.num.partitions": 1, **self._start_config(),
-                  "console.port": self.console_port, "schema.registry.port": self.schema_registry_port}
+                  "console.port": self.console_port, "schema.registry.port": self.schema_registry_port,
+                  "rest.proxy.port": self.rest_proxy_port}
         runner = InProcessBroker(self.data_dir, config, self.host, self.port, self.log_path)
         try:
             self.port = runner.start(START_TIMEOUT_SECONDS)
@@ -194,6 +200,7 @@ class TrafkaBroker:
         self.broker_addresses = {node.node_id: f"{node.host}:{node.port}" for node in runner.broker.cluster.nodes}
         self._set_console_url(runner.broker.console_url)
         self._set_schema_registry_url(runner.broker.schema_registry_url)
+        self._set_rest_proxy_url(runner.broker.rest_proxy_url)
         return self
 
     def _set_console_url(self, url: str | None) -> None:
@@ -206,6 +213,11 @@ class TrafkaBroker:
         self.schema_registry_url = url
         if url:
             self.schema_registry_port = int(url.rstrip("/").rsplit(":", 1)[1])
+
+    def _set_rest_proxy_url(self, url: str | None) -> None:
+        self.rest_proxy_url = url
+        if url:
+            self.rest_proxy_port = int(url.rstrip("/").rsplit(":", 1)[1])
 
     def stop(self, timeout: float = 15) -> int | None:
         """SIGTERM and wait: a clean shutdown (in process: cancel serving, close the logs)."""

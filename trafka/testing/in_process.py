@@ -69,6 +69,7 @@ class InProcessBroker:
         from trafka.broker.cluster.nodes import open_broker
         from trafka.broker.server import serve
         from trafka.console.server import console_service, schema_registry_service
+        from trafka.restproxy.service import rest_proxy_service
 
         handler = _ThreadLog(self.log_path, threading.get_ident())
         logger = logging.getLogger("trafka")
@@ -89,7 +90,7 @@ class InProcessBroker:
             self._token = trio.lowlevel.current_trio_token()
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
-                self.port = await nursery.start(partial(serve, self.broker, self.host, self.port, services=[console_service, schema_registry_service]))
+                self.port = await nursery.start(partial(serve, self.broker, self.host, self.port, services=[console_service, schema_registry_service, rest_proxy_service]))
                 log.info("trafka listening on %s:%d (in process, data in %s)", self.host, self.port, self.data_dir)
                 self._ready.set()
 

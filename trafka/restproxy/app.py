@@ -1,0 +1,134 @@
+"""The REST proxy's Starlette app: v3 (`/v3/...`), v2 (`/topics`, `/brokers`, and the
+consumer instances' `/consumers/...`), behind one guard that does what Confluent's REST
+Proxy does around every endpoint:
+
+- authentication (`rest.proxy.auth=basic`: HTTP Basic credentials of a SASL user of the
+  broker, checked as the schema registry checks them), the caller's principal in
+  `request.state.principal` ("User:<name>", or "User:ANONYMOUS") for every Kafka request;
+- errors: a `RestError` becomes its JSON body and status; anything else is logged once and
+  answered 500 without a traceback;
+- v2's content negotiation: 406 when the Accept header asks for nothing v2 can give.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+
+from trafka.restproxy import errors, v2, v3, v3_groups, v3_produce
+from trafka.restproxy.answers import V2, V3
+from trafka.restproxy.client import ANONYMOUS, Unavailable
+
+log = logging.getLogger("trafka.restproxy")
+
+# What a v2 answer may be served as (Confluent's Versions: its own types, then JSON in general).
+V2_ACCEPTED = ("application/vnd.kafka.v2+json", "application/vnd.kafka+json", "application/json",
+               "application/*", "*/*")
+
+
+def build_app(broker, consumers) -> Starlette:
+    routes = [*v3.routes(), *v3_groups.routes(), *v3_produce.routes(), *v2.routes(), *consumers.routes()]
+    app = Starlette(routes=routes, middleware=[Middleware(Guard, broker=broker)],
+                    exception_handlers={404: _not_found, 405: _not_allowed})
+    app.state.broker = broker
+    app.state.consumers = consumers
+    return app
+
+
+def is_v2(path: str) -> bool:
+    return not path.startswith("/v3")
+
+
+def error_response(path: str, error: errors.RestError) -> Response:
+    return Response(json.dumps(error.body()), status_code=error.status, media_type=V2 if is_v2(path) else V3)
+
+
+async def _not_found(request: Request, exc) -> Response:
+    return error_response(request.url.path, errors.RestError(404, 404, "HTTP 404 Not Found"))
+
+
+async def _not_allowed(request: Request, exc) -> Response:
+    return error_response(request.url.path, errors.RestError(405, 405, "HTTP 405 Method Not Allowed"))
+
+
+def acceptable_v2(accept: str) -> bool:
+    """Whether an Accept header admits a v2 answer (no header: anything goes)."""
+    if not accept.strip():
+        return True
+    for item in accept.split(","):
+        media, *params = [part.strip() for part in item.split(";")]
+        quality = next((p[2:] for p in params if p.lower().startswith("q=")), "1")
+        try:
+            wanted = float(quality) > 0
+        except ValueError:
+            wanted = False
+        if wanted and media.lower() in V2_ACCEPTED:
+            return True
+    return False
+
+
+class Guard:
+    """ASGI middleware around every route: authenticate, negotiate, answer errors."""
+
+    def __init__(self, app, broker):
+        self.app = app
+        self.broker = broker
+
+    def principal(self, authorization: str) -> str | None:
+        """The caller's principal; None when rest.proxy.auth=basic and the credentials fail."""
+        if self.broker.config["rest.proxy.auth"] != "basic":
+            return ANONYMOUS
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "basic":
+            return None
+        try:
+            user, sep, password = base64.b64decode(token.strip(), validate=True).decode().partition(":")
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if not sep or not self.broker.security.check_password(self.broker.listeners, user, password):
+            return None
+        return f"User:{user}"
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        request = Request(scope)
+        path = request.url.path
+        principal = self.principal(request.headers.get("authorization", ""))
+        if principal is None:
+            log.info("REST proxy: %s %s refused: no valid Basic credentials", request.method, path)
+            response = error_response(path, errors.RestError(401, 401, "Unauthorized"))
+            response.headers["WWW-Authenticate"] = 'Basic realm="trafka REST proxy"'
+            return await response(scope, receive, send)
+        if is_v2(path) and not acceptable_v2(request.headers.get("accept", "")):
+            return await error_response(path, errors.RestError(406, 406, "HTTP 406 Not Acceptable"))(scope, receive, send)
+        scope.setdefault("state", {})["principal"] = principal
+        started = False
+
+        async def watched_send(message):
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched_send)
+        except errors.RestError as exc:
+            if started:
+                raise
+            await error_response(path, exc)(scope, receive, send)
+        except Unavailable as exc:
+            if started:
+                raise
+            await error_response(path, errors.unavailable(str(exc)))(scope, receive, send)
+        except Exception:  # noqa: BLE001 - one failed request, logged once; never a traceback to the client
+            log.exception("REST proxy: %s %s failed", request.method, path)
+            if not started:
+                error = errors.RestError(500, 500, "Internal Server Error; see the broker log")
+                await error_response(path, error)(scope, receive, send)

@@ -1,0 +1,157 @@
+"""REST Proxy API v3: POST /v3/clusters/{c}/topics/{t}/records, Confluent's produce.
+
+The body is one JSON object, or several one after another (streamed mode); the answer is
+200 with one JSON object per record, in order, each either the record's place
+(`error_code` 200, partition_id, offset, timestamp, and the key's and value's type, size and
+schema) or its error (`error_code` and `message`, e.g. 40301 without WRITE on the topic,
+40403 for an unknown topic, 400 for a malformed record), as Confluent's streaming answer.
+Errors of the request itself (unknown cluster, 401, 413) keep their HTTP status.
+
+A key or value is {"type": BINARY | JSON | STRING | AVRO | JSONSCHEMA, "data": ...}, with a
+schema for AVRO / JSONSCHEMA named by `schema_id`, by `subject` (or the topic's
+`<topic>-key` / `<topic>-value`) and `schema_version` (latest when absent), or given as
+`schema` (registered under that subject). Without `type`, a schema named decides the format,
+else it is BINARY. `subject_name_strategy` is only TOPIC_NAME.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from trafka.restproxy import answers, errors, formats, produce
+from trafka.restproxy.v3 import cluster_id
+
+TYPES = {"BINARY": "binary", "JSON": "json", "STRING": "string", "AVRO": "avro", "JSONSCHEMA": "jsonschema",
+         "PROTOBUF": "protobuf"}
+TYPE_NAMES = {fmt: name for name, fmt in TYPES.items()}
+
+
+def iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def parse_timestamp(value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    try:
+        return int(datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        raise errors.RestError(400, 400, f"timestamp must be an ISO-8601 date-time: {value!r}") from None
+
+
+def _schema(broker, topic: str, part: dict, is_key: bool, fmt: str | None) -> formats.Schema | None:
+    """The registered schema a key or value names (None when it names none and needs none)."""
+    strategy = part.get("subject_name_strategy")
+    if strategy not in (None, "TOPIC_NAME"):
+        raise errors.RestError(400, 400, f"subject_name_strategy {strategy} is not supported (only TOPIC_NAME)")
+    subject = part.get("subject") or f"{topic}-{'key' if is_key else 'value'}"
+    if part.get("schema_id") is not None:
+        schema = formats.by_id(broker, answers.integer(part["schema_id"], "schema_id"), subject)
+    elif part.get("schema") is not None:
+        if fmt not in ("avro", "jsonschema"):
+            raise errors.RestError(400, 400, "A raw schema needs type AVRO or JSONSCHEMA")
+        text = part["schema"] if isinstance(part["schema"], str) else json.dumps(part["schema"])
+        schema = formats.register(broker, subject, fmt, text)
+    elif part.get("schema_version") is not None or fmt in ("avro", "jsonschema", "protobuf"):
+        version = part.get("schema_version")
+        schema = formats.by_version(broker, subject, "latest" if version in (None, -1) else str(version))
+    else:
+        return None
+    if fmt is not None and schema.fmt != fmt:
+        raise errors.RestError(400, 400, f"Schema {schema.id} is {TYPE_NAMES[schema.fmt]}, not {TYPE_NAMES[fmt]}")
+    return schema
+
+
+def _encode(broker, topic: str, part, is_key: bool) -> tuple[bytes | None, dict | None]:
+    """A key or value's bytes, and the answer's description of it (None: it was not given)."""
+    if part is None:
+        return None, None
+    if not isinstance(part, dict):
+        raise errors.RestError(400, 400, f"{'key' if is_key else 'value'} must be an object with type and data")
+    kind = part.get("type")
+    fmt = None
+    if kind is not None:
+        fmt = TYPES.get(str(kind).upper())
+        if fmt is None:
+            raise errors.RestError(400, 400, f"Unknown type {kind!r}: one of {', '.join(TYPES)}")
+        if fmt == "protobuf":
+            raise errors.RestError(400, 400, "The PROTOBUF format is not served (docs/compatibility.md)")
+    schema = _schema(broker, topic, part, is_key, fmt)
+    data = part.get("data")
+    if schema is not None:
+        fmt = schema.fmt
+        encoded = formats.with_schema(schema, data)
+    elif fmt in (None, "binary"):
+        fmt, encoded = "binary", formats.binary(data)
+    elif fmt == "json":
+        encoded = formats.json_bytes(data)
+    else:
+        encoded = formats.string(data)
+    described = {"type": TYPE_NAMES[fmt]}
+    if schema is not None:
+        described.update(subject=schema.subject, schema_id=schema.id, schema_version=schema.version)
+        described = {k: v for k, v in described.items() if v is not None}
+    described["size"] = 0 if encoded is None else len(encoded)
+    return encoded, described
+
+
+def _headers(raw) -> list:
+    if raw is None:
+        return []
+    try:
+        return [(str(h["name"]), formats.binary(h.get("value"))) for h in raw]
+    except (KeyError, TypeError):
+        raise errors.RestError(400, 400, "headers must be a list of {name, value}") from None
+
+
+def _outgoing(broker, topic: str, record) -> tuple[produce.Outgoing, dict]:
+    if isinstance(record, errors.RestError):
+        raise record
+    if not isinstance(record, dict):
+        raise errors.RestError(400, 400, "A record must be a JSON object")
+    partition = record.get("partition_id")
+    key, key_shape = _encode(broker, topic, record.get("key"), True)
+    value, value_shape = _encode(broker, topic, record.get("value"), False)
+    out = produce.Outgoing(key, value, _headers(record.get("headers")), parse_timestamp(record.get("timestamp")),
+                           None if partition is None else answers.integer(partition, "partition_id"))
+    return out, {"key": key_shape, "value": value_shape}
+
+
+async def produce_records(request):
+    cluster = cluster_id(request)
+    topic = request.path_params["topic"]
+    broker = request.app.state.broker
+    raw = await answers.raw_body(request)
+    incoming = answers.json_stream(raw)
+    if not incoming:
+        raise errors.RestError(400, 400, "Request body is empty")
+    kafka = answers.client(request)
+    count = await produce.partition_count(kafka, topic, errors.from_kafka(3))
+    outgoing, shapes = [], []
+    for record in incoming:
+        try:
+            item, shape = _outgoing(broker, topic, record)
+        except errors.RestError as exc:
+            item, shape = exc, None
+        outgoing.append(item)
+        shapes.append(shape)
+    results = await produce.produce(kafka, topic, outgoing, count)
+    lines = []
+    for result, shape in zip(results, shapes):
+        if isinstance(result, errors.RestError):
+            lines.append(json.dumps({"error_code": result.error_code, "message": result.message}))
+            continue
+        lines.append(json.dumps({"error_code": 200, "cluster_id": cluster, "topic_name": topic,
+                                 "partition_id": result.partition, "offset": result.offset,
+                                 "timestamp": iso(result.timestamp_ms), **shape}))
+    return Response("\n".join(lines) + "\n", media_type=answers.V3)
+
+
+def routes() -> list[Route]:
+    return [Route("/v3/clusters/{cluster_id}/topics/{topic}/records", produce_records, methods=["POST"])]
