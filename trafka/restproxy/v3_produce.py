@@ -132,16 +132,20 @@ async def produce_records(request):
     if not incoming:
         raise errors.RestError(400, 400, "Request body is empty")
     kafka = answers.client(request)
-    count = await produce.partition_count(kafka, topic, errors.from_kafka(3))
-    outgoing, shapes = [], []
-    for record in incoming:
-        try:
-            item, shape = _outgoing(broker, topic, record)
-        except errors.RestError as exc:
-            item, shape = exc, None
-        outgoing.append(item)
-        shapes.append(shape)
-    results = await produce.produce(kafka, topic, outgoing, count)
+    try:
+        count = await produce.partition_count(kafka, topic, errors.from_kafka(3))
+    except errors.RestError as refused:  # unknown topic, no DESCRIBE: each record's answer
+        results, shapes = [refused] * len(incoming), [None] * len(incoming)
+    else:
+        outgoing, shapes = [], []
+        for record in incoming:
+            try:
+                item, shape = _outgoing(broker, topic, record)
+            except errors.RestError as exc:
+                item, shape = exc, None
+            outgoing.append(item)
+            shapes.append(shape)
+        results = await produce.produce(kafka, topic, outgoing, count)
     lines = []
     for result, shape in zip(results, shapes):
         if isinstance(result, errors.RestError):

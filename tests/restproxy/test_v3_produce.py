@@ -1,0 +1,162 @@
+"""API v3's produce (POST /v3/clusters/{c}/topics/{t}/records): one record or a stream of
+them per body, one answer per record; every format; what Kafka clients read back; bad input
+answered with an error and nothing written."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from confluent_kafka import Consumer
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+from kafka import KafkaConsumer, KafkaProducer
+
+from tests.restproxy.conftest import answers_of
+
+USER = json.dumps({"type": "record", "name": "User", "fields": [
+    {"name": "name", "type": "string"}, {"name": "age", "type": ["null", "int"], "default": None}]})
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def consume_all(broker, topic: str, count: int, timeout: float = 20.0) -> list:
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": f"check-{topic}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    out = []
+    import time
+
+    deadline = time.monotonic() + timeout
+    while len(out) < count and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            out.append(message)
+    consumer.close()
+    return out
+
+
+def test_one_record_answer_shape(proxy):
+    proxy.create_topic("one")
+    answer = proxy.post(f"{proxy.cluster}/topics/one/records",
+                        json={"key": {"type": "STRING", "data": "k1"}, "value": {"type": "JSON", "data": {"n": 1}},
+                              "headers": [{"name": "h", "value": b64(b"hv")}], "timestamp": "2024-01-02T03:04:05.678Z"})
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
+    body = answer.json()
+    cid = proxy.cluster.rsplit("/", 1)[1]
+    assert body == {"error_code": 200, "cluster_id": cid, "topic_name": "one", "partition_id": 0, "offset": 0,
+                    "timestamp": "2024-01-02T03:04:05.678Z", "key": {"type": "STRING", "size": 2},
+                    "value": {"type": "JSON", "size": 7}}
+    only = proxy.produce("one", [{"value": {"data": b64(b"raw")}}])[0]
+    assert only["key"] is None and only["value"] == {"type": "BINARY", "size": 3} and only["offset"] == 1
+
+
+def test_streamed_records_read_back_by_kafka_clients(proxy, broker):
+    proxy.create_topic("stream", 4)
+    sent = {}
+    for round_ in range(20):
+        records = [{"key": {"type": "STRING", "data": f"key-{i % 37}"},
+                    "value": {"type": "BINARY", "data": b64(f"value-{round_}-{i}".encode())}} for i in range(150)]
+        answers = proxy.produce("stream", records)
+        assert len(answers) == 150 and {a["error_code"] for a in answers} == {200}
+        for record, a in zip(records, answers):
+            sent[(a["partition_id"], a["offset"])] = (record["key"]["data"].encode(), base64.b64decode(record["value"]["data"]))
+    assert len(sent) == 3000
+    consumer = KafkaConsumer("stream", bootstrap_servers=broker.bootstrap_servers, auto_offset_reset="earliest",
+                             consumer_timeout_ms=5000)
+    read = {(m.partition, m.offset): (m.key, m.value) for m in consumer}
+    consumer.close()
+    assert read == sent
+    # Keys go where Kafka's default partitioner (murmur2, as kafka-python's and Java's) puts them.
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+    placed = {key: producer.send("stream", key=key.encode(), value=b"x").get(10).partition
+              for key in ("key-0", "key-1", "key-2", "key-3", "key-4", "key-36")}
+    producer.close()
+    by_key = {k.decode(): p for (p, _), (k, _) in sent.items()}
+    assert all(by_key[k] == p for k, p in placed.items())
+
+
+def test_partition_id_and_null_values(proxy, broker):
+    proxy.create_topic("placed", 3)
+    answers = proxy.produce("placed", [{"partition_id": 2, "value": {"type": "JSON", "data": None}},
+                                       {"partition_id": 1, "key": {"type": "JSON", "data": [1, 2]}}])
+    assert [(a["partition_id"], a["offset"]) for a in answers] == [(2, 0), (1, 0)]
+    got = {m.partition(): (m.key(), m.value()) for m in consume_all(broker, "placed", 2)}
+    assert got == {2: (None, None), 1: (b"[1,2]", None)}
+
+
+def test_avro_and_json_schema_read_by_confluent_deserializers(proxy, broker):
+    proxy.create_topic("users")
+    first = proxy.produce("users", [{"value": {"type": "AVRO", "schema": USER, "data": {"name": "ann", "age": {"int": 30}}}}])[0]
+    assert first["error_code"] == 200
+    schema_id = first["value"]["schema_id"]
+    assert first["value"] == {"type": "AVRO", "subject": "users-value", "schema_id": schema_id, "schema_version": 1,
+                              "size": first["value"]["size"]}
+    more = proxy.produce("users", [{"value": {"schema_id": schema_id, "data": {"name": "bob", "age": None}}},
+                                   {"value": {"type": "AVRO", "data": {"name": "cy", "age": 7}}},
+                                   {"value": {"type": "AVRO", "subject": "users-value", "schema_version": 1,
+                                              "data": {"name": "di"}}}])
+    assert [a["error_code"] for a in more] == [200, 200, 200]
+    assert {a["value"]["schema_id"] for a in more} == {schema_id}
+
+    registry = SchemaRegistryClient({"url": broker.schema_registry_url})
+    avro = AvroDeserializer(registry)
+    values = [avro(m.value(), SerializationContext("users", MessageField.VALUE)) for m in consume_all(broker, "users", 4)]
+    assert values == [{"name": "ann", "age": 30}, {"name": "bob", "age": None}, {"name": "cy", "age": 7},
+                      {"name": "di", "age": None}]
+
+    proxy.create_topic("events")
+    schema = json.dumps({"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]})
+    written = proxy.produce("events", [{"value": {"type": "JSONSCHEMA", "schema": schema, "data": {"id": 5}}}])[0]
+    assert written["error_code"] == 200 and written["value"]["type"] == "JSONSCHEMA"
+    refused = proxy.produce("events", [{"value": {"type": "JSONSCHEMA", "data": {"id": "five"}}}])[0]
+    assert refused["error_code"] == 42203
+    json_schema = JSONDeserializer(schema, schema_registry_client=registry)
+    (message,) = consume_all(broker, "events", 1)
+    assert json_schema(message.value(), SerializationContext("events", MessageField.VALUE)) == {"id": 5}
+
+
+def test_bad_records_get_errors_and_nothing_is_written(proxy):
+    proxy.create_topic("strict", 2)
+    bad = [
+        {"value": {"type": "BINARY", "data": "not base64!"}},
+        {"value": {"type": "NOPE", "data": 1}},
+        {"value": {"type": "PROTOBUF", "data": {}}},
+        {"value": {"type": "AVRO", "data": {"name": 1}}},  # no schema registered for strict-value
+        {"value": {"type": "AVRO", "schema": "{\"type\": \"int\"}", "data": "text"}},
+        {"value": {"type": "STRING", "data": 5}},
+        {"partition_id": 7, "value": {"type": "JSON", "data": 1}},
+        {"timestamp": "yesterday", "value": {"type": "JSON", "data": 1}},
+        [1, 2],
+    ]
+    answers = proxy.produce("strict", bad)
+    assert len(answers) == len(bad)
+    assert all(a["error_code"] != 200 and a["message"] for a in answers), answers
+    assert answers[3]["error_code"] == 40401 and answers[4]["error_code"] == 42203
+    assert answers[6]["error_code"] == 40402
+    broken = proxy.post(f"{proxy.cluster}/topics/strict/records",
+                        data='{"value": {"type": "JSON", "data": 1}} {"value": ', headers={"Content-Type": "application/json"})
+    assert broken.status_code == 200
+    first, error = answers_of(broken)
+    assert first["error_code"] == 200 and error["error_code"] == 400
+    assert proxy.end_offsets("strict", 2) in ([1, 0], [0, 1])
+
+    unknown = proxy.produce("no-such-topic", [{"value": {"type": "JSON", "data": 1}}])
+    assert unknown == [{"error_code": 40403, "message": "This server does not host this topic-partition."}]
+    assert "no-such-topic" not in proxy.get("/topics").json()
+    empty = proxy.post(f"{proxy.cluster}/topics/strict/records", data="", headers={"Content-Type": "application/json"})
+    assert empty.status_code == 400
+
+
+def test_huge_bodies_are_refused(proxy):
+    proxy.create_topic("big")
+    huge = json.dumps({"value": {"type": "BINARY", "data": "A" * (65 * 1024 * 1024)}})
+    answer = proxy.post(f"{proxy.cluster}/topics/big/records", data=huge, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 413 and answer.json()["error_code"] == 413
+    too_big_record = proxy.produce("big", [{"value": {"type": "BINARY", "data": b64(b"x" * 2_000_000)}}])[0]
+    assert too_big_record["error_code"] == 40002
+    assert proxy.end_offsets("big", 1) == [0]
