@@ -450,6 +450,7 @@ _HTTP: list[Setting] = [
     Setting("schema.registry.auth", _T.STRING, "none", "basic: the schema registry asks for HTTP Basic credentials of a SASL user of the broker (PLAIN or SCRAM); none: open, as on loopback by default", validator=one_of("none", "basic")),
     Setting("rest.proxy.port", _T.INT, "8082", "HTTP port of the REST proxy (Confluent's REST Proxy API v2 and v3, docs/rest-proxy.md), on the broker's host; 0 picks a free port, -1 turns it off", validator=between(-1, 65535)),
     Setting("rest.proxy.auth", _T.STRING, "none", "basic: the REST proxy asks for HTTP Basic credentials of a SASL user of the broker (PLAIN or SCRAM) and acts as User:<name>, so ACLs apply; none: open, every request acts as User:ANONYMOUS", validator=one_of("none", "basic")),
+    Setting("rest.proxy.consumer.instance.timeout.ms", _T.INT, "300000", "a v2 consumer instance of the REST proxy nobody used for this long is deleted (it commits if auto-commit is on and leaves its group); Confluent's consumer.instance.timeout.ms", validator=at_least(1000)),
     Setting("console.control.enabled", _T.BOOLEAN, "false", "serve the test-control endpoints (/api/v1/clock, /api/v1/faults, /api/v1/snapshot) even when the console listens on a non-loopback address"),
 ]
 

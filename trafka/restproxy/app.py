@@ -68,8 +68,9 @@ def acceptable_v2(accept: str) -> bool:
             wanted = float(quality) > 0
         except ValueError:
             wanted = False
-        if wanted and media.lower() in V2_ACCEPTED:
-            return True
+        media = media.lower()
+        if wanted and (media in V2_ACCEPTED or (media.startswith("application/vnd.kafka.") and media.endswith(".v2+json"))):
+            return True  # an embedded format's own type (records): the endpoint checks which
     return False
 
 

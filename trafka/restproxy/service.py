@@ -20,28 +20,13 @@ async def rest_proxy_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) ->
     try:
         await first_connection(sock)
         from trafka.restproxy.app import build_app
+        from trafka.restproxy.consumers import ConsumerInstances
 
         async with trio.open_nursery() as nursery:
-            consumers = _consumer_instances(broker, nursery)
+            consumers = ConsumerInstances(broker, nursery)
             nursery.start_soon(consumers.expire_idle)
             await serve_app(build_app(broker, consumers), sock, "trafka.restproxy.http")
     finally:
         sock.close()
         broker.rest_proxy_url = None
 
-
-def _consumer_instances(broker, nursery):
-    """The v2 consumer instances; until consumers.py lands (it is being written), none."""
-    try:
-        from trafka.restproxy.consumers import ConsumerInstances
-    except ImportError:
-        return _NoConsumers()
-    return ConsumerInstances(broker, nursery)
-
-
-class _NoConsumers:
-    def routes(self) -> list:
-        return []
-
-    async def expire_idle(self) -> None:
-        return None
