@@ -27,6 +27,9 @@ VOLUME /var/lib/trafka
 EXPOSE 9092
 # The console, JSON API and /metrics (console.port; docs/console.md): publish with -p 9644:9644.
 EXPOSE 9644
+# The REST proxy, Confluent's REST Proxy API v2 and v3 (rest.proxy.port; docs/rest-proxy.md):
+# publish with -p 8082:8082.
+EXPOSE 8082
 # The host (and port) clients are told to connect to (broker settings advertised.host and
 # advertised.port); empty means the bound ones. Set them to how clients reach the container,
 # e.g. -e TRAFKA_ADVERTISED_HOST=localhost with -p 9092:9092.

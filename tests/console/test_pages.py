@@ -183,6 +183,7 @@ def test_group_and_broker_pages_show_members_clients_and_settings(broker, page):
     joined = page.locator("#rebalances tbody tr", has_text="Empty → PreparingRebalance").last
     expect(joined.locator(".reason")).to_contain_text("joined")
     page.goto(broker.console_url + "broker")
+    expect(page.locator("#http-services a").last).to_have_attribute("href", broker.rest_proxy_url + "v3/clusters")
     connection = page.locator("#connections tr", has_text="worker-7").first
     expect(connection.locator(".software")).to_contain_text("kafka-python")
     expect(page.locator('#requests tr[data-api="JoinGroup"] .count')).not_to_have_text("0")

@@ -33,7 +33,7 @@ def routes(broker) -> list:
             return templates.TemplateResponse(request, f"{name}.html", {
                 "title": title.format(**params), "page": name, "params": params,
                 "cluster_id": broker.cluster_id, "bootstrap": f"{broker.advertised_host}:{broker.advertised_port}",
-                **context,
+                "registry_url": broker.schema_registry_url, "rest_proxy_url": broker.rest_proxy_url, **context,
             })
 
         return render
