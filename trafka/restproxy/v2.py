@@ -68,7 +68,10 @@ async def _offset(kafka, topic: str, partition: int, timestamp: int) -> int:
     body = {"replica_id": -1, "isolation_level": 0,
             "topics": [{"name": topic, "partitions": [{"partition_index": partition, "current_leader_epoch": -1,
                                                        "timestamp": timestamp}]}]}
-    answer = await kafka.to_leader(topic, partition, LIST_OFFSETS, body, lambda a: a.topics[0].partitions[0].error_code)
+    try:
+        answer = await kafka.to_leader(topic, partition, LIST_OFFSETS, body, lambda a: a.topics[0].partitions[0].error_code)
+    except LookupError:  # deleted meanwhile
+        raise errors.partition_not_found() from None
     result = answer.topics[0].partitions[0]
     errors.check(result.error_code)
     return result.offset
