@@ -140,3 +140,41 @@ def test_produce_errors_write_nothing(proxy):
     malformed = proxy.post("/topics/v2-strict", data="{\"records\": [", headers={"Content-Type": "application/vnd.kafka.json.v2+json"})
     assert malformed.status_code == 400 and malformed.headers["content-type"] == V2
     assert proxy.end_offsets("v2-strict", 2) == [0, 0]
+
+
+def read_as(proxy, group: str, topic: str, fmt: str, count: int) -> list:
+    """Records of `topic` read by a v2 consumer instance of embedded format `fmt`."""
+    created = proxy.post(f"/consumers/{group}", json={"format": fmt, "auto.offset.reset": "earliest"},
+                         headers={"Content-Type": V2})
+    assert created.status_code == 200, created.text
+    instance = created.json()["base_uri"].split(proxy.url, 1)[1]
+    assert proxy.post(f"{instance}/subscription", json={"topics": [topic]},
+                      headers={"Content-Type": V2}).status_code == 204
+    records = []
+    for _ in range(40):
+        answer = proxy.get(f"{instance}/records", headers={"Accept": f"application/vnd.kafka.{fmt}.v2+json"})
+        assert answer.status_code == 200, answer.text
+        records += answer.json()
+        if len(records) >= count:
+            break
+    proxy.delete(instance, headers={"Content-Type": V2})
+    return records
+
+
+def test_avro_written_by_confluent_serializers_read_by_a_v2_consumer(proxy, broker):
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+
+    proxy.create_topic("mixed-users")
+    registry = SchemaRegistryClient({"url": broker.schema_registry_url})
+    serialize = AvroSerializer(registry, USER)
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    for name, age in (("ann", 1), ("bob", None)):
+        producer.produce("mixed-users", value=serialize({"name": name, "age": age},
+                                                        SerializationContext("mixed-users", MessageField.VALUE)))
+    producer.flush(10)
+    assert proxy.produce("mixed-users", [{"value": {"type": "AVRO", "data": {"name": "cy", "age": {"int": 3}}}}])[0]["error_code"] == 200
+    records = read_as(proxy, "avro-readers", "mixed-users", "avro", 3)
+    assert [(r["offset"], r["key"], r["value"]) for r in records] == [
+        (0, None, {"name": "ann", "age": 1}), (1, None, {"name": "bob", "age": None}), (2, None, {"name": "cy", "age": 3})]
+    binary = read_as(proxy, "binary-readers", "mixed-users", "binary", 3)
+    assert [base64.b64decode(r["value"])[:1] for r in binary] == [b"\0"] * 3
