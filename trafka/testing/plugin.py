@@ -3,7 +3,8 @@
 - `trafka_broker`: a fresh broker for one test (its own process, port and data directory).
 - `trafka_session_broker`: one broker shared by the whole session.
 - Each broker fixture's `.console_url` is its HTTP console (pages, /api/v1/, /metrics), and
-  `.schema_registry_url` its built-in schema registry (Confluent's REST API).
+  `.schema_registry_url` its built-in schema registry (Confluent's REST API), `.rest_proxy_url`
+  its REST proxy (Confluent's REST Proxy API v2 and v3).
 - `trafka_topic`: a topic name unique to the test, for use with the shared broker.
 - `trafka_inprocess_broker`: a fresh broker on trio in a thread of the test process; it starts
   in milliseconds, so every test can have its own.
