@@ -30,7 +30,7 @@ from trafka.storage.errors import (
     TopicAlreadyExists,
     UnknownTopic,
 )
-from trafka.storage.files import DELETE_DIR_SUFFIX, atomic_write, fsync_dir, remove_dir, replace_with, write_temporary
+from trafka.storage.files import DELETE_DIR_SUFFIX, atomic_write, fsync_dir, remove_dir, remove_dirs, replace_with, write_temporary
 from trafka.storage.log import CLEAN_SHUTDOWN_FILE, CleanState, PartitionLog
 from trafka.storage.topic_store import (
     CREATED_LOG,
@@ -69,9 +69,9 @@ class LogManager:
         journal: Callable[[list[TopicChange]], None] | None = None,
     ):
         """`topics` and `journal`: the broker keeps the topics (in its metadata log) and tells the
-        LogManager which exist at open; `journal(changes)` makes each change durable before the
-        LogManager makes it (raising: nothing changes). Without them (storage-layer tools and
-        tests) the topics are kept under `topics/` (topic_store.py)."""
+        LogManager which exist at open; `journal(changes)` makes each change durable, and the
+        broker applies it here (`apply_*`) before it returns the directories a deletion renamed
+        aside (raising: nothing changes). Without them the topics are kept under `topics/`."""
         self.data_dir = Path(data_dir)
         self._journal = journal
         self._given_topics = None if topics is None else list(topics)
@@ -95,9 +95,6 @@ class LogManager:
         # Told of each segment roll, to run PartitionLog.flush_rolled in a worker thread (the
         # broker sets it); None: rolls flush at once.
         self.on_roll: Callable[[PartitionLog], None] | None = None
-        # Told of each topic change ("created", "grown", "configured", "deleted", with the
-        # topic's metadata) once it is done here: a simulated cluster's other brokers apply it.
-        self.on_topic_change: Callable[[str, TopicMetadata], None] | None = None
         # Called with (topic, partition) after each append to a partition log, and with
         # (topic, partition, log) for each partition log made (set_replica_hooks).
         self._on_append: Callable[[str, int], None] | None = None
@@ -231,7 +228,6 @@ class LogManager:
             if metadata is None or metadata.topic_id != pending_metadata.topic_id:
                 continue
             del self.topics[name]
-            self._changed("deleted", metadata)
             self._configs.pop(name, None)
             for partition in range(metadata.partitions):
                 partition_log = self._logs.pop((name, partition), None)
@@ -293,8 +289,8 @@ class LogManager:
         metadata = TopicMetadata(name, topic_id or uuid.uuid4(), partitions, {k: str(v) for k, v in (configs or {}).items()})
         if self._journal is not None:
             self._journal([TopicChange("created", metadata)])
-        else:
-            self._write_metadata(metadata, sync=sync)
+            return self.topic(name)
+        self._write_metadata(metadata, sync=sync)
         return self._add_topic(metadata)
 
     def create_topics(self, wanted: list[tuple[str, int, Mapping[str, str]]]) -> list[TopicMetadata | StorageError]:
@@ -315,18 +311,21 @@ class LogManager:
             except StorageError as exc:
                 results.append(exc)
         made = [r for r in results if isinstance(r, TopicMetadata)]
-        present = set(os.listdir(self.data_dir)) if sum(m.partitions for m in made) > 100 else None
         if self._journal is None:
             for metadata in made:
                 self._write_metadata(metadata, sync=False)
-                self._add_topic(metadata, present)
+            self.apply_created(made)
             self.sync_metadata()
-            return results
-        if made:
+        elif made:
             self._journal([TopicChange("created", metadata) for metadata in made])
+        return results
+
+    def apply_created(self, made: list[TopicMetadata]) -> None:
+        """Topics made durable join the topic set (one here under its id already stays)."""
+        made = [m for m in made if getattr(self.topics.get(m.name), "topic_id", None) != m.topic_id]
+        present = set(os.listdir(self.data_dir)) if sum(m.partitions for m in made) > 100 else None
         for metadata in made:
             self._add_topic(metadata, present)
-        return results
 
     def _add_topic(self, metadata: TopicMetadata, present: set[str] | None = None) -> TopicMetadata:
         name, partitions = metadata.name, metadata.partitions
@@ -338,12 +337,7 @@ class LogManager:
             self._collisions_at = (self.generation, len(self.topics))
         self._open_partitions(metadata, range(partitions), present)
         log.info("created topic %s (%s) with %d partitions", name, metadata.topic_id, partitions)
-        self._changed("created", metadata)
         return metadata
-
-    def _changed(self, change: str, metadata: TopicMetadata) -> None:
-        if self.on_topic_change is not None:
-            self.on_topic_change(change, metadata)
 
     def _open_partitions(self, metadata: TopicMetadata, partitions: range, present: set[str] | None = None) -> None:
         """No directory yet: it comes with the first write, the log with its first use (log()). A
@@ -397,16 +391,20 @@ class LogManager:
         metadata = self.topic(name)
         if total <= metadata.partitions:
             raise InvalidPartitions(f"topic {name} has {metadata.partitions} partitions, cannot go to {total}")
-        old = metadata.partitions
+        grown = TopicMetadata(name, metadata.topic_id, total, dict(metadata.configs))
         if self._journal is not None:
-            self._journal([TopicChange("grown", TopicMetadata(name, metadata.topic_id, total, dict(metadata.configs)),
-                                       old_partitions=old)])
+            self._journal([TopicChange("grown", grown, old_partitions=metadata.partitions)])
+            return metadata
+        self._write_metadata(grown)
+        return self.apply_grown(name, total)
+
+    def apply_grown(self, name: str, total: int) -> TopicMetadata:
+        """A topic grown to `total` partitions (made durable): the new ones exist from now on."""
+        metadata = self.topics[name]
+        old = min(metadata.partitions, total)
         metadata.partitions = total
         self.generation += 1
-        if self._journal is None:
-            self._write_metadata(metadata)
         self._open_partitions(metadata, range(old, total))
-        self._changed("grown", metadata)
         return metadata
 
     def drop_replica(self, name: str, partition: int) -> None:
@@ -419,9 +417,8 @@ class LogManager:
             remove_dir(self._partition_dir(name, partition))
 
     def delete_topic(self, name: str, *, remove: bool = True) -> list[Path]:
-        """Drop the topic's metadata, then its partition directories. With remove=False they
-        are only renamed aside (the topic is gone at once) and returned, for `remove_dirs` in a
-        worker thread."""
+        """Drop the topic's metadata, then its partition directories (remove=False: renamed
+        aside and returned, for `remove_dirs` in a worker thread)."""
         return self.delete_topics([name], remove=remove)
 
     def delete_topics(self, names: list[str], *, remove: bool = True) -> list[Path]:
@@ -429,14 +426,16 @@ class LogManager:
         journal, one batch of records for the whole request). Raises UnknownTopic before
         anything changes, and what the journal raises (then none is deleted)."""
         topics = [self.topic(name) for name in dict.fromkeys(names)]
-        if self._journal is not None and topics:
-            self._journal([TopicChange("deleted", metadata) for metadata in topics])
-        doomed = []
-        for metadata in topics:
-            doomed += self._drop_topic(metadata, remove)
+        if self._journal is None:
+            return [path for metadata in topics for path in self.apply_deleted(metadata, remove=remove)]
+        doomed = self._journal([TopicChange("deleted", metadata) for metadata in topics]) if topics else []
+        if remove:
+            remove_dirs(doomed)
+            return []
         return doomed
 
-    def _drop_topic(self, metadata: TopicMetadata, remove: bool) -> list[Path]:
+    def apply_deleted(self, metadata: TopicMetadata, *, remove: bool = False) -> list[Path]:
+        """A topic deleted (made durable) goes; its partition directories renamed aside are returned."""
         name = metadata.name
         if metadata.topic_id in self._in_created_log:
             self._in_created_log.discard(metadata.topic_id)
@@ -454,7 +453,6 @@ class LogManager:
                 if renamed is not None:
                     doomed.append(renamed)
         log.info("deleted topic %s (%s)", name, metadata.topic_id)
-        self._changed("deleted", metadata)
         return doomed
 
     # --- configs --------------------------------------------------------------------------
@@ -493,16 +491,18 @@ class LogManager:
         computes the new full set first). Raises InvalidConfig."""
         metadata = self.topic(name)
         validate_topic_config(overrides)
-        configs = {k: str(v) for k, v in overrides.items()}
+        configured = TopicMetadata(name, metadata.topic_id, metadata.partitions, {k: str(v) for k, v in overrides.items()})
         if self._journal is not None:
-            self._journal([TopicChange("configured", TopicMetadata(name, metadata.topic_id, metadata.partitions, configs),
-                                       old_configs=dict(metadata.configs))])
-            metadata.configs = configs
-        else:
-            metadata.configs = configs
-            self._write_metadata(metadata)
+            self._journal([TopicChange("configured", configured, old_configs=dict(metadata.configs))])
+            return metadata
+        self._write_metadata(configured)
+        return self.apply_configured(name, configured.configs)
+
+    def apply_configured(self, name: str, configs: Mapping[str, str]) -> TopicMetadata:
+        """A topic's overrides replaced (made durable): its partition logs read their config again."""
+        metadata = self.topics[name]
+        metadata.configs = dict(configs)
         self._update_config(name, metadata)
-        self._changed("configured", metadata)
         return metadata
 
     def _update_config(self, name: str, metadata: TopicMetadata) -> None:

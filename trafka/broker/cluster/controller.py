@@ -104,6 +104,7 @@ class Controller:
                 state.pop(topic, None)
             for key in [k for k in self._persisted if k[0] == topic]:
                 del self._persisted[key]
+            self.generation += 1  # the topic's partitions are gone from Metadata answers
             return
         f = record.fields
         p = int(f["partition_id"])

@@ -10,9 +10,9 @@ every node shares the process, its cores and its disk.
 
 Topic metadata is what Kafka's brokers learn from the metadata log: every node holds every
 topic, under the same topic id, and opens only the partitions it hosts (the others stay
-placeholders, trafka/storage/manager.py). A topic created, grown, reconfigured or deleted on
-one node is applied to every running node at once (`_mirror_from`), and a node that starts
-catches up from a running one (`joined`).
+placeholders, trafka/storage/manager.py). Each batch the metadata log takes is applied by every
+running node to itself (`_publish`, cluster/publisher.py), whichever node's request wrote it;
+a node that starts opens its logs with the topics of the image, what it missed included.
 
 A node stops (`stop_broker`) by closing its listeners and connections, unloading its
 coordinators' shards and closing its logs (cleanly, or as a killed process leaves them); the
@@ -36,7 +36,7 @@ from trafka.broker.cluster.controller import NO_LEADER, Controller, LeaderChange
 from trafka.broker.metadata.image import ClusterMetadata
 from trafka.broker.cluster.replication import INTERNAL_REPLICATION, Replication
 from trafka.broker.cluster.stores import ClusterStores
-from trafka.broker.cluster.topic_changes import apply_topic_change, catch_up
+from trafka.broker.cluster.publisher import BrokerPublisher, topics_delta
 from trafka.broker.server import Broker, ListenError, serve_node
 
 # A node starting again whose port is taken tries this often, this far apart, before it moves.
@@ -111,7 +111,9 @@ class Cluster:
         self._by_id: dict[int, Broker] = {}
         self.building = True  # until every node is made
         self.stopped: set[int] = set()  # nodes whose logs are closed until start_broker
-        self._mirroring = False
+        self._publishers: dict[int, BrokerPublisher] = {}
+        self._doomed: list[Path] = []  # partition directories deletions renamed aside, to remove
+        self.metadata.subscribe(self._publish)
         self.checks = ClusterChecks(self)  # the background checks every node runs while it serves
         self._nursery: trio.Nursery | None = None  # where the nodes serve (serve_cluster)
         self._host = "127.0.0.1"
@@ -237,43 +239,36 @@ class Cluster:
     # --- topic metadata, the same on every node ----------------------------------------------
 
     def joined(self, broker) -> None:
-        """A node's logs are open: bring its topics in line with the running nodes' (created
-        with the same ids, grown, reconfigured, or deleted), then mirror its changes."""
-        reference = next((n for n in self.running_nodes() if n is not broker), None)
-        if reference is not None:
-            catch_up(broker.logs, reference.logs)
-        broker.logs.on_topic_change = self._mirror_from(broker)
+        """A node's logs are open, with the topics of the metadata image: it applies each change
+        written from now on (`_publish`)."""
         if broker not in self.nodes:
             self.nodes.append(broker)
             self._by_id[broker.node_id] = broker
+            self._publishers[broker.node_id] = BrokerPublisher(self, broker)
         # Each of its partition logs takes its replica's role as it opens (Kafka's makeLeader):
         # the current leader epoch on the batches it writes, whoever appends first (a Produce,
         # a coordinator loading its shard), and a leader's high watermark held to its ISR.
         broker.logs.set_replica_hooks(partial(self.replication.opened, broker),
                                       partial(self.replication.appended, broker))
 
-    def _mirror_from(self, origin):
-        def mirror(change: str, metadata) -> None:
-            if self._mirroring:
-                return
-            self._mirroring = True
-            try:
-                for node in self.running_nodes():
-                    if node is not origin:
-                        apply_topic_change(node.logs, change, metadata)
-                if change == "deleted":
-                    self.controller.forget(metadata.topic_id)
-                    self.replication.forget(metadata.name, metadata.topic_id)
-                    # Every broker's group coordinator drops the topic's committed offsets for
-                    # the groups it coordinates, as each Kafka broker does when its metadata
-                    # says the topic is gone (onPartitionsDeleted), not only the one asked.
-                    for node in self.running_nodes():
-                        node.group_coordinator.on_topic_deleted(metadata.name)
-                elif change in ("created", "grown"):
-                    self._place(metadata, change == "grown")
-            finally:
-                self._mirroring = False
-        return mirror
+    def _publish(self, records) -> None:
+        """The metadata log took a batch: every running node applies what it changed."""
+        delta = topics_delta(records)
+        if delta:
+            for node in self.running_nodes():
+                self._doomed += self._publishers[node.node_id].publish(delta, self.metadata)
+
+    def take_doomed(self) -> list[Path]:
+        """The partition directories the deletions published since the last call renamed aside."""
+        doomed, self._doomed = self._doomed, []
+        return doomed
+
+    def place_new(self, changes) -> None:
+        """The controller places the partitions topic changes just made (TopicChange: created
+        or grown)."""
+        for change in changes:
+            if change.kind in ("created", "grown"):
+                self._place(change.metadata, change.kind == "grown")
 
     def _place(self, metadata, grown: bool) -> None:
         """New partitions get the default replication (their topic's own when it grew; the

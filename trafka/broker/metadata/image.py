@@ -58,6 +58,7 @@ class ClusterMetadata:
         self._placed: dict[str, dict[int, bytes]] = {}
         self._topic_configs: dict[str, set[bytes]] = {}
         self._replays: dict[str, list[Replay]] = {}
+        self._publishers: list[Callable[[list[MetadataRecord]], None]] = []
         self._batched: list[tuple[bytes, bytes]] | None = None  # inside one_batch(): written at its end
         self.log = MetadataLog(data_dir, clock=clock, lock=lock) if data_dir is not None else None
         self.fresh = self.log is None or self.log.empty  # a first start: nothing was ever written
@@ -187,6 +188,20 @@ class ClusterMetadata:
         return [(topic_id, count, frozenset(self._placed.get(topic_id, ())))
                 for topic_id, count in sorted(self._partitions.items())]
 
+    def topic_name(self, topic_id: str) -> str | None:
+        """The name of a topic (its id in hex) in the image, or None."""
+        key = encode_key("TopicRecord", (topic_id,))
+        found = self.image.get(key)
+        return None if found is None else self._decoded(key, *found).fields["name"]
+
+    def topic_configs(self, name: str) -> dict[str, str]:
+        """A topic's config overrides in the image."""
+        configs = {}
+        for key in self._topic_configs.get(name, ()):
+            fields = self._decoded(key, *self.image[key]).fields
+            configs[fields["name"]] = str(fields["value"])
+        return configs
+
     def partition_count(self, topic_id: str) -> int:
         """How many partitions a topic (its id in hex) has: its PartitionRecords 0..n-1."""
         return self._partitions.get(topic_id, 0)
@@ -224,6 +239,13 @@ class ClusterMetadata:
             self._update_image(record, value)
             for replay in self._replays.get(record.type, ()):
                 replay(record)
+        for publish in self._publishers:
+            publish(records)
+
+    def subscribe(self, publish: Callable[[list[MetadataRecord]], None]) -> None:
+        """`publish(records)` gets each written batch once the image and the stores hold it (Kafka's
+        metadata publishers, which get each delta after the image): what a broker applies to itself."""
+        self._publishers.append(publish)
 
     @contextmanager
     def one_batch(self):

@@ -60,16 +60,17 @@ def journal(cluster_metadata, changes: list[TopicChange]) -> None:
     cluster_metadata.write(records)
 
 
-def journal_topics(cluster, changes: list[TopicChange]) -> None:
-    """A node's LogManager journal: the change written to the cluster's metadata log, once. A
-    simulated cluster applies a change made on one node to the others (Cluster._mirror_from):
-    their LogManagers find it written already."""
-    if getattr(cluster, "_mirroring", False):
-        return
+def journal_topics(cluster, changes: list[TopicChange]) -> list[Path]:
+    """A node's LogManager journal: the changes written to the cluster's metadata log, which
+    every running node applies to itself as it is written (Cluster._publish), then the new
+    partitions placed by the controller. Returns the partition directories deletions renamed
+    aside on the running nodes, to be removed."""
     journal(cluster.metadata, changes)
     deleted = [change.metadata for change in changes if change.kind == "deleted"]
     if deleted:
         _drop_from_stopped_nodes(cluster, deleted)
+    cluster.place_new(changes)
+    return cluster.take_doomed()
 
 
 def _drop_from_stopped_nodes(cluster, topics: list[TopicMetadata]) -> None:
