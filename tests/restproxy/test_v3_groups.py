@@ -4,6 +4,7 @@ group, its consumers and their assignments, lags per partition and the lag summa
 from __future__ import annotations
 
 import time
+from urllib.parse import quote
 
 from confluent_kafka import Consumer, Producer
 
@@ -31,6 +32,7 @@ def test_group_consumers_assignments_and_lags(proxy, broker):
         assert groups["kind"] == "KafkaConsumerGroupList"
         (group,) = [g for g in groups["data"] if g["consumer_group_id"] == "workers"]
         assert group["kind"] == "KafkaConsumerGroup" and group["state"] == "STABLE" and group["is_simple"] is False
+        assert group["type"] == "CLASSIC"
         assert group["partition_assignor"] in ("range", "roundrobin", "cooperative-sticky")
         assert group["coordinator"]["related"].endswith("/brokers/0")
         assert group["metadata"]["resource_name"].endswith("/consumer-group=workers")
@@ -64,3 +66,43 @@ def test_group_consumers_assignments_and_lags(proxy, broker):
     assert proxy.get(f"{proxy.cluster}/consumer-groups/workers/consumers").json()["data"] == []
     lag = proxy.get(f"{proxy.cluster}/consumer-groups/workers/lags/work/partitions/0").json()
     assert (lag["current_offset"], lag["lag"], lag["consumer_id"]) == (10, 5, "")
+
+
+def test_a_consumer_protocol_group(proxy, broker):
+    """A KIP-848 group (group.protocol=consumer) is described by ConsumerGroupDescribe, as Kafka's
+    Admin client describes it: its members, their assignments and lags as for a classic group."""
+    proxy.create_topic("tasks", 3)
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    for i in range(30):
+        producer.produce("tasks", value=b"%d" % i, partition=i % 3)
+    producer.flush(10)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "next-gen", "client.id": "ng-1",
+                         "group.protocol": "consumer", "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe(["tasks"])
+    read, deadline = 0, time.monotonic() + 20
+    while read < 30 and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            read += 1
+            if message.partition() == 1 and message.offset() == 3:
+                consumer.commit(message, asynchronous=False)  # committed offset 4 of 10
+    try:
+        group_url = f"{proxy.cluster}/consumer-groups/next-gen"
+        group = proxy.get(group_url).json()
+        assert (group["type"], group["state"], group["is_simple"]) == ("CONSUMER", "STABLE", False)
+        assert group in proxy.get(f"{proxy.cluster}/consumer-groups").json()["data"]
+        (member,) = proxy.get(f"{group_url}/consumers").json()["data"]
+        assert member["client_id"] == "ng-1"
+        member_url = member["metadata"]["self"].split(proxy.url, 1)[1]
+        assert member_url == f"{group_url}/consumers/{quote(member['consumer_id'], safe='')}"
+        assert proxy.get(member_url).json() == member
+        answer = proxy.get(f"{member_url}/assignments")
+        assert answer.status_code == 200, (member, answer.text)
+        assignments = answer.json()["data"]
+        assert [(a["topic_name"], a["partition_id"]) for a in assignments] == [("tasks", 0), ("tasks", 1), ("tasks", 2)]
+        (lag,) = proxy.get(f"{group_url}/lags").json()["data"]
+        assert (lag["partition_id"], lag["current_offset"], lag["log_end_offset"], lag["lag"], lag["consumer_id"]) == \
+            (1, 4, 10, 6, member["consumer_id"])
+        assert proxy.get(f"{group_url}/lag-summary").json()["total_lag"] == 6
+    finally:
+        consumer.close()

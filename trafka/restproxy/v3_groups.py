@@ -10,13 +10,14 @@ now ("" when none is).
 from __future__ import annotations
 
 import struct
-from urllib.parse import urlencode
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode
 
 from starlette.routing import Route
 
 from trafka.restproxy import answers, errors
-from trafka.restproxy.client import (CREATE_ACLS, DELETE_ACLS, DESCRIBE_ACLS, DESCRIBE_GROUPS, FIND_COORDINATOR,
-                                     LIST_GROUPS, LIST_OFFSETS, OFFSET_FETCH)
+from trafka.restproxy.client import (CONSUMER_GROUP_DESCRIBE, CREATE_ACLS, DELETE_ACLS, DESCRIBE_ACLS, DESCRIBE_GROUPS,
+                                     FIND_COORDINATOR, LIST_GROUPS, LIST_OFFSETS, OFFSET_FETCH)
 from trafka.restproxy.v3 import Urls, cluster_id
 from trafka.wire.errors import ErrorCode
 
@@ -55,15 +56,49 @@ def assigned_partitions(assignment: bytes) -> list[tuple[str, int]]:
         return []
 
 
-async def _describe(kafka, group_id: str):
+@dataclass
+class Member:
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    partitions: list  # (topic, partition)s assigned now
+
+
+@dataclass
+class Group:
+    group_id: str
+    kind: str  # Confluent's type: CLASSIC or CONSUMER (KIP-848)
+    state: str
+    is_simple: bool
+    assignor: str
+    members: list
+
+
+async def _describe(kafka, group_id: str) -> Group:
+    """The group as a classic group (DescribeGroups) or, when it is none, as a group of the
+    consumer protocol (ConsumerGroupDescribe), as Kafka's Admin client describes groups."""
     answer = await kafka.to_coordinator(group_id, DESCRIBE_GROUPS,
                                         {"groups": [group_id], "include_authorized_operations": False},
                                         lambda a: a.groups[0].error_code)
     group = answer.groups[0]
-    errors.check(group.error_code, group.error_message)
-    if group.group_state == "Dead":
+    if group.error_code not in (ErrorCode.NONE, ErrorCode.GROUP_ID_NOT_FOUND):
+        errors.check(group.error_code, group.error_message)
+    if group.error_code == ErrorCode.NONE and group.group_state != "Dead":
+        members = [Member(m.member_id, m.group_instance_id, m.client_id, assigned_partitions(m.member_assignment))
+                   for m in group.members]
+        return Group(group_id, "CLASSIC", _state(group.group_state), group.protocol_type == "" and not members,
+                     group.protocol_data or "", members)
+    answer = await kafka.to_coordinator(group_id, CONSUMER_GROUP_DESCRIBE,
+                                        {"group_ids": [group_id], "include_authorized_operations": False},
+                                        lambda a: a.groups[0].error_code)
+    group = answer.groups[0]
+    if group.error_code == ErrorCode.GROUP_ID_NOT_FOUND or group.group_state in ("", "dead", "Dead"):
         raise errors.RestError(404, 404, f"Consumer group {group_id} cannot be found.")
-    return group
+    errors.check(group.error_code, group.error_message)
+    members = [Member(m.member_id, m.instance_id, m.client_id,
+                      [(t.topic_name, p) for t in m.assignment.topic_partitions for p in t.partitions])
+               for m in group.members]
+    return Group(group_id, "CONSUMER", _state(group.group_state), False, group.assignor_name, members)
 
 
 async def _coordinator_id(kafka, group_id: str) -> int:
@@ -71,26 +106,26 @@ async def _coordinator_id(kafka, group_id: str) -> int:
     return answer.coordinators[0].node_id
 
 
-def _group_json(urls: Urls, group, coordinator: int) -> dict:
+def _group_json(urls: Urls, group: Group, coordinator: int) -> dict:
     url = f"{urls.base}/consumer-groups/{group.group_id}"
     return answers.resource(
         "KafkaConsumerGroup", url, f"{urls.crn}/consumer-group={group.group_id}", cluster_id=urls.cluster_id,
-        consumer_group_id=group.group_id, is_simple=group.protocol_type == "" and not group.members,
-        partition_assignor=group.protocol_data or "", state=_state(group.group_state),
+        consumer_group_id=group.group_id, is_simple=group.is_simple, partition_assignor=group.assignor,
+        state=group.state, type=group.kind, is_mixed_consumer_group=False,
         coordinator=answers.related(urls.broker(coordinator)), consumers=answers.related(f"{url}/consumers"),
         lag_summary=answers.related(f"{url}/lag-summary"))
 
 
-def _consumer_json(urls: Urls, group_id: str, m) -> dict:
-    url = f"{urls.base}/consumer-groups/{group_id}/consumers/{m.member_id}"
+def _consumer_json(urls: Urls, group_id: str, m: Member) -> dict:
+    url = f"{urls.base}/consumer-groups/{group_id}/consumers/{quote(m.member_id, safe='')}"
     return answers.resource(
         "KafkaConsumer", url, f"{urls.crn}/consumer-group={group_id}/consumer={m.member_id}",
         cluster_id=urls.cluster_id, consumer_group_id=group_id, consumer_id=m.member_id,
-        instance_id=m.group_instance_id, client_id=m.client_id, assignments=answers.related(f"{url}/assignments"))
+        instance_id=m.instance_id, client_id=m.client_id, assignments=answers.related(f"{url}/assignments"))
 
 
 def _assignment_json(urls: Urls, group_id: str, member_id: str, topic: str, p: int) -> dict:
-    url = f"{urls.base}/consumer-groups/{group_id}/consumers/{member_id}/assignments/{topic}/partitions/{p}"
+    url = f"{urls.base}/consumer-groups/{group_id}/consumers/{quote(member_id, safe='')}/assignments/{topic}/partitions/{p}"
     return answers.resource(
         "KafkaConsumerAssignment", url,
         f"{urls.crn}/consumer-group={group_id}/consumer={member_id}/assignment={topic}/partition={p}",
@@ -149,8 +184,8 @@ async def get_consumer(request):
 async def list_assignments(request):
     urls = Urls(request, cluster_id(request))
     group_id, m = await _member(request)
-    data = [_assignment_json(urls, group_id, m.member_id, t, p) for t, p in sorted(assigned_partitions(m.member_assignment))]
-    url = f"{urls.base}/consumer-groups/{group_id}/consumers/{m.member_id}/assignments"
+    data = [_assignment_json(urls, group_id, m.member_id, t, p) for t, p in sorted(m.partitions)]
+    url = f"{urls.base}/consumer-groups/{group_id}/consumers/{quote(m.member_id, safe='')}/assignments"
     return answers.v3(answers.collection("KafkaConsumerAssignmentList", url, data))
 
 
@@ -158,7 +193,7 @@ async def get_assignment(request):
     urls = Urls(request, cluster_id(request))
     group_id, m = await _member(request)
     wanted = (request.path_params["topic"], answers.integer(request.path_params["partition"], "partition_id"))
-    if wanted not in assigned_partitions(m.member_assignment):
+    if wanted not in m.partitions:
         raise errors.RestError(404, 404, f"Consumer assignment {wanted[0]}-{wanted[1]} cannot be found.")
     return answers.v3(_assignment_json(urls, group_id, m.member_id, *wanted))
 
@@ -170,7 +205,7 @@ async def _lags(request) -> tuple[Urls, str, list[dict]]:
     kafka = answers.client(request)
     group_id = request.path_params["group"]
     group = await _describe(kafka, group_id)
-    owners = {tp: m for m in group.members for tp in assigned_partitions(m.member_assignment)}
+    owners = {tp: m for m in group.members for tp in m.partitions}
     fetched = await kafka.to_coordinator(group_id, OFFSET_FETCH, {
         "groups": [{"group_id": group_id, "member_id": None, "member_epoch": -1, "topics": None}],
         "require_stable": False}, lambda a: a.groups[0].error_code)
@@ -207,7 +242,7 @@ def _lag_json(urls: Urls, group_id: str, topic: str, p: int, current: int, end: 
         "KafkaConsumerLag", url, f"{urls.crn}/consumer-group={group_id}/lag={topic}/partition={p}",
         cluster_id=urls.cluster_id, consumer_group_id=group_id, topic_name=topic, partition_id=p,
         current_offset=current, log_end_offset=end, lag=max(end - current, 0),
-        consumer_id=member.member_id if member else "", instance_id=member.group_instance_id if member else None,
+        consumer_id=member.member_id if member else "", instance_id=member.instance_id if member else None,
         client_id=member.client_id if member else "")
 
 
@@ -236,7 +271,7 @@ async def lag_summary(request):
         max_lag_client_id=top["client_id"] if top else "", max_lag_topic_name=top["topic_name"] if top else "",
         max_lag_partition_id=top["partition_id"] if top else 0, max_lag=top["lag"] if top else 0,
         total_lag=sum(lag["lag"] for lag in lags),
-        max_lag_consumer=answers.related(f"{urls.base}/consumer-groups/{group_id}/consumers/{top['consumer_id']}")
+        max_lag_consumer=answers.related(f"{urls.base}/consumer-groups/{group_id}/consumers/{quote(top['consumer_id'], safe='')}")
         if top and top["consumer_id"] else None,
         max_lag_partition=answers.related(urls.partition(top["topic_name"], top["partition_id"])) if top else None))
 
@@ -334,9 +369,10 @@ def routes() -> list[Route]:
         Route("/v3/clusters/{cluster_id}/consumer-groups", list_groups, methods=["GET"]),
         Route(g, get_group, methods=["GET"]),
         Route(g + "/consumers", list_consumers, methods=["GET"]),
-        Route(g + "/consumers/{consumer}", get_consumer, methods=["GET"]),
-        Route(g + "/consumers/{consumer}/assignments", list_assignments, methods=["GET"]),
-        Route(g + "/consumers/{consumer}/assignments/{topic}/partitions/{partition}", get_assignment, methods=["GET"]),
+        # A member id may hold "/" (base64 of a KIP-848 member's UUID), sent as %2F: matched as a path.
+        Route(g + "/consumers/{consumer:path}/assignments/{topic}/partitions/{partition}", get_assignment, methods=["GET"]),
+        Route(g + "/consumers/{consumer:path}/assignments", list_assignments, methods=["GET"]),
+        Route(g + "/consumers/{consumer:path}", get_consumer, methods=["GET"]),
         Route(g + "/lags", list_lags, methods=["GET"]),
         Route(g + "/lags/{topic}/partitions/{partition}", get_lag, methods=["GET"]),
         Route(g + "/lag-summary", lag_summary, methods=["GET"]),
