@@ -153,7 +153,8 @@ async def produce_records(request):
             continue
         lines.append(json.dumps({"error_code": 200, "cluster_id": cluster, "topic_name": topic,
                                  "partition_id": result.partition, "offset": result.offset,
-                                 "timestamp": iso(result.timestamp_ms), **shape}))
+                                 "timestamp": iso(result.timestamp_ms),
+                                 **{k: v for k, v in shape.items() if v is not None}}))  # absent: left out
     return Response("\n".join(lines) + "\n", media_type=answers.V3)
 
 
