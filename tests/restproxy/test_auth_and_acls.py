@@ -59,6 +59,9 @@ def test_acls_decide_what_each_user_may_write(guarded):
                 "principal": "User:alice", "host": "*", "operation": "DESCRIBE", "permission": "ALLOW"}
     assert admin.post(f"{admin.cluster}/acls", json=describe).status_code == 201
     assert "ledger" in alice.get("/topics").json()
+    seen = alice.get(f"{alice.cluster}/topics/ledger", params={"include_authorized_operations": "true"}).json()
+    assert seen["authorized_operations"] == ["DESCRIBE"]
+    assert alice.get(f"{alice.cluster}/topics/ledger").json()["authorized_operations"] == []
     still = alice.produce("ledger", [record("c")])
     assert still[0]["error_code"] == 40301 and "ledger" in still[0]["message"]
     assert admin.end_offsets("ledger", 2) == [0, 0]

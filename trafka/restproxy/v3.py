@@ -23,6 +23,8 @@ CONFIG_SOURCES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CO
                   4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
                   7: "CLIENT_METRICS_CONFIG", 8: "GROUP_CONFIG"}
 ALTER_OPERATIONS = {"SET": 0, "DELETE": 1, "APPEND": 2, "SUBTRACT": 3}
+OPERATIONS = ["UNKNOWN", "ANY", "ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "CLUSTER_ACTION",
+              "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE", "CREATE_TOKENS", "DESCRIBE_TOKENS", "TWO_PHASE_COMMIT"]
 
 
 # --- shared reads (v2 uses them too) ---------------------------------------------------------
@@ -88,6 +90,8 @@ class Urls:
 
     def __init__(self, request, cluster: str):
         self.cluster_id = cluster
+        # ?include_authorized_operations=true: a topic lists what the caller may do with it
+        self.operations = request.query_params.get("include_authorized_operations", "").lower() == "true"
         self.base = f"{answers.base_url(request)}/v3/clusters/{cluster}"
         self.crn = f"crn:///kafka={cluster}"
 
@@ -127,7 +131,13 @@ def topic_json(urls: Urls, t) -> dict:
         is_internal=t.is_internal, replication_factor=len(t.partitions[0].replica_nodes) if t.partitions else 0,
         partitions_count=len(t.partitions), partitions=answers.related(f"{url}/partitions"),
         configs=answers.related(f"{url}/configs"),
-        partition_reassignments=answers.related(f"{url}/partitions/-/reassignment"), authorized_operations=[])
+        partition_reassignments=answers.related(f"{url}/partitions/-/reassignment"),
+        authorized_operations=_operations(getattr(t, "topic_authorized_operations", 0)) if urls.operations else [])
+
+
+def _operations(bits: int) -> list[str]:
+    """Metadata's authorized-operations bit field as operation names (bit n: operation code n)."""
+    return [name for code, name in enumerate(OPERATIONS) if code > 2 and bits > 0 and bits >> code & 1]
 
 
 def partition_json(urls: Urls, topic: str, p) -> dict:

@@ -18,13 +18,11 @@ from starlette.routing import Route
 from trafka.restproxy import answers, errors
 from trafka.restproxy.client import (CONSUMER_GROUP_DESCRIBE, CREATE_ACLS, DELETE_ACLS, DESCRIBE_ACLS, DESCRIBE_GROUPS,
                                      FIND_COORDINATOR, LIST_GROUPS, LIST_OFFSETS, OFFSET_FETCH)
-from trafka.restproxy.v3 import Urls, cluster_id
+from trafka.restproxy.v3 import OPERATIONS, Urls, cluster_id
 from trafka.wire.errors import ErrorCode
 
 RESOURCE_TYPES = ["UNKNOWN", "ANY", "TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER"]
 PATTERN_TYPES = ["UNKNOWN", "ANY", "MATCH", "LITERAL", "PREFIXED"]
-OPERATIONS = ["UNKNOWN", "ANY", "ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "CLUSTER_ACTION",
-              "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE", "CREATE_TOKENS", "DESCRIBE_TOKENS", "TWO_PHASE_COMMIT"]
 PERMISSIONS = ["UNKNOWN", "ANY", "DENY", "ALLOW"]
 LATEST = -1
 
