@@ -42,6 +42,15 @@ def test_broker_configs(proxy):
     one = proxy.get(f"{proxy.cluster}/brokers/0/configs/{retention['name']}").json()
     assert one == retention
 
+    base = f"{proxy.cluster}/brokers/0/configs"
+    assert proxy.put(f"{base}/log.cleaner.backoff.ms", json={"value": "20000"}).status_code == 204
+    changed = proxy.get(f"{base}/log.cleaner.backoff.ms").json()
+    assert (changed["value"], changed["source"]) == ("20000", "DYNAMIC_BROKER_CONFIG")
+    assert proxy.post(f"{base}:alter", json={"data": [{"name": "log.cleaner.backoff.ms", "operation": "DELETE"}]}).status_code == 204
+    assert proxy.get(f"{base}/log.cleaner.backoff.ms").json()["source"] != "DYNAMIC_BROKER_CONFIG"
+    refused = proxy.put(f"{base}/broker.id", json={"value": "5"})
+    assert refused.status_code == 400 and refused.json()["error_code"] == 40002
+
 
 def test_topic_lifecycle(proxy):
     created = proxy.create_topic("orders", 3, configs=[{"name": "retention.ms", "value": "3600000"}])
