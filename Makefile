@@ -30,6 +30,7 @@ bench: test-deps
 	$(PY) -m bench
 	$(PY) -m bench.replication
 	$(PY) -m bench.startup
+	$(PY) -m bench.rest_proxy
 
 # A longer soak under the nemesis than make test runs (docs/nemesis.md): every seed in SEEDS for
 # DURATION seconds of faults each, against the whole process (tests/nemesis/test_under_the_nemesis.py).

@@ -16,6 +16,7 @@ else it is BINARY. `subject_name_strategy` is only TOPIC_NAME.
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import datetime, timezone
 
@@ -30,6 +31,7 @@ TYPES = {"BINARY": "binary", "JSON": "json", "STRING": "string", "AVRO": "avro",
 TYPE_NAMES = {fmt: name for name, fmt in TYPES.items()}
 
 
+@functools.lru_cache(maxsize=256)  # a request's records mostly share their millisecond
 def iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
