@@ -5,7 +5,8 @@
 - avro, jsonschema: the value checked against (and, for Avro, encoded with) a schema of the
   built-in registry, stored in Confluent's wire format (magic byte 0, the schema id in four
   bytes, the payload), as KafkaAvroSerializer and KafkaJsonSchemaSerializer write it.
-- protobuf: not served (docs/compatibility.md).
+- protobuf: the value as protobuf's JSON mapping of the schema's first message, stored in
+  Confluent's wire format with the message indexes (protobuf.py).
 
 Avro in JSON follows Avro's JSON encoding loosely: a union value may be wrapped in its
 branch's name ({"string": "x"}) or given as is, bytes and fixed are strings of code points
@@ -72,7 +73,12 @@ _parsed: dict[tuple[int, str], object] = {}
 def _parse(reg, rec) -> object:
     key = (rec.id, rec.schema)
     if key not in _parsed:
-        _parsed[key] = reg.parse(rec.schema_type, rec.schema, rec.references).schema
+        if rec.schema_type == "PROTOBUF":
+            from trafka.restproxy import protobuf
+
+            _parsed[key] = protobuf.load(reg, rec)
+        else:
+            _parsed[key] = reg.parse(rec.schema_type, rec.schema, rec.references).schema
     return _parsed[key]
 
 
@@ -99,8 +105,6 @@ def register(broker, subject: str, fmt: str, text: str) -> Schema:
         schema_id = reg.register(subject, REGISTRY_KINDS[fmt], text, ())
         version = dict(reg.usages(schema_id)).get(subject)
         return Schema(schema_id, subject, version, fmt, _parse(reg, reg.schema(schema_id)))
-    if fmt not in ("avro", "jsonschema"):
-        raise errors.RestError(400, 40002, f"Schema format {fmt} is not supported")
     return registry_call(broker, ask)
 
 
@@ -144,7 +148,9 @@ def with_schema(schema: Schema, data) -> bytes | None:
         except jsonschema.ValidationError as exc:
             raise errors.RestError(422, 42203, f"Conversion of JSON to Object failed: {exc.message}") from None
         return head + json_bytes(data)
-    raise errors.RestError(400, 40002, f"Schema format {schema.fmt} is not supported")
+    from trafka.restproxy import protobuf
+
+    return head + protobuf.encode(schema.parsed, data)
 
 
 def _avro_encode(parsed, data) -> bytes:
@@ -221,7 +227,7 @@ def render(broker, fmt: str, data: bytes | None):
             return json.loads(data)
         except (ValueError, UnicodeDecodeError):
             raise errors.kafka_error("Record is not JSON; consume it with the binary format") from None
-    if fmt in ("avro", "jsonschema"):
+    if fmt in ("avro", "jsonschema", "protobuf"):
         if len(data) < 5 or data[0] != 0:
             raise errors.kafka_error("Record is not in the schema registry's wire format (magic byte 0, schema id)")
         schema = by_id(broker, int.from_bytes(data[1:5], "big"))
@@ -229,6 +235,10 @@ def render(broker, fmt: str, data: bytes | None):
             raise errors.consumer_format_mismatch()
         if fmt == "jsonschema":
             return json.loads(data[5:])
+        if fmt == "protobuf":
+            from trafka.restproxy import protobuf
+
+            return protobuf.decode(schema.parsed, data[5:])
         return _to_json(_avro_decode(schema.parsed, data[5:]))
     raise errors.RestError(406, 40601, f"The {fmt} embedded format is not served")
 

@@ -1,5 +1,5 @@
 """REST Proxy API v2: topics, partitions and their offsets, brokers, and produce with the
-embedded formats (`application/vnd.kafka.{binary,json,avro,jsonschema}.v2+json`), answered in
+embedded formats (`application/vnd.kafka.{binary,json,avro,jsonschema,protobuf}.v2+json`), answered in
 `application/vnd.kafka.v2+json`. The consumer instances (`/consumers/...`) are consumers.py's.
 
 Produce answers one offset per record ({"partition", "offset", "error_code", "error"}); a
@@ -92,7 +92,7 @@ async def list_brokers(request):
 
 def _format(request) -> str:
     fmt = formats.embedded_format(request.headers.get("content-type", ""))
-    if fmt is None or fmt == "protobuf":
+    if fmt is None:
         raise errors.RestError(415, 415, "HTTP 415 Unsupported Media Type")
     return fmt
 

@@ -7,8 +7,8 @@ schema) or its error (`error_code` and `message`, e.g. 40301 without WRITE on th
 40403 for an unknown topic, 400 for a malformed record), as Confluent's streaming answer.
 Errors of the request itself (unknown cluster, 401, 413) keep their HTTP status.
 
-A key or value is {"type": BINARY | JSON | STRING | AVRO | JSONSCHEMA, "data": ...}, with a
-schema for AVRO / JSONSCHEMA named by `schema_id`, by `subject` (or the topic's
+A key or value is {"type": BINARY | JSON | STRING | AVRO | JSONSCHEMA | PROTOBUF, "data": ...},
+with a schema for AVRO / JSONSCHEMA / PROTOBUF named by `schema_id`, by `subject` (or the topic's
 `<topic>-key` / `<topic>-value`) and `schema_version` (latest when absent), or given as
 `schema` (registered under that subject). Without `type`, a schema named decides the format,
 else it is BINARY. `subject_name_strategy` is only TOPIC_NAME.
@@ -56,8 +56,8 @@ def _schema(broker, topic: str, part: dict, is_key: bool, fmt: str | None) -> fo
     if part.get("schema_id") is not None:
         schema = formats.by_id(broker, answers.integer(part["schema_id"], "schema_id"), subject)
     elif part.get("schema") is not None:
-        if fmt not in ("avro", "jsonschema"):
-            raise errors.RestError(400, 400, "A raw schema needs type AVRO or JSONSCHEMA")
+        if fmt not in ("avro", "jsonschema", "protobuf"):
+            raise errors.RestError(400, 400, "A raw schema needs type AVRO, JSONSCHEMA or PROTOBUF")
         text = part["schema"] if isinstance(part["schema"], str) else json.dumps(part["schema"])
         schema = formats.register(broker, subject, fmt, text)
     elif part.get("schema_version") is not None or fmt in ("avro", "jsonschema", "protobuf"):
@@ -82,8 +82,6 @@ def _encode(broker, topic: str, part, is_key: bool) -> tuple[bytes | None, dict 
         fmt = TYPES.get(str(kind).upper())
         if fmt is None:
             raise errors.RestError(400, 400, f"Unknown type {kind!r}: one of {', '.join(TYPES)}")
-        if fmt == "protobuf":
-            raise errors.RestError(400, 400, "The PROTOBUF format is not served (docs/compatibility.md)")
     schema = _schema(broker, topic, part, is_key, fmt)
     data = part.get("data")
     if schema is not None:
