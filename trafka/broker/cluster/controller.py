@@ -87,6 +87,9 @@ class Controller:
         # (topic id, partition) -> its PartitionState as the maps give it: every Produce and
         # Fetch asks, so it is worked out once per change (`_changed` empties it)
         self._states: dict[tuple[uuid.UUID, int], PartitionState] = {}
+        # (topic id, partition) -> (its state before, its state after) of the write under way:
+        # the partitions half of the delta the brokers apply (`take_delta`, cluster/publisher.py)
+        self._delta: dict[tuple[uuid.UUID, int], tuple[PartitionState, PartitionState]] = {}
         if self._metadata is not None:
             self._metadata.register(["PartitionRecord", "RemoveTopicRecord"], self._replay, placed_only=True)
 
@@ -163,16 +166,33 @@ class Controller:
         # A partition back as new gets a PartitionRecord of nulls (never a RemoveTopicRecord: the
         # topic and its partitions stay; only `forget` removes a topic).
         for key in touched:
-            now = self._fields(key)
-            if self._persisted.get(key) == now:
+            now, before = self._fields(key), self._persisted.get(key)
+            if before == now:
                 continue
+            topic_id = uuid.UUID(hex=key[0])
+            self._delta[(topic_id, key[1])] = (self._state(topic_id, key[1], before), self._state(topic_id, key[1], now))
             records.append(MetadataRecord("PartitionRecord", now) if now else new_partition_record(*key))
         try:
             self._metadata.write(records)
         except BaseException:
+            self._delta.clear()
             self._restore()
             raise
         self._changed()
+
+    def take_delta(self) -> dict[tuple[uuid.UUID, int], tuple[PartitionState, PartitionState]]:
+        """The partitions the write under way changes: (topic id, partition) -> (state before,
+        state after), what a broker compares to see what it now leads, follows or no longer holds."""
+        delta, self._delta = self._delta, {}
+        return delta
+
+    def _state(self, topic_id: uuid.UUID, partition: int, fields: dict | None) -> PartitionState:
+        """A partition's state as PartitionRecord fields give it (None: as new)."""
+        replicas = (self.default_replicas(topic_id, partition) if fields is None or fields["replicas"] is None
+                    else tuple(fields["replicas"]))
+        if fields is None or fields["leader"] is None:
+            return PartitionState(replicas, replicas[0], 0, replicas)
+        return PartitionState(replicas, int(fields["leader"]), int(fields["leader_epoch"]), tuple(fields["isr"]))
 
     def _restore(self) -> None:
         """The maps as the metadata log has them (after a failed write)."""

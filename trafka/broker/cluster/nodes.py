@@ -36,7 +36,7 @@ from trafka.broker.cluster.controller import NO_LEADER, Controller, LeaderChange
 from trafka.broker.metadata.image import ClusterMetadata
 from trafka.broker.cluster.replication import INTERNAL_REPLICATION, Replication
 from trafka.broker.cluster.stores import ClusterStores
-from trafka.broker.cluster.publisher import BrokerPublisher, topics_delta
+from trafka.broker.cluster.publisher import BrokerPublisher, MetadataDelta, topics_delta
 from trafka.broker.server import Broker, ListenError, serve_node
 
 # A node starting again whose port is taken tries this often, this far apart, before it moves.
@@ -112,6 +112,7 @@ class Cluster:
         self.building = True  # until every node is made
         self.stopped: set[int] = set()  # nodes whose logs are closed until start_broker
         self._publishers: dict[int, BrokerPublisher] = {}
+        self._pending: list[MetadataDelta] = []  # published one after the other (a write while publishing waits)
         self._doomed: list[Path] = []  # partition directories deletions renamed aside, to remove
         self.metadata.subscribe(self._publish)
         self.checks = ClusterChecks(self)  # the background checks every node runs while it serves
@@ -139,7 +140,7 @@ class Cluster:
                 if self.controller.leader(topic_id, p) == node.node_id:
                     self.replication.partition(node, name, p, topic_id).apply_leadership()
         # Partitions offline when the process last stopped elect a leader now every node is up.
-        self._apply(self.controller.elect_offline(self._partitions()))
+        self.controller.elect_offline(self._partitions())
         for node in self.nodes:
             self._truncate_followers(node)
             node.txn_coordinator.retry_markers()  # markers for partitions of nodes made after it
@@ -181,7 +182,7 @@ class Cluster:
     def elect_coordinators(self, node, runtimes) -> None:
         """`node`'s coordinators load the shards of the internal-topic partitions it leads
         (Kafka's onElection): when its logs open, and a coordinator made later (the schema
-        registry at its first use). Leadership changes load and unload them after (`_apply`)."""
+        registry at its first use). Leadership changes load and unload them after (its publisher's `elect`)."""
         for runtime in runtimes:
             for partition in range(runtime.topic.partitions):
                 if partition not in runtime.shards and self.leads(node.node_id, runtime.topic.name, partition):
@@ -252,11 +253,26 @@ class Cluster:
                                       partial(self.replication.appended, broker))
 
     def _publish(self, records) -> None:
-        """The metadata log took a batch: every running node applies what it changed."""
-        delta = topics_delta(records)
-        if delta:
-            for node in self.running_nodes():
-                self._doomed += self._publishers[node.node_id].publish(delta, self.metadata)
+        """The metadata log took a batch: every running node applies what it changed, its
+        replicas first on every node, then its coordinators (cluster/publisher.py). A batch
+        written while one is being applied (a coordinator loading writes) is applied next."""
+        delta = MetadataDelta(topics_delta(records), self.controller.take_delta(), self.metadata)
+        if not delta:
+            return
+        self._pending.append(delta)
+        if len(self._pending) > 1:
+            return
+        try:
+            while self._pending:
+                delta = self._pending[0]
+                publishers = [self._publishers[node.node_id] for node in self.running_nodes()]
+                for publisher in publishers:
+                    self._doomed += publisher.publish(delta, self.metadata)
+                for publisher in publishers:
+                    publisher.elect(delta)
+                self._pending.pop(0)
+        finally:
+            self._pending.clear()
 
     def take_doomed(self) -> list[Path]:
         """The partition directories the deletions published since the last call renamed aside."""
@@ -350,7 +366,6 @@ class Cluster:
                     changes.append(change)
         if changes:
             log.info("auto leader rebalance: %d partitions back on their preferred leaders", len(changes))
-            self._apply(changes)
 
     # --- stopping and starting ---------------------------------------------------------------
 
@@ -369,26 +384,33 @@ class Cluster:
             for partition in list(runtime.shards):
                 runtime.unload(partition)
         node.share_coordinator.leadership_lost()  # its records in flight go with it
-        changes = self.controller.broker_stopped(node_id, self._partitions())
+        changes = self.controller.broker_stopped(node_id, self._partitions())  # published to every node
         self.stopped.add(node_id)
         node.storage_threads.wait_idle()
         node.logs.close(clean=not kill)
-        self._apply(changes)
-        self._refresh_high_watermarks()  # ISRs without the stopped broker: high watermarks move
         log.warning("broker %d %s; %d partition leaders moved", node_id, "killed" if kill else "stopped", len(changes))
         return self.describe_broker(node_id)
 
     def start_broker(self, node_id: int) -> dict:
-        """Start a stopped broker: its logs open (recovering), its topics catch up, its followed
-        partitions truncate to where they agree with their leaders, and it serves again on its
-        ports; it rejoins each ISR once it has caught up."""
+        """Start a stopped broker: its logs open (recovering) with the topics of the metadata
+        image, the controller's election of it is published to every node (it among them),
+        its followed partitions truncate to where they agree with their leaders, and it serves
+        again on its ports; it rejoins each ISR once it has caught up."""
         node = self.node(node_id)
         if node_id not in self.stopped:
             raise ValueError(f"broker {node_id} is running")
-        changes = self.controller.broker_started(node_id, self._partitions())
         node.reopen()  # loads the coordinator shards of partitions it leads again
         self.stopped.discard(node_id)
-        self._apply(changes)
+        try:
+            self.controller.broker_started(node_id, self._partitions())
+        except BaseException:  # not written: it stays stopped
+            self.stopped.add(node_id)
+            for runtime in node.coordinator_runtimes().values():
+                for partition in list(runtime.shards):
+                    runtime.unload(partition)
+            node.storage_threads.wait_idle()
+            node.logs.close()
+            raise
         self._truncate_followers(node)
         if self._nursery is not None:
             # Its serving scope is made now, not when the task runs: a stop before the task
@@ -404,8 +426,7 @@ class Cluster:
         leaders, while it still runs and serves its clients (KRaft's fencing)."""
         if node_id in self.stopped or node_id not in self.controller.alive:
             raise ValueError(f"broker {node_id} is not a live broker")
-        self._apply(self.controller.broker_stopped(node_id, self._partitions()))
-        self._refresh_high_watermarks()
+        self.controller.broker_stopped(node_id, self._partitions())
         log.warning("broker %d fenced", node_id)
         return self.describe_broker(node_id)
 
@@ -414,19 +435,10 @@ class Cluster:
         caught up (its logs truncate to where they agree with their leaders)."""
         if node_id in self.stopped or node_id in self.controller.alive:
             raise ValueError(f"broker {node_id} is not fenced")
-        self._apply(self.controller.broker_started(node_id, self._partitions()))
+        self.controller.broker_started(node_id, self._partitions())
         self._truncate_followers(self.node(node_id))
         log.warning("broker %d unfenced", node_id)
         return self.describe_broker(node_id)
-
-    def _refresh_high_watermarks(self) -> None:
-        running = self.running_nodes()
-        if not running:
-            return
-        for name, p, topic_id in self.replication.replicated_partitions(running[0]):
-            leader = self.leader_node(name, p)
-            if leader is not None:
-                self.replication.partition(leader, name, p, topic_id).maybe_advance_high_watermark()
 
     def _truncate_followers(self, node) -> None:
         """A node starts: each partition it follows agrees with its leader before anything is
@@ -436,40 +448,6 @@ class Cluster:
             if leader is not None and leader is not node:
                 self.replication.truncate_diverged(node, name, p, topic_id, leader)
                 self.replication.checked_at_epoch(node, name, p)
-
-    def _apply(self, changes) -> None:
-        """Leaders moved: the old leaders' coordinator shards unload, the new leaders' load,
-        and each new leader stamps its epoch and holds its high watermark to its ISR."""
-        if not changes:
-            return
-        running = self.running_nodes()
-        if not running:
-            return
-        names = {metadata.topic_id: name for name, metadata in running[0].logs.topics.items()}
-        for change in changes:
-            name = names.get(change.topic_id)
-            if name is None:
-                continue
-            old = self.running_node(change.old)
-            new = self.running_node(change.new)
-            for node in (old, new):  # a share-partition's leader starts from its durable state
-                if node is not None:
-                    node.share_coordinator.leadership_lost(change.topic_id, change.partition)
-            if old is not None:
-                runtime = old.coordinator_runtimes().get(name)
-                if runtime is not None:
-                    runtime.unload(change.partition)
-            if new is None:
-                continue
-            self.replication.partition(new, name, change.partition, change.topic_id).make_leader()
-            runtime = new.coordinator_runtimes().get(name)
-            if runtime is not None and change.partition not in runtime.shards:
-                runtime.load(change.partition)  # the transaction coordinator finishes what it left
-        for node in running:
-            # Markers that found no leader go now (Kafka's marker channel sends them once the
-            # partition has a leader), not at the next timed-out-transaction check.
-            node.txn_coordinator.retry_markers()
-            node.notify_data_arrived()  # waiting Fetches and Produces look at the new leadership
 
     # --- elections and moves -----------------------------------------------------------------
 
@@ -489,7 +467,6 @@ class Cluster:
         change = self.controller.elect_preferred(topic_id, partition)
         if change is None:
             raise ValueError(f"the preferred leader {state.replicas[0]} of {topic}-{partition} is not a live in-sync replica")
-        self._apply([change])
         return change
 
     def elect_unclean(self, topic: str, partition: int) -> LeaderChange | None:
@@ -501,16 +478,13 @@ class Cluster:
         change = self.controller.elect_unclean(topic_id, partition)
         if change is None:
             raise ValueError(f"no replica of {topic}-{partition} is alive")
-        self._apply([change])
         return change
 
     def move_leader(self, topic: str, partition: int, leader: int) -> dict:
         """Make in-sync replica `leader` lead the partition now (kfake's MoveTopicPartition
         for leadership, librdkafka's partition_set_leader)."""
         topic_id = self._topic_id(topic, partition)
-        change = self.controller.elect(topic_id, partition, leader)
-        if change is not None:
-            self._apply([change])
+        self.controller.elect(topic_id, partition, leader)
         return self.describe_partition(topic, partition)
 
     def reassign(self, topic: str, partition: int, replicas: list[int] | None) -> dict:
@@ -519,14 +493,10 @@ class Cluster:
         copies are deleted) and, if its leader is not among them, the first in-sync one leads."""
         topic_id = self._topic_id(topic, partition)
         if replicas is None:
-            before = self.controller.partition(topic_id, partition).replicas
             try:
-                change = self.controller.cancel_reassignment(topic_id, partition)
+                self.controller.cancel_reassignment(topic_id, partition)
             except LookupError:
                 raise LookupError(f"no reassignment of {topic}-{partition} is under way") from None
-            self._apply([change] if change is not None else [])
-            self._drop_replicas(topic, partition, topic_id, before)
-            self._apply_leadership(topic, partition, topic_id)
             return self.describe_partition(topic, partition)
         problem = self.controller.validate_replicas(replicas)
         if problem is not None:
@@ -539,30 +509,10 @@ class Cluster:
 
     def reassignment_caught_up(self, topic: str, partition: int, topic_id) -> None:
         """A replica joined the ISR during a reassignment: finish it if the whole target is in sync."""
-        before = self.controller.partition(topic_id, partition).replicas
-        change = self.controller.complete_reassignment(topic_id, partition)
-        if change is False:
+        if self.controller.complete_reassignment(topic_id, partition) is False:
             return
-        self._apply([change] if change is not None else [])
-        self._drop_replicas(topic, partition, topic_id, before)
-        self._apply_leadership(topic, partition, topic_id)
         log.info("%s-%d: reassignment to %s complete", topic, partition,
                  list(self.controller.partition(topic_id, partition).replicas))
-
-    def _apply_leadership(self, topic: str, partition: int, topic_id) -> None:
-        leader = self.leader_node(topic, partition)
-        if leader is not None:
-            replica = self.replication.partition(leader, topic, partition, topic_id)
-            replica.apply_leadership()
-            if len(self.controller.replicas(topic_id, partition)) > 1:
-                replica.maybe_advance_high_watermark()
-
-    def _drop_replicas(self, topic: str, partition: int, topic_id, before) -> None:
-        """Delete the copies of the partition on brokers no longer among its replicas."""
-        now = self.controller.replicas(topic_id, partition)
-        for node_id in before:
-            if node_id not in now and node_id not in self.stopped:
-                self.node(node_id).logs.drop_replica(topic, partition)
 
     def describe_partition(self, topic: str, partition: int) -> dict:
         topic_id = self._topic_id(topic, partition)

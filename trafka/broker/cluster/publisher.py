@@ -2,11 +2,21 @@
 handing each delta to ReplicaManager.applyDelta and the coordinators).
 
 Every batch the cluster's metadata log takes is published once its image holds it
-(`ClusterMetadata.subscribe`): `topics_delta` reads what it changed of the topics, and each node
-whose logs are open applies that to itself (`BrokerPublisher.publish`): topics deleted (their
-partition logs, their committed offsets, its replicas of them), created, grown and
-reconfigured. A node that was stopped learns what it missed when its logs open again, from the
-image (`topics_of`), which is the log replayed. A cluster of one is the same with one node.
+(`ClusterMetadata.subscribe`, `Cluster._publish`): a `MetadataDelta` of what it changed of the
+topics (`topics_delta`, from its records) and of the partitions' state (each changed partition's
+state before and after, which the controller worked out as it wrote them), and each running
+node applies it to itself (`BrokerPublisher.publish`), in Kafka's order:
+- topics deleted: their partition logs, its replicas of them, the committed offsets and share
+  state its coordinators hold for them, the share-partitions it holds in flight;
+- topics created, grown and reconfigured in its LogManager;
+- partitions it now leads (`make_leader`: the new epoch, its followers, the high watermark
+  held to the ISR; the coordinator shard of an internal partition loads), whose ISR or
+  replicas changed while it leads (the high watermark hold follows), that it no longer leads
+  (the shard unloads) or no longer holds (its copy goes); a new leader's records in flight of
+  a share-partition start again from the durable state.
+A node that was stopped learns what it missed when its logs open again, from the image
+(`topics_of` and the controller's state), which is the log replayed. A cluster of one is the
+same with one node.
 """
 
 from __future__ import annotations
@@ -55,6 +65,20 @@ def topics_delta(records) -> TopicsDelta:
     return delta
 
 
+class MetadataDelta:
+    """One batch's changes: its topics' (TopicsDelta) and its partitions' (topic id, partition)
+    -> (state before, state after), with each changed partition's topic name."""
+
+    __slots__ = ("topics", "partitions", "names")
+
+    def __init__(self, topics: TopicsDelta, partitions: dict, image) -> None:
+        self.topics, self.partitions = topics, partitions
+        self.names = {topic_id: image.topic_name(topic_id.hex) for topic_id in {key[0] for key in partitions}}
+
+    def __bool__(self) -> bool:
+        return bool(self.topics or self.partitions)
+
+
 class BrokerPublisher:
     """One node's side of the metadata log: what it applies of each delta."""
 
@@ -62,17 +86,20 @@ class BrokerPublisher:
         self.cluster = cluster
         self.node = node
 
-    def publish(self, delta: TopicsDelta, image) -> list[Path]:
+    def publish(self, delta: MetadataDelta, image) -> list[Path]:
         """Apply `delta` (with `image`, the metadata image that holds it) to this node; the
         partition directories its deletions renamed aside, to be removed. A storage error is
         logged and leaves this node out of line until its logs open again (from the image)."""
         try:
-            return self._publish(delta, image)
+            doomed = self._topics(delta.topics, image)
+            if delta.partitions and not self.cluster.building:  # its followers are being made
+                self._partitions(delta)
+            return doomed
         except (StorageError, OSError) as exc:
             log.error("broker %d: cannot apply a metadata change: %s", self.node.node_id, exc)
             return []
 
-    def _publish(self, delta: TopicsDelta, image) -> list[Path]:
+    def _topics(self, delta: TopicsDelta, image) -> list[Path]:
         logs = self.node.logs
         doomed: list[Path] = []
         deleted = []
@@ -99,6 +126,59 @@ class BrokerPublisher:
             self.cluster.replication.forget(metadata.name, metadata.topic_id)
             # Its group coordinator drops the topic's committed offsets for the groups it
             # coordinates, as each Kafka broker does when its metadata says the topic is gone
-            # (onPartitionsDeleted).
+            # (onPartitionsDeleted); its share coordinator the topic's share state.
             self.node.group_coordinator.on_topic_deleted(metadata.name)
+            self.node.share_coordinator.on_topic_deleted(metadata.topic_id)
         return doomed
+
+    def _partitions(self, delta: MetadataDelta) -> None:
+        """Kafka's applyLocalLeadersDelta and applyLocalFollowersDelta: what each changed
+        partition's replica on this node is now."""
+        node, me = self.node, self.node.node_id
+        replication = self.cluster.replication
+        for (topic_id, p), (before, after) in delta.partitions.items():
+            name = delta.names.get(topic_id)
+            if name is None or name not in node.logs.topics:
+                continue
+            if after.leader == me and _new_leader(before, after):
+                replication.partition(node, name, p, topic_id).make_leader()
+            elif after.leader == me:  # its ISR or replicas changed: the high watermark hold follows
+                replica = replication.partition(node, name, p, topic_id)
+                replica.apply_leadership()
+                if len(after.replicas) > 1:
+                    replica.maybe_advance_high_watermark()
+            if me in before.replicas and me not in after.replicas:
+                node.logs.drop_replica(name, p)  # moved away: its copy goes
+
+    def elect(self, delta: MetadataDelta) -> None:
+        """The coordinators' onElection and onResignation, once every node's replicas took their
+        roles (a loaded transaction shard writes markers to the partitions' new leaders): the
+        shard of an internal partition it now leads loads, of one it no longer leads unloads; a
+        share-partition whose leader changed starts again from its durable state. Then the
+        transaction markers that found no leader go, and waiting requests look again."""
+        if self.cluster.building or not delta.partitions:
+            return
+        node, me = self.node, self.node.node_id
+        moved = False
+        for (topic_id, p), (before, after) in delta.partitions.items():
+            name = delta.names.get(topic_id)
+            if name is None or not _new_leader(before, after):
+                continue
+            moved = True
+            if me not in (before.leader, after.leader):
+                continue
+            node.share_coordinator.leadership_lost(topic_id, p)
+            runtime = node.coordinator_runtimes().get(name)
+            if runtime is None:
+                continue
+            if after.leader != me:
+                runtime.unload(p)
+            elif p not in runtime.shards:
+                runtime.load(p)  # the transaction coordinator finishes what it left
+        if moved:
+            node.txn_coordinator.retry_markers()  # not at the next timed-out-transaction check
+            node.notify_data_arrived()
+
+
+def _new_leader(before, after) -> bool:
+    return after.leader != before.leader or after.leader_epoch != before.leader_epoch

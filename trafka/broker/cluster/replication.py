@@ -249,12 +249,10 @@ class Replication:
             leader.notify_data_arrived()  # a DeleteRecords waiting for the low watermark looks again
         leading.note_caught_up(node.node_id, follower_log.log_end_offset)
         if not self.controller.in_sync(topic_id, p, node.node_id) and leading.is_follower_in_sync(follower_log.log_end_offset):
+            # Published at once: the leader holds its high watermark to the new member before
+            # anything else is answered (cluster/publisher.py).
             self.controller.expand_isr(topic_id, p, node.node_id)
             self._rejoined.append(f"{name}-{p}")
-            # The high watermark is held to the new member at once, before anything else is
-            # answered: a reassignment that cannot finish yet returned before this, and an
-            # acks=all write was acknowledged past what the rejoined replica had.
-            leading.maybe_advance_high_watermark()
             if self.controller.reassignment(topic_id, p) is not None:
                 self.cluster.reassignment_caught_up(name, p, topic_id)
             return copied
@@ -300,7 +298,6 @@ class Replication:
                     log.warning("%s-%d: broker %d cannot reach leader %d and leaves the ISR", name, p, replica,
                                 leader.node_id)
                     self.controller.shrink_isr(metadata.topic_id, p, replica)
-                    self.partition(leader, name, p, metadata.topic_id).maybe_advance_high_watermark()
                     continue
                 try:
                     self._fetch_partition(self.cluster.node(replica), leader, name, p, metadata.topic_id)
@@ -310,7 +307,6 @@ class Replication:
                     log.error("%s-%d: broker %d cannot copy a coordinator write (%s) and leaves the ISR",
                               name, p, replica, exc)
                     self.controller.shrink_isr(metadata.topic_id, p, replica)
-                    self.partition(leader, name, p, metadata.topic_id).maybe_advance_high_watermark()
 
     # --- the ISR --------------------------------------------------------------------------
 
@@ -332,7 +328,6 @@ class Replication:
                     # Never in an ISR (a stopped broker leaves them all and joins none); its
                     # logs are closed, so there is nothing of it to compare.
                     self.controller.shrink_isr(topic_id, p, replica)
-                    leading.maybe_advance_high_watermark()
                     continue
                 remote = leading.remote_replica(replica)
                 if self.cluster.node(replica).logs.log(name, p).log_end_offset >= leader_end:
@@ -344,7 +339,6 @@ class Replication:
                 if now - since > lag_max_ms:
                     self.controller.shrink_isr(topic_id, p, replica)
                     log.info("%s-%d: broker %d fell behind for %d ms and left the ISR", name, p, replica, now - since)
-                    leading.maybe_advance_high_watermark()
 
     def checked_at_epoch(self, node, name: str, p: int) -> None:
         """The node's replica was checked against its leader just now (start-up); its fetcher

@@ -263,6 +263,18 @@ class ShareCoordinator:
             self._failing.pop(key, None)
             self._queued.pop(key, None)
 
+    def on_topic_deleted(self, topic_id) -> None:
+        """The topic is gone (every broker, as Kafka's share coordinator and SharePartitionManager
+        do): its share-partitions held in flight here go, and those whose state this broker's
+        shards hold get tombstones."""
+        for key in [k for k in self.partitions if k.topic_id == topic_id]:
+            del self.partitions[key]
+            self._failing.pop(key, None)
+            self._queued.pop(key, None)
+        for shard in self.runtime:
+            for key in [k for k in shard.written if k.topic_id == topic_id]:
+                self._write(key, None, "its topic's deletion")
+
     def change(self, key: SharePartitionKey, change, what: str = "its state") -> ErrorCode:
         """Apply `change(copy)` (which returns an error code, NONE to go on) to a copy of the
         share-partition; write the copy when its durable part differs from what was last
