@@ -150,6 +150,11 @@ def test_bad_records_get_errors_and_nothing_is_written(proxy):
     assert "no-such-topic" not in proxy.get("/topics").json()
     empty = proxy.post(f"{proxy.cluster}/topics/strict/records", data="", headers={"Content-Type": "application/json"})
     assert empty.status_code == 400
+    for content_type in ("application/x-www-form-urlencoded", "text/plain", "application/vnd.kafka.json.v2+json"):
+        refused = proxy.post(f"{proxy.cluster}/topics/strict/records", data='{"value": {"type": "JSON", "data": 1}}',
+                             headers={"Content-Type": content_type})
+        assert refused.status_code == 415 and refused.json() == {"error_code": 415, "message": "HTTP 415 Unsupported Media Type"}
+    assert proxy.end_offsets("strict", 2) in ([1, 0], [0, 1])
 
 
 def test_huge_bodies_are_refused(proxy):

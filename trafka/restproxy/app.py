@@ -7,7 +7,8 @@ Proxy does around every endpoint:
   `request.state.principal` ("User:<name>", or "User:ANONYMOUS") for every Kafka request;
 - errors: a `RestError` becomes its JSON body and status; anything else is logged once and
   answered 500 without a traceback;
-- v2's content negotiation: 406 when the Accept header asks for nothing v2 can give.
+- content negotiation: v2's 406 when the Accept header asks for nothing v2 can give, v3's
+  415 for a body declared as anything but JSON.
 """
 
 from __future__ import annotations
@@ -74,6 +75,14 @@ def acceptable_v2(accept: str) -> bool:
     return False
 
 
+def readable_v3(request: Request) -> bool:
+    """v3 bodies are JSON: a body of another declared type is refused (415), as Confluent's."""
+    declared = request.headers.get("content-type")
+    if request.method not in ("POST", "PUT", "PATCH") or declared is None:
+        return True
+    return declared.split(";")[0].strip().lower() in ("application/json", "application/*+json")
+
+
 class Guard:
     """ASGI middleware around every route: authenticate, negotiate, answer errors."""
 
@@ -109,6 +118,8 @@ class Guard:
             return await response(scope, receive, send)
         if is_v2(path) and not acceptable_v2(request.headers.get("accept", "")):
             return await error_response(path, errors.RestError(406, 406, "HTTP 406 Not Acceptable"))(scope, receive, send)
+        if not is_v2(path) and not readable_v3(request):
+            return await error_response(path, errors.RestError(415, 415, "HTTP 415 Unsupported Media Type"))(scope, receive, send)
         scope.setdefault("state", {})["principal"] = principal
         started = False
 
