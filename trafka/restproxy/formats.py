@@ -8,9 +8,9 @@
 - protobuf: the value as protobuf's JSON mapping of the schema's first message, stored in
   Confluent's wire format with the message indexes (protobuf.py).
 
-Avro in JSON follows Avro's JSON encoding loosely: a union value may be wrapped in its
-branch's name ({"string": "x"}) or given as is, bytes and fixed are strings of code points
-0-255. `render` gives unions unwrapped.
+Avro in JSON is Avro's JSON encoding: a union's value wrapped in its branch's name
+({"string": "x"}; null bare), bytes and fixed as strings of code points 0-255. Produce also
+takes a union's value bare (the first branch it fits), as Confluent's does not.
 """
 
 from __future__ import annotations
@@ -239,7 +239,7 @@ def render(broker, fmt: str, data: bytes | None):
             from trafka.restproxy import protobuf
 
             return protobuf.decode(schema.parsed, data[5:])
-        return _to_json(_avro_decode(schema.parsed, data[5:]))
+        return _to_json(schema.parsed, _avro_decode(schema.parsed, data[5:]))
     raise errors.RestError(406, 40601, f"The {fmt} embedded format is not served")
 
 
@@ -249,11 +249,25 @@ def _avro_decode(parsed, payload: bytes):
     return avro.io.DatumReader(parsed).read(avro.io.BinaryDecoder(io.BytesIO(payload)))
 
 
-def _to_json(value):
+def _to_json(schema, value):
+    """Avro's JSON encoding of a datum, as Confluent's consumers return it: a union's value
+    wrapped in its branch's name (null bare), bytes and fixed as strings of code points 0-255."""
+    import avro.io
+
+    kind = schema.type
+    if kind == "union":
+        if value is None:
+            return None
+        for branch in schema.schemas:
+            if branch.type != "null" and avro.io.validate(branch, value):
+                return {getattr(branch, "fullname", None) or branch.type: _to_json(branch, value)}
+        return value
+    if kind in ("record", "error"):
+        return {f.name: _to_json(f.type, value.get(f.name)) for f in schema.fields}
+    if kind == "array":
+        return [_to_json(schema.items, v) for v in value]
+    if kind == "map":
+        return {k: _to_json(schema.values, v) for k, v in value.items()}
     if isinstance(value, bytes):
         return value.decode("latin-1")
-    if isinstance(value, dict):
-        return {k: _to_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_to_json(v) for v in value]
     return value
