@@ -165,3 +165,24 @@ def test_huge_bodies_are_refused(proxy):
     too_big_record = proxy.produce("big", [{"value": {"type": "BINARY", "data": b64(b"x" * 2_000_000)}}])[0]
     assert too_big_record["error_code"] == 40002
     assert proxy.end_offsets("big", 1) == [0]
+
+
+def test_a_chunked_stream_of_records(proxy, broker):
+    """Confluent's streaming mode as clients send it: a chunked body, records split across chunks."""
+    proxy.create_topic("chunked", 2)
+
+    def body():
+        for i in range(2000):
+            text = json.dumps({"value": {"type": "JSON", "data": {"i": i}}})
+            yield text[:10].encode()
+            yield text[10:].encode() + b"\n"
+
+    answer = proxy.post(f"{proxy.cluster}/topics/chunked/records", data=body(), headers={"Content-Type": "application/json"})
+    assert answer.status_code == 200
+    written = answers_of(answer)
+    assert len(written) == 2000 and {w["error_code"] for w in written} == {200}
+    consumer = KafkaConsumer("chunked", bootstrap_servers=broker.bootstrap_servers, auto_offset_reset="earliest",
+                             consumer_timeout_ms=5000)
+    read = {(m.partition, m.offset): json.loads(m.value)["i"] for m in consumer}
+    consumer.close()
+    assert read == {(w["partition_id"], w["offset"]): i for i, w in enumerate(written)}
