@@ -142,3 +142,24 @@ def test_unknown_paths_and_methods(proxy):
     assert proxy.get("/v3/nothing").json() == {"error_code": 404, "message": "HTTP 404 Not Found"}
     wrong = proxy.put("/v3/clusters")
     assert wrong.status_code == 405 and wrong.json()["error_code"] == 405
+
+
+def test_cluster_wide_broker_configs(proxy):
+    cid = proxy.cluster.rsplit("/", 1)[1]
+    base = f"{proxy.cluster}/broker-configs"
+    listed = proxy.get(base).json()
+    assert (listed["kind"], listed["metadata"]) == ("KafkaClusterConfigList", {"self": f"{proxy.url}{base}", "next": None})
+    before = {c["name"] for c in listed["data"]}
+    assert "log.retention.ms" not in before
+    assert proxy.put(f"{base}/log.retention.ms", json={"value": "7200000"}).status_code == 204
+    config = proxy.get(f"{base}/log.retention.ms").json()
+    assert config["kind"] == "KafkaClusterConfig" and config["config_type"] == "BROKER"
+    assert (config["value"], config["source"]) == ("7200000", "DYNAMIC_DEFAULT_BROKER_CONFIG")
+    assert config["metadata"]["resource_name"] == f"crn:///kafka={cid}/broker-config=log.retention.ms"
+    assert {c["name"] for c in proxy.get(base).json()["data"]} == before | {"log.retention.ms"}
+    # A broker's own view has the default as its source now, as Kafka reports it.
+    assert proxy.get(f"{proxy.cluster}/brokers/0/configs/log.retention.ms").json()["source"] == \
+        "DYNAMIC_DEFAULT_BROKER_CONFIG"
+    assert proxy.post(f"{base}:alter", json={"data": [{"name": "log.retention.ms", "operation": "DELETE"}]}).status_code == 204
+    assert {c["name"] for c in proxy.get(base).json()["data"]} == before
+    assert proxy.get(f"{base}/log.retention.ms").status_code == 404

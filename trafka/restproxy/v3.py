@@ -4,9 +4,10 @@ made of Kafka requests (Metadata, DescribeCluster, DescribeConfigs, CreateTopics
 with the caller's principal, so ACLs decide what a caller sees and changes.
 
 Served: GET /v3/clusters(/{c}); brokers (/brokers, /brokers/{b}, their configs and
-partition-replicas); topics (list, create 201, describe, delete 204); topic configs (list,
-get, PUT and DELETE 204, POST configs:alter); partitions and their replicas. Not served:
-partition reassignments, cluster-wide dynamic configs (404).
+partition-replicas); the cluster-wide broker configs (/broker-configs: the brokers' dynamic
+defaults); topics (list, create 201, describe, PATCH partitions_count, delete 204); configs of
+each (list, get, PUT and DELETE 204, POST configs:alter); partitions and their replicas. Not
+served: partition reassignments (404).
 """
 
 from __future__ import annotations
@@ -158,14 +159,32 @@ def replica_json(urls: Urls, topic: str, p, broker_id: int) -> dict:
         broker=answers.related(urls.broker(broker_id)))
 
 
-def config_json(urls: Urls, owner: str, owner_id, c) -> dict:
-    """A KafkaTopicConfig (owner "topic") or KafkaBrokerConfig (owner "broker")."""
-    url = f"{urls.topic(owner_id) if owner == 'topic' else urls.broker(owner_id)}/configs/{c.name}"
+class ConfigOwner:
+    """Whose configs a path names: a topic, a broker, or the cluster (the brokers' dynamic
+    defaults, Kafka's BROKER resource ""), with their kind, links and identifying fields."""
+
+    def __init__(self, params: dict, urls: Urls):
+        if "topic" in params:
+            self.kind, self.resource_type, self.resource_name = "Topic", TOPIC, params["topic"]
+            self.url, self.crn = f"{urls.topic(params['topic'])}/configs", f"{urls.crn}/topic={params['topic']}/config="
+            self.fields = {"topic_name": params["topic"]}
+        elif "broker_id" in params:
+            broker_id = answers.integer(params["broker_id"], "broker_id")
+            self.kind, self.resource_type, self.resource_name = "Broker", BROKER, str(broker_id)
+            self.url, self.crn = f"{urls.broker(broker_id)}/configs", f"{urls.crn}/broker={broker_id}/config="
+            self.fields = {"broker_id": broker_id}
+        else:
+            self.kind, self.resource_type, self.resource_name = "Cluster", BROKER, ""
+            self.url, self.crn = f"{urls.base}/broker-configs", f"{urls.crn}/broker-config="
+            self.fields = {"config_type": "BROKER"}
+
+
+def config_json(urls: Urls, owner: ConfigOwner, c) -> dict:
+    """A KafkaTopicConfig, KafkaBrokerConfig or KafkaClusterConfig."""
     source = CONFIG_SOURCES.get(c.config_source, "UNKNOWN")
     return answers.resource(
-        f"Kafka{owner.capitalize()}Config", url, f"{urls.crn}/{owner}={owner_id}/config={c.name}",
-        cluster_id=urls.cluster_id, **{f"{owner}_name" if owner == "topic" else "broker_id": owner_id},
-        name=c.name, value=None if c.is_sensitive else c.value, is_default=source == "DEFAULT_CONFIG",
+        f"Kafka{owner.kind}Config", f"{owner.url}/{c.name}", f"{owner.crn}{c.name}", cluster_id=urls.cluster_id,
+        **owner.fields, name=c.name, value=None if c.is_sensitive else c.value, is_default=source == "DEFAULT_CONFIG",
         is_read_only=c.read_only, is_sensitive=c.is_sensitive, source=source,
         synonyms=[{"name": s.name, "value": s.value, "source": CONFIG_SOURCES.get(s.source, "UNKNOWN")}
                   for s in c.synonyms])
@@ -331,22 +350,14 @@ async def get_replica(request):
 
 # --- configs ---------------------------------------------------------------------------------
 
-def _owner(request) -> tuple[str, int, str, object]:
-    """("topic" | "broker", the DescribeConfigs resource type, its name, its id in answers)."""
-    if "topic" in request.path_params:
-        name = request.path_params["topic"]
-        return "topic", TOPIC, name, name
-    broker_id = answers.integer(request.path_params["broker_id"], "broker_id")
-    return "broker", BROKER, str(broker_id), broker_id
-
-
 async def list_configs(request):
     urls = Urls(request, cluster_id(request))
-    owner, kind, name, owner_id = _owner(request)
-    configs = await describe_configs(answers.client(request), kind, name)
-    url = f"{urls.topic(name) if owner == 'topic' else urls.broker(name)}/configs"
-    return answers.v3(answers.collection(f"Kafka{owner.capitalize()}ConfigList", url,
-                                         [config_json(urls, owner, owner_id, c) for c in configs]))
+    owner = ConfigOwner(request.path_params, urls)
+    configs = await describe_configs(answers.client(request), owner.resource_type, owner.resource_name)
+    if owner.kind == "Cluster":  # the cluster-wide ones: those set as dynamic defaults
+        configs = [c for c in configs if c.config_source == 3]
+    return answers.v3(answers.collection(f"Kafka{owner.kind}ConfigList", owner.url,
+                                         [config_json(urls, owner, c) for c in configs]))
 
 
 async def list_all_topic_configs(request):
@@ -355,39 +366,38 @@ async def list_all_topic_configs(request):
     data = []
     for t in await topics_metadata(kafka):
         if t.error_code == ErrorCode.NONE:
-            data += [config_json(urls, "topic", t.name, c) for c in await describe_configs(kafka, TOPIC, t.name)]
+            owner = ConfigOwner({"topic": t.name}, urls)
+            data += [config_json(urls, owner, c) for c in await describe_configs(kafka, TOPIC, t.name)]
     return answers.v3(answers.collection("KafkaTopicConfigList", f"{urls.base}/topics/-/configs", data))
 
 
 async def get_config(request):
     urls = Urls(request, cluster_id(request))
-    owner, kind, name, owner_id = _owner(request)
+    owner = ConfigOwner(request.path_params, urls)
     wanted = request.path_params["name"]
-    for c in await describe_configs(answers.client(request), kind, name, [wanted]):
-        if c.name == wanted:
-            return answers.v3(config_json(urls, owner, owner_id, c))
-    raise errors.RestError(404, 404, f"Config {wanted} cannot be found for {owner} {name}.")
+    for c in await describe_configs(answers.client(request), owner.resource_type, owner.resource_name, [wanted]):
+        if c.name == wanted and (owner.kind != "Cluster" or c.config_source == 3):
+            return answers.v3(config_json(urls, owner, c))
+    raise errors.RestError(404, 404, f"Config {wanted} cannot be found for {owner.kind.lower()} {owner.resource_name}.")
 
 
 async def put_config(request):
-    cluster_id(request)
-    _, kind, name, _ = _owner(request)
+    owner = ConfigOwner(request.path_params, Urls(request, cluster_id(request)))
     value = (await answers.json_object(request)).get("value")
-    await alter_configs(answers.client(request), kind, name,
+    await alter_configs(answers.client(request), owner.resource_type, owner.resource_name,
                         [(request.path_params["name"], 0, None if value is None else str(value))])
     return answers.no_content()
 
 
 async def reset_config(request):
-    cluster_id(request)
-    _, kind, name, _ = _owner(request)
-    await alter_configs(answers.client(request), kind, name, [(request.path_params["name"], 1, None)])
+    owner = ConfigOwner(request.path_params, Urls(request, cluster_id(request)))
+    await alter_configs(answers.client(request), owner.resource_type, owner.resource_name,
+                        [(request.path_params["name"], 1, None)])
     return answers.no_content()
 
 
 async def alter_config_batch(request):
-    cluster_id(request)
-    _, kind, name, _ = _owner(request)
+    owner = ConfigOwner(request.path_params, Urls(request, cluster_id(request)))
     body = await answers.json_object(request)
     try:
         changes = [(str(c["name"]), ALTER_OPERATIONS[str(c.get("operation") or "SET").upper()],
@@ -395,7 +405,8 @@ async def alter_config_batch(request):
     except (KeyError, TypeError, AttributeError):
         raise errors.RestError(400, 40002, "each change needs a name, and an operation of SET, DELETE, APPEND or "
                                            "SUBTRACT") from None
-    await alter_configs(answers.client(request), kind, name, changes, bool(body.get("validate_only")))
+    await alter_configs(answers.client(request), owner.resource_type, owner.resource_name, changes,
+                        bool(body.get("validate_only")))
     return answers.no_content()
 
 
@@ -414,6 +425,11 @@ def routes() -> list[Route]:
         Route(b + "/configs/{name}", get_config, methods=["GET"]),
         Route(b + "/configs/{name}", put_config, methods=["PUT"]),
         Route(b + "/configs/{name}", reset_config, methods=["DELETE"]),
+        Route(c + "/broker-configs", list_configs, methods=["GET"]),
+        Route(c + "/broker-configs:alter", alter_config_batch, methods=["POST"]),
+        Route(c + "/broker-configs/{name}", get_config, methods=["GET"]),
+        Route(c + "/broker-configs/{name}", put_config, methods=["PUT"]),
+        Route(c + "/broker-configs/{name}", reset_config, methods=["DELETE"]),
         Route(c + "/topics", list_topics, methods=["GET"]),
         Route(c + "/topics", create_topic, methods=["POST"]),
         Route(c + "/topics/-/configs", list_all_topic_configs, methods=["GET"]),
