@@ -355,3 +355,40 @@ def test_an_instance_reads_on_across_a_stopped_broker_and_moved_leaders(tmp_path
             firsts = [o for i, o in enumerate(offsets) if i == 0 or o <= offsets[i - 1]]  # where a re-read began
             assert len(firsts) <= 3, f"partition {partition} went back more than a fencing explains: {firsts}"
         call(base, "DELETE", path)
+
+
+def test_avro_records_written_by_confluent_kafka_come_back_as_json(broker):
+    """confluent-kafka's AvroSerializer writes through the built-in registry; an avro instance
+    answers each value in Avro's JSON encoding (and a binary Accept is refused)."""
+    from confluent_kafka import Producer
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    topic = f"avro-{uuid.uuid4().hex[:8]}"
+    schema = json.dumps({"type": "record", "name": "Reading", "fields": [
+        {"name": "sensor", "type": "string"}, {"name": "value", "type": "double"},
+        {"name": "note", "type": ["null", "string"], "default": None}]})
+    serializer = AvroSerializer(SchemaRegistryClient({"url": broker.schema_registry_url}), schema)
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 5})
+    sent = [{"sensor": f"s{i % 7}", "value": i / 4, "note": None if i % 2 else f"n{i}"} for i in range(500)]
+    for reading in sent:
+        producer.produce(topic, value=serializer(reading, SerializationContext(topic, MessageField.VALUE)))
+    assert producer.flush(30) == 0
+    base, group = broker.rest_proxy_url, f"g-{topic}"
+    path = create_instance(base, group, format="avro", **{"auto.offset.reset": "earliest"})
+    call(base, "POST", f"{path}/assignments", {"partitions": [{"topic": topic, "partition": 0}]})
+    assert call(base, "GET", f"{path}/records", accept=BINARY)[1]["error_code"] == 40601
+    found = []
+    deadline = time.monotonic() + 30
+    while len(found) < len(sent) and time.monotonic() < deadline:
+        status, body, ctype = call(base, "GET", f"{path}/records?timeout=1000",
+                                   accept="application/vnd.kafka.avro.v2+json")
+        assert status == 200, body
+        assert ctype.startswith("application/vnd.kafka.avro.v2+json")
+        found += body
+    # Avro's JSON encoding, as Confluent's consumers answer: a union's value under its branch.
+    assert [r["value"] for r in found] == [{**r, "note": None if r["note"] is None else {"string": r["note"]}}
+                                           for r in sent]
+    assert [r["offset"] for r in found] == list(range(len(sent)))
+    call(base, "DELETE", path)
