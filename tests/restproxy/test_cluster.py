@@ -5,6 +5,7 @@ leader), and every record the proxy acknowledged is there to read afterwards."""
 from __future__ import annotations
 
 import base64
+import time
 
 import pytest
 from kafka import KafkaConsumer
@@ -76,3 +77,41 @@ def test_produce_across_broker_stops_and_leader_moves(cluster):
     read = {(m.partition, m.offset): m.value for m in consumer}
     consumer.close()
     assert read == acknowledged
+
+
+def test_reassignments_in_progress(cluster):
+    proxy = Proxy(cluster.rest_proxy_url)
+    created = proxy.post(f"{proxy.cluster}/topics", json={
+        "topic_name": "moving", "replicas_assignments": [{"partition_id": 0, "broker_ids": [0]},
+                                                         {"partition_id": 1, "broker_ids": [1]}]})
+    assert created.status_code == 201, created.text
+    assert created.json()["partitions_count"] == 2 and created.json()["replication_factor"] == 1
+    producer_records = [{"partition_id": 0, "value": {"type": "STRING", "data": f"r{i}"}} for i in range(200)]
+    assert {a["error_code"] for a in proxy.produce("moving", producer_records)} == {200}
+    base = f"{proxy.cluster}/topics/moving/partitions"
+    assert proxy.get(f"{base}/-/reassignment").json()["data"] == []
+    assert proxy.get(f"{base}/0/reassignment").status_code == 404
+
+    cluster.pause_replication(2)
+    cluster.reassign_partition("moving", 0, [2])
+    moving = proxy.get(f"{base}/0/reassignment").json()
+    cid = proxy.cluster.rsplit("/", 1)[1]
+    assert moving["kind"] == "KafkaReassignment"
+    assert moving["metadata"]["resource_name"] == f"crn:///kafka={cid}/topic=moving/partition=0/reassignment"
+    assert (moving["adding_replicas"], moving["removing_replicas"]) == ([2], [0])
+    assert moving["replicas"]["related"].endswith("/topics/moving/partitions/0/replicas")
+    assert proxy.get(f"{base}/-/reassignment").json()["data"] == [moving]
+    everything = proxy.get(f"{proxy.cluster}/topics/-/partitions/-/reassignment").json()
+    assert everything["kind"] == "KafkaReassignmentList" and everything["data"] == [moving]
+
+    cluster.resume_replication(2)
+    deadline = time.monotonic() + 20
+    while proxy.get(f"{base}/0/reassignment").status_code != 404:
+        assert time.monotonic() < deadline, "the move never finished"
+        time.sleep(0.1)
+    replicas = proxy.get(f"{base}/0/replicas").json()["data"]
+    assert [(r["broker_id"], r["is_leader"]) for r in replicas] == [(2, True)]
+    consumer = KafkaConsumer("moving", bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest",
+                             consumer_timeout_ms=5000)
+    assert sorted(m.value for m in consumer if m.partition == 0) == sorted(r["value"]["data"].encode() for r in producer_records)
+    consumer.close()

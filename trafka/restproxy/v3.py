@@ -6,8 +6,8 @@ with the caller's principal, so ACLs decide what a caller sees and changes.
 Served: GET /v3/clusters(/{c}); brokers (/brokers, /brokers/{b}, their configs and
 partition-replicas); the cluster-wide broker configs (/broker-configs: the brokers' dynamic
 defaults); topics (list, create 201, describe, PATCH partitions_count, delete 204); configs of
-each (list, get, PUT and DELETE 204, POST configs:alter); partitions and their replicas. Not
-served: partition reassignments (404).
+each (list, get, PUT and DELETE 204, POST configs:alter); partitions, their replicas, and the
+reassignments in progress (read only, as Confluent's).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from trafka.restproxy import answers, errors
 from trafka.restproxy.client import (CREATE_PARTITIONS, CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CLUSTER,
-                                     DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS)
+                                     DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, LIST_PARTITION_REASSIGNMENTS)
 from trafka.wire.errors import ErrorCode
 
 TOPIC, BROKER = 2, 4  # DescribeConfigs resource types
@@ -348,6 +348,52 @@ async def get_replica(request):
     return answers.v3(replica_json(urls, topic.name, p, broker_id))
 
 
+# --- reassignments ---------------------------------------------------------------------------
+
+async def _reassignments(request, topic: str | None = None, partition: int | None = None) -> tuple[Urls, list[dict]]:
+    """The partition reassignments in progress (ListPartitionReassignments), as KafkaReassignments."""
+    urls = Urls(request, cluster_id(request))
+    kafka = answers.client(request)
+    wanted = None
+    if topic is not None:
+        found = await topic_metadata(kafka, topic)
+        indexes = [p.partition_index for p in found.partitions] if partition is None else \
+            [partition_of(found, partition).partition_index]
+        wanted = [{"name": topic, "partition_indexes": indexes}]
+    answer = await kafka.send(LIST_PARTITION_REASSIGNMENTS, {"timeout_ms": 30000, "topics": wanted})
+    errors.check(answer.error_code, answer.error_message)
+    data = []
+    for t in sorted(answer.topics, key=lambda t: t.name):
+        for p in sorted(t.partitions, key=lambda p: p.partition_index):
+            url = urls.partition(t.name, p.partition_index)
+            data.append(answers.resource(
+                "KafkaReassignment", f"{url}/reassignment",
+                f"{urls.crn}/topic={t.name}/partition={p.partition_index}/reassignment", cluster_id=urls.cluster_id,
+                topic_name=t.name, partition_id=p.partition_index, adding_replicas=list(p.adding_replicas),
+                removing_replicas=list(p.removing_replicas), replicas=answers.related(f"{url}/replicas")))
+    return urls, data
+
+
+async def list_all_reassignments(request):
+    urls, data = await _reassignments(request)
+    return answers.v3(answers.collection("KafkaReassignmentList", f"{urls.base}/topics/-/partitions/-/reassignment", data))
+
+
+async def list_topic_reassignments(request):
+    topic = request.path_params["topic"]
+    urls, data = await _reassignments(request, topic)
+    return answers.v3(answers.collection("KafkaReassignmentList", f"{urls.topic(topic)}/partitions/-/reassignment",
+                                         data))
+
+
+async def get_reassignment(request):
+    topic, partition = request.path_params["topic"], answers.integer(request.path_params["partition"], "partition_id")
+    _, data = await _reassignments(request, topic, partition)
+    if not data:
+        raise errors.RestError(404, 404, f"No reassignment of {topic}-{partition} is in progress.")
+    return answers.v3(data[0])
+
+
 # --- configs ---------------------------------------------------------------------------------
 
 async def list_configs(request):
@@ -441,6 +487,9 @@ def routes() -> list[Route]:
         Route(t + "/configs/{name}", get_config, methods=["GET"]),
         Route(t + "/configs/{name}", put_config, methods=["PUT"]),
         Route(t + "/configs/{name}", reset_config, methods=["DELETE"]),
+        Route(c + "/topics/-/partitions/-/reassignment", list_all_reassignments, methods=["GET"]),
+        Route(t + "/partitions/-/reassignment", list_topic_reassignments, methods=["GET"]),
+        Route(t + "/partitions/{partition}/reassignment", get_reassignment, methods=["GET"]),
         Route(t + "/partitions", list_partitions, methods=["GET"]),
         Route(t + "/partitions/{partition}", get_partition, methods=["GET"]),
         Route(t + "/partitions/{partition}/replicas", list_replicas, methods=["GET"]),
