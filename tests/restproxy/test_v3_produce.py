@@ -186,3 +186,25 @@ def test_a_chunked_stream_of_records(proxy, broker):
     read = {(m.partition, m.offset): json.loads(m.value)["i"] for m in consumer}
     consumer.close()
     assert read == {(w["partition_id"], w["offset"]): i for i, w in enumerate(written)}
+
+
+def test_batch_produce(proxy, broker):
+    proxy.create_topic("batched", 2)
+    entries = [{"id": f"e{i}", "partition_id": i % 2, "value": {"type": "JSON", "data": {"i": i}}} for i in range(500)]
+    entries.append({"id": "bad", "value": {"type": "BINARY", "data": "%%%"}})
+    answer = proxy.post(f"{proxy.cluster}/topics/batched/records:batch", json={"entries": entries})
+    assert answer.status_code == 207, answer.text
+    body = answer.json()
+    assert [f["id"] for f in body["failures"]] == ["bad"] and body["failures"][0]["error_code"] == 42201
+    assert [s["id"] for s in body["successes"]] == [f"e{i}" for i in range(500)]
+    first = body["successes"][0]
+    assert (first["topic_name"], first["partition_id"], first["offset"], first["value"]["type"]) == ("batched", 0, 0, "JSON")
+    consumer = KafkaConsumer("batched", bootstrap_servers=broker.bootstrap_servers, auto_offset_reset="earliest",
+                             consumer_timeout_ms=5000)
+    read = {(m.partition, m.offset): json.loads(m.value)["i"] for m in consumer}
+    consumer.close()
+    assert read == {(s["partition_id"], s["offset"]): int(s["id"][1:]) for s in body["successes"]}
+    for refused in ({"entries": []}, {"entries": [{"id": "a"}, {"id": "a"}]}, {"entries": [{"value": {}}]}, {}):
+        answer = proxy.post(f"{proxy.cluster}/topics/batched/records:batch", json=refused)
+        assert answer.status_code == 400, refused
+    assert sum(proxy.end_offsets("batched", 2)) == 500

@@ -1,4 +1,5 @@
-"""REST Proxy API v3: POST /v3/clusters/{c}/topics/{t}/records, Confluent's produce.
+"""REST Proxy API v3: POST /v3/clusters/{c}/topics/{t}/records, Confluent's produce, and
+POST .../records:batch, its batch produce (entries with ids; 207 with successes and failures).
 
 The body is one JSON object, or several one after another (streamed mode); the answer is
 200 with one JSON object per record, in order, each either the record's place
@@ -123,40 +124,67 @@ def _outgoing(broker, topic: str, record) -> tuple[produce.Outgoing, dict]:
     return out, {"key": key_shape, "value": value_shape}
 
 
-async def produce_records(request):
-    cluster = cluster_id(request)
-    topic = request.path_params["topic"]
-    broker = request.app.state.broker
-    raw = await answers.raw_body(request)
-    incoming = answers.json_stream(raw)
-    if not incoming:
-        raise errors.RestError(400, 400, "Request body is empty")
+async def _write(request, topic: str, incoming: list) -> list:
+    """Each incoming record's answer: (a Written, the key's and value's description), or a RestError."""
     kafka = answers.client(request)
     try:
         count = await produce.partition_count(kafka, topic, errors.from_kafka(3))
     except errors.RestError as refused:  # unknown topic, no DESCRIBE: each record's answer
-        results, shapes = [refused] * len(incoming), [None] * len(incoming)
-    else:
-        outgoing, shapes = [], []
-        for record in incoming:
-            try:
-                item, shape = _outgoing(broker, topic, record)
-            except errors.RestError as exc:
-                item, shape = exc, None
-            outgoing.append(item)
-            shapes.append(shape)
-        results = await produce.produce(kafka, topic, outgoing, count)
+        return [refused] * len(incoming)
+    outgoing, shapes = [], []
+    for record in incoming:
+        try:
+            item, shape = _outgoing(request.app.state.broker, topic, record)
+        except errors.RestError as exc:
+            item, shape = exc, None
+        outgoing.append(item)
+        shapes.append(shape)
+    results = await produce.produce(kafka, topic, outgoing, count)
+    return [r if isinstance(r, errors.RestError) else (r, shape) for r, shape in zip(results, shapes)]
+
+
+def _written(cluster: str, topic: str, result, shape: dict) -> dict:
+    return {"cluster_id": cluster, "topic_name": topic, "partition_id": result.partition, "offset": result.offset,
+            "timestamp": iso(result.timestamp_ms), **{k: v for k, v in shape.items() if v is not None}}  # absent: out
+
+
+async def produce_records(request):
+    cluster = cluster_id(request)
+    topic = request.path_params["topic"]
+    incoming = answers.json_stream(await answers.raw_body(request))
+    if not incoming:
+        raise errors.RestError(400, 400, "Request body is empty")
     lines = []
-    for result, shape in zip(results, shapes):
-        if isinstance(result, errors.RestError):
-            lines.append(json.dumps({"error_code": result.error_code, "message": result.message}))
-            continue
-        lines.append(json.dumps({"error_code": 200, "cluster_id": cluster, "topic_name": topic,
-                                 "partition_id": result.partition, "offset": result.offset,
-                                 "timestamp": iso(result.timestamp_ms),
-                                 **{k: v for k, v in shape.items() if v is not None}}))  # absent: left out
+    for answer in await _write(request, topic, incoming):
+        if isinstance(answer, errors.RestError):
+            lines.append(json.dumps(answer.body()))
+        else:
+            lines.append(json.dumps({"error_code": 200, **_written(cluster, topic, *answer)}))
     return Response("\n".join(lines) + "\n", media_type=answers.V3)
 
 
+async def produce_batch(request):
+    """POST .../records:batch: {"entries": [{"id", ...a record}]}, answered 207 with the
+    entries written (`successes`) and refused (`failures`), each by its id."""
+    cluster = cluster_id(request)
+    topic = request.path_params["topic"]
+    entries = (await answers.json_object(request)).get("entries")
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise errors.RestError(400, 400, "entries must be a non-empty list of records, each with an id")
+    ids = [e.get("id") for e in entries]
+    if not all(isinstance(i, str) and 1 <= len(i) <= 80 for i in ids):
+        raise errors.RestError(400, 400, "Each entry needs an id, a string of 1 to 80 characters")
+    if len(set(ids)) != len(ids):
+        raise errors.RestError(400, 400, "Entry ids must be distinct")
+    successes, failures = [], []
+    for entry_id, answer in zip(ids, await _write(request, topic, entries)):
+        if isinstance(answer, errors.RestError):
+            failures.append({"id": entry_id, **answer.body()})
+        else:
+            successes.append({"id": entry_id, **_written(cluster, topic, *answer)})
+    return answers.v3({"successes": successes, "failures": failures}, 207)
+
+
 def routes() -> list[Route]:
-    return [Route("/v3/clusters/{cluster_id}/topics/{topic}/records", produce_records, methods=["POST"])]
+    return [Route("/v3/clusters/{cluster_id}/topics/{topic}/records", produce_records, methods=["POST"]),
+            Route("/v3/clusters/{cluster_id}/topics/{topic}/records:batch", produce_batch, methods=["POST"])]
