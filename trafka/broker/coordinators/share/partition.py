@@ -20,7 +20,7 @@ Pure state, no I/O: the share coordinator (coordinator.py) reads batches from th
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from trafka.wire.errors import ErrorCode
 
@@ -61,12 +61,15 @@ class AcquireLimits:
     max_in_flight: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class InFlight:
     state: RecordState
     delivery_count: int = 0
     member_id: str | None = None
     lock_deadline: int | None = None
+
+    def copy(self) -> "InFlight":
+        return InFlight(self.state, self.delivery_count, self.member_id, self.lock_deadline)
 
 
 class SharePartition:
@@ -76,6 +79,10 @@ class SharePartition:
         self.records: dict[int, InFlight] = {}  # start_offset <= offset < end_offset
         self._earliest_lock: int | None = None  # never later than the earliest lock deadline
         self._owned: set[int] | None = None  # a fork's entries of its own; None: all of them
+        # No record below it is AVAILABLE (records become available again only by a release or
+        # an expired lock, which move it back), so `acquirable` need not rescan the window of
+        # acquired records at every fetch.
+        self._available_from = start_offset
 
     def fork(self) -> "SharePartition":
         """A copy to change and install, or drop, in its place (the coordinator writes it first).
@@ -84,6 +91,7 @@ class SharePartition:
         twin = SharePartition.__new__(SharePartition)
         twin.start_offset, twin.end_offset = self.start_offset, self.end_offset
         twin.records, twin._earliest_lock, twin._owned = dict(self.records), self._earliest_lock, set()
+        twin._available_from = self._available_from
         return twin
 
     def installed(self) -> "SharePartition":
@@ -94,7 +102,7 @@ class SharePartition:
     def _own(self, offset: int) -> InFlight:
         entry = self.records[offset]
         if self._owned is not None and offset not in self._owned:
-            entry = self.records[offset] = replace(entry)
+            entry = self.records[offset] = entry.copy()
             self._owned.add(offset)
         return entry
 
@@ -106,10 +114,13 @@ class SharePartition:
         (group.share.partition.max.record.locks)."""
         if self.start_offset < log_start:
             self._move_start(log_start)
-        for offset in range(self.start_offset, self.end_offset):
-            entry = self.records.get(offset)
+        records = self.records
+        for offset in range(max(self.start_offset, self._available_from), self.end_offset):
+            entry = records.get(offset)
             if entry is None or entry.state is RecordState.AVAILABLE:
+                self._available_from = offset
                 return offset
+        self._available_from = self.end_offset
         if self.end_offset >= log_end or not self._window_open(max_in_flight):
             return None
         return self.end_offset
@@ -219,6 +230,7 @@ class SharePartition:
                 entry.state = RecordState.ACKNOWLEDGED
             else:  # RELEASE
                 entry.state = RecordState.ARCHIVED if entry.delivery_count >= delivery_limit else RecordState.AVAILABLE
+                self._available_from = min(self._available_from, offset)
             entry.member_id = entry.lock_deadline = None
         self._advance()
         return ErrorCode.NONE
@@ -247,6 +259,7 @@ class SharePartition:
             entry = self._own(offset)
             entry.state = RecordState.ARCHIVED if entry.delivery_count >= delivery_limit else RecordState.AVAILABLE
             entry.member_id = entry.lock_deadline = None
+            self._available_from = min(self._available_from, offset)
         self._advance()
 
     def _note_lock(self, deadline: int) -> None:
@@ -272,19 +285,26 @@ class SharePartition:
         as Kafka's ShareSnapshot writes them. Acquired records are written as AVAILABLE: after a
         restart nobody holds them."""
         batches: list[tuple[int, int, int, int]] = []
-        for offset in sorted(self.records):
-            entry = self.records[offset]
-            state = RecordState.AVAILABLE if entry.state is RecordState.ACQUIRED else entry.state
-            if batches and batches[-1][1] == offset - 1 and batches[-1][2:] == (state, entry.delivery_count):
-                batches[-1] = (batches[-1][0], offset, state, entry.delivery_count)
-            else:
-                batches.append((offset, offset, int(state), entry.delivery_count))
+        first = last = state = count = None
+        acquired, available = RecordState.ACQUIRED, int(RecordState.AVAILABLE)
+        for offset, entry in self.records.items():  # in offset order: entries are only ever added at the end
+            entry_state = available if entry.state is acquired else int(entry.state)
+            if offset == last + 1 if last is not None else False:
+                if entry_state == state and entry.delivery_count == count:
+                    last = offset
+                    continue
+            if first is not None:
+                batches.append((first, last, state, count))
+            first = last = offset
+            state, count = entry_state, entry.delivery_count
+        if first is not None:
+            batches.append((first, last, state, count))
         return self.start_offset, batches
 
     @classmethod
     def restore(cls, start_offset: int, batches: list[tuple[int, int, int, int]]) -> "SharePartition":
         partition = cls(start_offset)
-        for first, last, state, count in batches:
+        for first, last, state, count in sorted(batches):  # entries go in in offset order (snapshot relies on it)
             for offset in range(max(first, start_offset), last + 1):
                 partition.records[offset] = InFlight(RecordState(state), count)
             partition.end_offset = max(partition.end_offset, last + 1)
