@@ -90,13 +90,23 @@ def _written(sp: SharePartition) -> SharePartition:
     return SharePartition.restore(start, states)
 
 
+def _first_acquirable(sp: SharePartition, log_end: int, cap: int) -> int | None:
+    """What acquirable must answer, found by walking the whole window (no hint)."""
+    for offset in range(sp.start_offset, sp.end_offset):
+        entry = sp.records.get(offset)
+        if entry is None or entry.state is RecordState.AVAILABLE:
+            return offset
+    return sp.end_offset if sp.end_offset < log_end and sp.in_flight() < cap else None
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_seeded_schedules_keep_every_share_partition_invariant(seed):
     """Members acquire (both modes, various limits), acknowledge (ACCEPT, RELEASE, REJECT), locks
     expire and the share-partition restarts from its snapshot, in a seeded random order. After
     every step: a record is held by at most one member; no record is delivered more often than
     the limit; an acknowledged or archived record is never delivered again; the start offset
-    never goes back; at most max_in_flight + one batch are in flight. At the end every record
+    never goes back; at most max_in_flight + one batch are in flight; acquirable answers the
+    first offset a walk of the whole window finds. At the end every record
     is done with."""
     rng = random.Random(seed)
     limit, cap, size = 3, 120, rng.choice([1, 7, 20])
@@ -146,6 +156,7 @@ def test_seeded_schedules_keep_every_share_partition_invariant(seed):
                 member_held.clear()
         assert sp.start_offset >= last_start
         last_start = sp.start_offset
+        assert sp.acquirable(0, end, cap) == _first_acquirable(sp, end, cap), f"seed {seed}: acquirable missed one"
         assert sp.in_flight() <= cap + size
         for member, member_held in held.items():
             for offset in member_held:
