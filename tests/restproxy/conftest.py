@@ -65,6 +65,23 @@ class Proxy:
         return [self.get(f"/topics/{topic}/partitions/{p}/offsets").json()["end_offset"] for p in range(partitions)]
 
 
+def read_back(bootstrap: str, topic: str, expected: int) -> list:
+    """The topic's records as kafka-python reads them from the start, once `expected` are in
+    (or 5 s pass without a new one, when fewer are there)."""
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=5000)
+    records = []
+    try:
+        for record in consumer:
+            records.append(record)
+            if len(records) >= expected:
+                break
+    finally:
+        consumer.close()
+    return records
+
+
 def answers_of(response: requests.Response) -> list[dict]:
     """The JSON objects of a streamed answer, one after another."""
     decoder, text, at, out = json.JSONDecoder(), response.text, 0, []

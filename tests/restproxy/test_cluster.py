@@ -8,9 +8,8 @@ import base64
 import time
 
 import pytest
-from kafka import KafkaConsumer
 
-from tests.restproxy.conftest import Proxy
+from tests.restproxy.conftest import Proxy, read_back
 from trafka.testing import TrafkaBroker
 
 TOPIC, PARTITIONS = "payments", 6
@@ -72,10 +71,7 @@ def test_produce_across_broker_stops_and_leader_moves(cluster):
 
     assert failed == 0
     assert len(acknowledged) == 200 * 14
-    consumer = KafkaConsumer(TOPIC, bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest",
-                             consumer_timeout_ms=8000)
-    read = {(m.partition, m.offset): m.value for m in consumer}
-    consumer.close()
+    read = {(m.partition, m.offset): m.value for m in read_back(cluster.bootstrap_servers, TOPIC, len(acknowledged))}
     assert read == acknowledged
 
 
@@ -111,7 +107,5 @@ def test_reassignments_in_progress(cluster):
         time.sleep(0.1)
     replicas = proxy.get(f"{base}/0/replicas").json()["data"]
     assert [(r["broker_id"], r["is_leader"]) for r in replicas] == [(2, True)]
-    consumer = KafkaConsumer("moving", bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest",
-                             consumer_timeout_ms=5000)
-    assert sorted(m.value for m in consumer if m.partition == 0) == sorted(r["value"]["data"].encode() for r in producer_records)
-    consumer.close()
+    read = read_back(cluster.bootstrap_servers, "moving", len(producer_records))
+    assert sorted(m.value for m in read if m.partition == 0) == sorted(r["value"]["data"].encode() for r in producer_records)

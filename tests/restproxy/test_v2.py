@@ -10,8 +10,8 @@ from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-from kafka import KafkaConsumer
 
+from tests.restproxy.conftest import read_back
 from tests.restproxy.test_v3_produce import USER, consume_all
 
 V2 = "application/vnd.kafka.v2+json"
@@ -80,14 +80,10 @@ def test_produce_binary_and_json_in_many_requests(proxy, broker):
         for r, o in zip(values, offsets):
             assert o["partition"] == r["partition"]
             sent_json[(o["partition"], o["offset"])] = r["value"]
-    consumer = KafkaConsumer("v2-binary", bootstrap_servers=broker.bootstrap_servers, auto_offset_reset="earliest",
-                             consumer_timeout_ms=5000)
-    assert {(m.partition, m.offset): (m.key, m.value) for m in consumer} == sent_binary
-    consumer.close()
-    consumer = KafkaConsumer("v2-json", bootstrap_servers=broker.bootstrap_servers, auto_offset_reset="earliest",
-                             consumer_timeout_ms=5000)
-    assert {(m.partition, m.offset): json.loads(m.value) for m in consumer} == sent_json
-    consumer.close()
+    read = read_back(broker.bootstrap_servers, "v2-binary", len(sent_binary))
+    assert {(m.partition, m.offset): (m.key, m.value) for m in read} == sent_binary
+    read = read_back(broker.bootstrap_servers, "v2-json", len(sent_json))
+    assert {(m.partition, m.offset): json.loads(m.value) for m in read} == sent_json
 
     to_partition = proxy.v2_produce("/topics/v2-json/partitions/2", "json", {"records": [{"value": 1}, {"value": 2}]})
     assert [o["partition"] for o in to_partition.json()["offsets"]] == [2, 2]

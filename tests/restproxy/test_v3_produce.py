@@ -12,9 +12,9 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaProducer
 
-from tests.restproxy.conftest import answers_of
+from tests.restproxy.conftest import answers_of, read_back
 
 USER = json.dumps({"type": "record", "name": "User", "fields": [
     {"name": "name", "type": "string"}, {"name": "age", "type": ["null", "int"], "default": None}]})
@@ -38,6 +38,10 @@ def consume_all(broker, topic: str, count: int, timeout: float = 20.0) -> list:
             out.append(message)
     consumer.close()
     return out
+
+
+def registry_subjects(broker) -> list[str]:
+    return SchemaRegistryClient({"url": broker.schema_registry_url}).get_subjects()
 
 
 def test_one_record_answer_shape(proxy):
@@ -66,10 +70,7 @@ def test_streamed_records_read_back_by_kafka_clients(proxy, broker):
         for record, a in zip(records, answers):
             sent[(a["partition_id"], a["offset"])] = (record["key"]["data"].encode(), base64.b64decode(record["value"]["data"]))
     assert len(sent) == 3000
-    consumer = KafkaConsumer("stream", bootstrap_servers=broker.bootstrap_servers, auto_offset_reset="earliest",
-                             consumer_timeout_ms=5000)
-    read = {(m.partition, m.offset): (m.key, m.value) for m in consumer}
-    consumer.close()
+    read = {(m.partition, m.offset): (m.key, m.value) for m in read_back(broker.bootstrap_servers, "stream", len(sent))}
     assert read == sent
     # Keys go where Kafka's default partitioner (murmur2, as kafka-python's and Java's) puts them.
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
@@ -108,6 +109,17 @@ def test_avro_and_json_schema_read_by_confluent_deserializers(proxy, broker):
     values = [avro(m.value(), SerializationContext("users", MessageField.VALUE)) for m in consume_all(broker, "users", 4)]
     assert values == [{"name": "ann", "age": 30}, {"name": "bob", "age": None}, {"name": "cy", "age": 7},
                       {"name": "di", "age": None}]
+
+    by_record = proxy.produce("users", [
+        {"value": {"type": "AVRO", "subject_name_strategy": "RECORD_NAME", "schema": USER, "data": {"name": "ed"}}},
+        {"value": {"schema_id": schema_id, "subject_name_strategy": "TOPIC_RECORD_NAME", "data": {"name": "flo"}}},
+        {"value": {"type": "AVRO", "subject_name_strategy": "RECORD_NAME", "data": {"name": "gus"}}},
+        {"value": {"type": "AVRO", "subject_name_strategy": "NO_SUCH", "schema": USER, "data": {"name": "hal"}}}])
+    assert by_record[0]["value"]["subject"] == "User" and by_record[0]["value"]["schema_id"] == schema_id
+    # users-User holds no version of it: the answer names the subject and no version
+    assert by_record[1]["value"]["subject"] == "users-User" and "schema_version" not in by_record[1]["value"]
+    assert [a["error_code"] for a in by_record[2:]] == [400, 400]
+    assert "User" in registry_subjects(broker)
 
     proxy.create_topic("events")
     schema = json.dumps({"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]})
@@ -181,10 +193,7 @@ def test_a_chunked_stream_of_records(proxy, broker):
     assert answer.status_code == 200
     written = answers_of(answer)
     assert len(written) == 2000 and {w["error_code"] for w in written} == {200}
-    consumer = KafkaConsumer("chunked", bootstrap_servers=broker.bootstrap_servers, auto_offset_reset="earliest",
-                             consumer_timeout_ms=5000)
-    read = {(m.partition, m.offset): json.loads(m.value)["i"] for m in consumer}
-    consumer.close()
+    read = {(m.partition, m.offset): json.loads(m.value)["i"] for m in read_back(broker.bootstrap_servers, "chunked", 2000)}
     assert read == {(w["partition_id"], w["offset"]): i for i, w in enumerate(written)}
 
 
@@ -199,10 +208,7 @@ def test_batch_produce(proxy, broker):
     assert [s["id"] for s in body["successes"]] == [f"e{i}" for i in range(500)]
     first = body["successes"][0]
     assert (first["topic_name"], first["partition_id"], first["offset"], first["value"]["type"]) == ("batched", 0, 0, "JSON")
-    consumer = KafkaConsumer("batched", bootstrap_servers=broker.bootstrap_servers, auto_offset_reset="earliest",
-                             consumer_timeout_ms=5000)
-    read = {(m.partition, m.offset): json.loads(m.value)["i"] for m in consumer}
-    consumer.close()
+    read = {(m.partition, m.offset): json.loads(m.value)["i"] for m in read_back(broker.bootstrap_servers, "batched", 500)}
     assert read == {(s["partition_id"], s["offset"]): int(s["id"][1:]) for s in body["successes"]}
     for refused in ({"entries": []}, {"entries": [{"id": "a"}, {"id": "a"}]}, {"entries": [{"value": {}}]}, {}):
         answer = proxy.post(f"{proxy.cluster}/topics/batched/records:batch", json=refused)

@@ -108,6 +108,30 @@ def register(broker, subject: str, fmt: str, text: str) -> Schema:
     return registry_call(broker, ask)
 
 
+def record_name(broker, kind: str, text: str, references=()) -> str:
+    """The name RecordNameStrategy gives a schema: an Avro record's full name, a Protobuf file's
+    first message (with its package), a JSON Schema's title."""
+    def ask(reg):
+        parsed = reg.parse(kind, text, tuple(references)).schema
+        if kind == "AVRO":
+            return getattr(parsed, "fullname", None)
+        if kind == "PROTOBUF":
+            from trafka.restproxy import protobuf
+
+            proto = protobuf.file_proto(parsed, "schema.proto")
+            return ".".join(filter(None, [proto.package, proto.message_type[0].name])) if proto.message_type else None
+        return parsed.get("title") if isinstance(parsed, dict) else None
+    name = registry_call(broker, ask)
+    if not name:
+        raise errors.RestError(400, 400, "The schema has no record name (an Avro record, a Protobuf message, a JSON "
+                                         "Schema title) for the subject name strategy")
+    return name
+
+
+def schema_record(broker, schema_id: int):
+    return registry_call(broker, lambda reg: reg.schema(schema_id))
+
+
 # --- encoding --------------------------------------------------------------------------------
 
 def binary(data) -> bytes | None:

@@ -12,7 +12,8 @@ A key or value is {"type": BINARY | JSON | STRING | AVRO | JSONSCHEMA | PROTOBUF
 with a schema for AVRO / JSONSCHEMA / PROTOBUF named by `schema_id`, by `subject` (or the topic's
 `<topic>-key` / `<topic>-value`) and `schema_version` (latest when absent), or given as
 `schema` (registered under that subject). Without `type`, a schema named decides the format,
-else it is BINARY. `subject_name_strategy` is only TOPIC_NAME.
+else it is BINARY. `subject_name_strategy` is TOPIC_NAME (the default), RECORD_NAME or
+TOPIC_RECORD_NAME, named by the schema given or its id.
 """
 
 from __future__ import annotations
@@ -48,24 +49,47 @@ def parse_timestamp(value) -> int | None:
         raise errors.RestError(400, 400, f"timestamp must be an ISO-8601 date-time: {value!r}") from None
 
 
+STRATEGIES = ("TOPIC_NAME", "RECORD_NAME", "TOPIC_RECORD_NAME")
+
+
+def _subject(broker, topic: str, part: dict, is_key: bool, fmt: str | None, text: str | None) -> str:
+    """The subject a key or value's schema is under: `subject`, else its subject name strategy's
+    (TOPIC_NAME: <topic>-key / -value; RECORD_NAME: the record's name; TOPIC_RECORD_NAME: both)."""
+    if part.get("subject"):
+        return str(part["subject"])
+    strategy = str(part.get("subject_name_strategy") or "TOPIC_NAME").upper()
+    if strategy not in STRATEGIES:
+        raise errors.RestError(400, 400, f"Unknown subject_name_strategy {strategy}: one of {', '.join(STRATEGIES)}")
+    if strategy == "TOPIC_NAME":
+        return f"{topic}-{'key' if is_key else 'value'}"
+    if text is not None:
+        name = formats.record_name(broker, formats.REGISTRY_KINDS[fmt], text)
+    elif part.get("schema_id") is not None:
+        rec = formats.schema_record(broker, answers.integer(part["schema_id"], "schema_id"))
+        name = formats.record_name(broker, rec.schema_type, rec.schema, rec.references)
+    else:
+        raise errors.RestError(400, 400, f"{strategy} needs the schema, its schema_id, or a subject")
+    return name if strategy == "RECORD_NAME" else f"{topic}-{name}"
+
+
 def _schema(broker, topic: str, part: dict, is_key: bool, fmt: str | None) -> formats.Schema | None:
     """The registered schema a key or value names (None when it names none and needs none)."""
-    strategy = part.get("subject_name_strategy")
-    if strategy not in (None, "TOPIC_NAME"):
-        raise errors.RestError(400, 400, f"subject_name_strategy {strategy} is not supported (only TOPIC_NAME)")
-    subject = part.get("subject") or f"{topic}-{'key' if is_key else 'value'}"
-    if part.get("schema_id") is not None:
-        schema = formats.by_id(broker, answers.integer(part["schema_id"], "schema_id"), subject)
-    elif part.get("schema") is not None:
+    text = part.get("schema")
+    if text is not None:
         if fmt not in ("avro", "jsonschema", "protobuf"):
             raise errors.RestError(400, 400, "A raw schema needs type AVRO, JSONSCHEMA or PROTOBUF")
-        text = part["schema"] if isinstance(part["schema"], str) else json.dumps(part["schema"])
+        text = text if isinstance(text, str) else json.dumps(text)
+    named = text is not None or part.get("schema_id") is not None or part.get("schema_version") is not None
+    if not named and fmt not in ("avro", "jsonschema", "protobuf"):
+        return None
+    subject = _subject(broker, topic, part, is_key, fmt, text)
+    if part.get("schema_id") is not None:
+        schema = formats.by_id(broker, answers.integer(part["schema_id"], "schema_id"), subject)
+    elif text is not None:
         schema = formats.register(broker, subject, fmt, text)
-    elif part.get("schema_version") is not None or fmt in ("avro", "jsonschema", "protobuf"):
+    else:
         version = part.get("schema_version")
         schema = formats.by_version(broker, subject, "latest" if version in (None, -1) else str(version))
-    else:
-        return None
     if fmt is not None and schema.fmt != fmt:
         raise errors.RestError(400, 400, f"Schema {schema.id} is {TYPE_NAMES[schema.fmt]}, not {TYPE_NAMES[fmt]}")
     return schema
