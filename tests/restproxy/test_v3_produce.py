@@ -214,3 +214,68 @@ def test_batch_produce(proxy, broker):
         answer = proxy.post(f"{proxy.cluster}/topics/batched/records:batch", json=refused)
         assert answer.status_code == 400, refused
     assert sum(proxy.end_offsets("batched", 2)) == 500
+
+
+class ChunkedLines:
+    """The JSON lines of a chunked HTTP answer, read from a socket as they arrive."""
+
+    def __init__(self, sock):
+        self.sock, self.raw, self.body, self.head = sock, b"", b"", None
+
+    def line(self) -> dict:
+        while b"\n" not in self.body:
+            if self.head is None and b"\r\n\r\n" in self.raw:
+                self.head, _, self.raw = self.raw.partition(b"\r\n\r\n")
+                continue
+            if self.head is not None and b"\r\n" in self.raw:
+                size_line, _, rest = self.raw.partition(b"\r\n")
+                size = int(size_line, 16)
+                if len(rest) >= size + 2:
+                    self.body, self.raw = self.body + rest[:size], rest[size + 2:]
+                    continue
+            data = self.sock.recv(65536)
+            assert data, "the connection closed"
+            self.raw += data
+        line, _, self.body = self.body.partition(b"\n")
+        return json.loads(line)
+
+
+def test_a_stream_is_answered_record_by_record_while_it_is_open(proxy, broker):
+    """One request held open: each record's answer comes back before the next record is sent,
+    values split anywhere across chunks (mid-string, mid-number, mid-literal) included."""
+    import socket
+    from urllib.parse import urlsplit
+
+    proxy.create_topic("live")
+    url = urlsplit(proxy.url)
+    sock = socket.create_connection((url.hostname, url.port), timeout=10)
+    sock.sendall(f"POST {proxy.cluster}/topics/live/records HTTP/1.1\r\nHost: {url.netloc}\r\n"
+                 "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
+
+    def chunk(data: bytes) -> None:
+        sock.sendall(b"%x\r\n%s\r\n" % (len(data), data))
+
+    answers = ChunkedLines(sock)
+
+    def next_answer() -> dict:
+        answer = answers.line()
+        assert answers.head.startswith(b"HTTP/1.1 200")
+        return answer
+
+    try:
+        for i in range(5):
+            record = json.dumps({"value": {"type": "JSON", "data": {"n": 12345 + i, "ok": True, "s": "x" * i}}}).encode()
+            marks = [b"rue", b"34", b"\"xx"]  # cut inside a literal, a number, a string
+            cut = record.index(marks[i % 3]) + 1
+            chunk(record[:cut])
+            chunk(record[cut:])
+            answer = next_answer()
+            assert (answer["error_code"], answer["offset"]) == (200, i), answer
+        chunk(b'{"value": {"type": "JSON", "data": tru')
+        chunk(b"x}}")
+        assert next_answer()["error_code"] == 400
+        sock.sendall(b"0\r\n\r\n")
+    finally:
+        sock.close()
+    values = [json.loads(m.value) for m in read_back(broker.bootstrap_servers, "live", 5)]
+    assert values == [{"n": 12345 + i, "ok": True, "s": "x" * i} for i in range(5)]

@@ -68,27 +68,6 @@ async def json_object(request: Request, *, required: bool = True) -> dict:
     return body
 
 
-def json_stream(raw: bytes) -> list:
-    """Several JSON values one after another (v3's streamed produce); a malformed value
-    ends the list with a RestError in its place, as Confluent answers the rest of a stream."""
-    try:
-        text = raw.decode()
-    except UnicodeDecodeError as exc:
-        return [errors.bad_request(f"Error processing JSON: {exc}")]
-    decoder, values, at = json.JSONDecoder(), [], 0
-    while True:
-        while at < len(text) and text[at] in " \t\r\n":
-            at += 1
-        if at >= len(text):
-            return values
-        try:
-            value, at = decoder.raw_decode(text, at)
-        except ValueError as exc:
-            values.append(errors.bad_request(f"Error processing JSON: {exc}"))
-            return values
-        values.append(value)
-
-
 # --- v3 shapes -------------------------------------------------------------------------------
 
 def base_url(request: Request) -> str:

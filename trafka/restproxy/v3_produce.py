@@ -22,10 +22,10 @@ import functools
 import json
 from datetime import datetime, timezone
 
-from starlette.responses import Response
+from starlette.requests import Request
 from starlette.routing import Route
 
-from trafka.restproxy import answers, errors, formats, produce
+from trafka.restproxy import answers, errors, formats, produce, streaming
 from trafka.restproxy.v3 import cluster_id
 
 TYPES = {"BINARY": "binary", "JSON": "json", "STRING": "string", "AVRO": "avro", "JSONSCHEMA": "jsonschema",
@@ -172,19 +172,19 @@ def _written(cluster: str, topic: str, result, shape: dict) -> dict:
             "timestamp": iso(result.timestamp_ms), **{k: v for k, v in shape.items() if v is not None}}  # absent: out
 
 
-async def produce_records(request):
-    cluster = cluster_id(request)
-    topic = request.path_params["topic"]
-    incoming = answers.json_stream(await answers.raw_body(request))
-    if not incoming:
-        raise errors.RestError(400, 400, "Request body is empty")
-    lines = []
-    for answer in await _write(request, topic, incoming):
-        if isinstance(answer, errors.RestError):
-            lines.append(json.dumps(answer.body()))
-        else:
-            lines.append(json.dumps({"error_code": 200, **_written(cluster, topic, *answer)}))
-    return Response("\n".join(lines) + "\n", media_type=answers.V3)
+class ProduceRecords:
+    """POST .../records as an ASGI app: its answer starts before its body has all arrived."""
+
+    async def __call__(self, scope, receive, send) -> None:
+        request = Request(scope, receive)
+        cluster = cluster_id(request)
+        topic = request.path_params["topic"]
+
+        async def answer(records: list) -> list:
+            return [a.body() if isinstance(a, errors.RestError) else {"error_code": 200, **_written(cluster, topic, *a)}
+                    for a in await _write(request, topic, records)]
+
+        await streaming.serve(request, send, answer)
 
 
 async def produce_batch(request):
@@ -210,5 +210,5 @@ async def produce_batch(request):
 
 
 def routes() -> list[Route]:
-    return [Route("/v3/clusters/{cluster_id}/topics/{topic}/records", produce_records, methods=["POST"]),
+    return [Route("/v3/clusters/{cluster_id}/topics/{topic}/records", ProduceRecords(), methods=["POST"]),
             Route("/v3/clusters/{cluster_id}/topics/{topic}/records:batch", produce_batch, methods=["POST"])]
