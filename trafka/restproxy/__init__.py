@@ -5,5 +5,7 @@
 - `client.KafkaClient`: the proxy's Kafka client; every request goes through a broker's own
   dispatch, routed to the leader or coordinator as a client routes it.
 - `app.build_app`: the Starlette app (authentication, content negotiation, errors).
-- `v3*`, `v2*`: the endpoints; `consumers`: v2 consumer instances; `formats`: embedded formats.
+- `v3*`, `v2*`: the endpoints; `consumers`: v2 consumer instances; `formats` (and `protobuf`):
+  embedded formats; `produce`: records to partition leaders; `streaming`: v3's streamed produce;
+  `answers`: JSON answers and v3's resource shapes.
 """
