@@ -96,7 +96,8 @@ def answers_of(response: requests.Response) -> list[dict]:
 
 @pytest.fixture
 def broker(tmp_path):
-    with TrafkaBroker(data_dir=tmp_path / "data", config={"num.partitions": 1}) as running:
+    """Topics are made by the tests (a produce to an unknown one is refused, not a new topic)."""
+    with TrafkaBroker(data_dir=tmp_path / "data", config={"num.partitions": 1, "auto.create.topics.enable": False}) as running:
         yield running
 
 

@@ -158,7 +158,7 @@ def test_bad_records_get_errors_and_nothing_is_written(proxy):
     assert proxy.end_offsets("strict", 2) in ([1, 0], [0, 1])
 
     unknown = proxy.produce("no-such-topic", [{"value": {"type": "JSON", "data": 1}}])
-    assert unknown == [{"error_code": 40403, "message": "This server does not host this topic-partition."}]
+    assert unknown == [{"error_code": 40401, "message": "Topic not found."}]
     assert "no-such-topic" not in proxy.get("/topics").json()
     empty = proxy.post(f"{proxy.cluster}/topics/strict/records", data="", headers={"Content-Type": "application/json"})
     assert empty.status_code == 400
@@ -279,3 +279,19 @@ def test_a_stream_is_answered_record_by_record_while_it_is_open(proxy, broker):
         sock.close()
     values = [json.loads(m.value) for m in read_back(broker.bootstrap_servers, "live", 5)]
     assert values == [{"n": 12345 + i, "ok": True, "s": "x" * i} for i in range(5)]
+
+
+def test_a_new_topic_is_made_on_first_produce_when_the_broker_makes_them(tmp_path):
+    """As a Kafka producer's Metadata request does: with auto.create.topics.enable (trafka's
+    default) a produce to an unknown topic creates it with num.partitions partitions."""
+    from tests.restproxy.conftest import Proxy
+    from trafka.testing import TrafkaBroker
+
+    with TrafkaBroker(data_dir=tmp_path / "data", config={"num.partitions": 3}) as broker:
+        proxy = Proxy(broker.rest_proxy_url)
+        written = proxy.produce("born", [{"value": {"type": "JSON", "data": i}} for i in range(30)])
+        assert {w["error_code"] for w in written} == {200}
+        assert proxy.get(f"{proxy.cluster}/topics/born").json()["partitions_count"] == 3
+        v2 = proxy.v2_produce("/topics/born-too", "json", {"records": [{"value": 1}]})
+        assert v2.status_code == 200 and v2.json()["offsets"][0]["offset"] == 0
+        assert [m.value for m in read_back(broker.bootstrap_servers, "born-too", 1)] == [b"1"]

@@ -11,8 +11,10 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
+import trio
+
 from trafka.restproxy import errors
-from trafka.restproxy.client import PRODUCE
+from trafka.restproxy.client import BACKOFF_S, PRODUCE, RETRY_MS
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode
 
@@ -62,13 +64,24 @@ def partition_for(key: bytes | None, count: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % count
 
 
-async def partition_count(kafka, topic: str, missing: errors.RestError) -> int:
-    """The topic's partition count; `missing` when it does not exist (no auto-creation)."""
-    found = (await kafka.metadata([topic])).topics[0]
+async def partition_count(kafka, topic: str) -> int:
+    """The topic's partition count, asked as a producer asks: an unknown topic is created when
+    the broker creates topics on first use (auto.create.topics.enable) and the caller may;
+    otherwise it is Confluent's 404/40401, as its producer's "not present in metadata"."""
+    with trio.move_on_after(RETRY_MS / 1000):
+        while True:
+            found = (await kafka.metadata([topic], auto_create=True)).topics[0]
+            if found.error_code != ErrorCode.LEADER_NOT_AVAILABLE and found.partitions:
+                break
+            if found.error_code not in (ErrorCode.NONE, ErrorCode.LEADER_NOT_AVAILABLE):
+                break
+            await trio.sleep(BACKOFF_S)  # just created: its partitions are not described yet
     if found.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-        raise missing
+        raise errors.topic_not_found()
     errors.check(found.error_code, f"Not authorized to access topics: [{topic}]"
                  if found.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED else None)
+    if not found.partitions:
+        raise errors.leader_not_available()
     return len(found.partitions)
 
 

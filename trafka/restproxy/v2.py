@@ -4,8 +4,9 @@ embedded formats (`application/vnd.kafka.{binary,json,avro,jsonschema,protobuf}.
 
 Produce answers one offset per record ({"partition", "offset", "error_code", "error"}); a
 record the broker refused carries error_code 1 (or 2 when retrying may succeed) and Kafka's
-message. A request refused as a whole (no WRITE on the topic: 403/40301; unknown topic:
-404/40401, unknown partition: 404/40402; a schema missing: 422/42201-42202) writes nothing.
+message. A request refused as a whole (no WRITE on the topic: 403/40301; unknown topic, when the
+broker does not create it: 404/40401; unknown partition: 404/40402; a schema missing:
+422/42201-42202) writes nothing.
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ async def _produce(request, partition: int | None):
         raise errors.unprocessable("records must be a non-empty list of objects", 422)
     broker = request.app.state.broker
     kafka = answers.client(request)
-    count = await produce.partition_count(kafka, topic, errors.topic_not_found())
+    count = await produce.partition_count(kafka, topic)
     if partition is not None and not 0 <= partition < count:
         raise errors.partition_not_found()
     key_schema, encode_key = _encoder(broker, topic, fmt, body, records, "key")

@@ -5,7 +5,8 @@ The body is one JSON object, or several one after another (streamed mode); the a
 200 with one JSON object per record, in order, each either the record's place
 (`error_code` 200, partition_id, offset, timestamp, and the key's and value's type, size and
 schema) or its error (`error_code` and `message`, e.g. 40301 without WRITE on the topic,
-40403 for an unknown topic, 400 for a malformed record), as Confluent's streaming answer.
+40401 for an unknown topic the broker does not create, 400 for a malformed record), as
+Confluent's streaming answer.
 Errors of the request itself (unknown cluster, 401, 413) keep their HTTP status.
 
 A key or value is {"type": BINARY | JSON | STRING | AVRO | JSONSCHEMA | PROTOBUF, "data": ...},
@@ -152,7 +153,7 @@ async def _write(request, topic: str, incoming: list) -> list:
     """Each incoming record's answer: (a Written, the key's and value's description), or a RestError."""
     kafka = answers.client(request)
     try:
-        count = await produce.partition_count(kafka, topic, errors.from_kafka(3))
+        count = await produce.partition_count(kafka, topic)
     except errors.RestError as refused:  # unknown topic, no DESCRIBE: each record's answer
         return [refused] * len(incoming)
     outgoing, shapes = [], []
