@@ -27,6 +27,9 @@ VOLUME /var/lib/trafka
 EXPOSE 9092
 # The console, JSON API and /metrics (console.port; docs/console.md): publish with -p 9644:9644.
 EXPOSE 9644
+# The schema registry, Confluent's Schema Registry API (schema.registry.port; docs/schema-registry.md):
+# publish with -p 8081:8081.
+EXPOSE 8081
 # The REST proxy, Confluent's REST Proxy API v2 and v3 (rest.proxy.port; docs/rest-proxy.md):
 # publish with -p 8082:8082.
 EXPOSE 8082
