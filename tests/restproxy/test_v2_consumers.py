@@ -392,3 +392,52 @@ def test_avro_records_written_by_confluent_kafka_come_back_as_json(broker):
                                            for r in sent]
     assert [r["offset"] for r in found] == list(range(len(sent)))
     call(base, "DELETE", path)
+
+
+def test_read_committed_instances_skip_aborted_and_open_transactions(broker):
+    """isolation.level=read_committed (trafka's addition to Confluent's instance settings; the
+    Java consumer's name and values): records of aborted transactions never come back, an open
+    transaction's only once it commits (the last stable offset holds them); a read_uncommitted
+    instance sees every record."""
+    from confluent_kafka import Producer
+
+    topic = f"txn-{uuid.uuid4().hex[:8]}"
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "transactional.id": topic})
+    producer.init_transactions(30)
+
+    def transaction(tag: str, commit: bool | None) -> list[str]:
+        producer.begin_transaction()
+        values = [f"{tag}-{i}" for i in range(150)]
+        for value in values:
+            producer.produce(topic, value=value.encode(), partition=0)
+        producer.flush(30)
+        if commit is True:
+            producer.commit_transaction(30)
+        elif commit is False:
+            producer.abort_transaction(30)
+        return values
+
+    committed = transaction("a", True)
+    transaction("b", False)
+    committed += transaction("c", True)
+    transaction("d", False)
+    committed += transaction("e", True)
+    pending = transaction("f", None)  # still open
+
+    base, group = broker.rest_proxy_url, f"g-{topic}"
+
+    def read(isolation: str, expected: int) -> list[str]:
+        """Everything from the start, by a new instance of a group of its own."""
+        path = create_instance(base, f"{group}-{uuid.uuid4().hex[:6]}",
+                               **{"auto.offset.reset": "earliest", "isolation.level": isolation})
+        call(base, "POST", f"{path}/assignments", {"partitions": [{"topic": topic, "partition": 0}]})
+        found = read_all(base, [path], expected, deadline_s=20)
+        call(base, "DELETE", path)
+        return [base64.b64decode(r["value"]).decode() for r in found]
+
+    assert read("read_committed", len(committed)) == committed
+    assert len(read("read_uncommitted", 900)) == 900  # every record, markers left out
+    producer.commit_transaction(30)
+    assert read("read_committed", len(committed) + len(pending)) == committed + pending
+    status, body, _ = call(base, "POST", f"/consumers/{group}", {"isolation.level": "sometimes"})
+    assert (status, body["error_code"]) == (422, 42204)

@@ -39,11 +39,12 @@ REJOIN = frozenset({ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_MEMBER_EPOCH})
 
 class ConsumerInstance:
     def __init__(self, broker, group: str, name: str, principal: str, *, fmt: str, reset: str,
-                 auto_commit: bool, request_timeout_ms: int, fetch_min_bytes: int):
+                 auto_commit: bool, request_timeout_ms: int, fetch_min_bytes: int, read_committed: bool = False):
         self.broker = broker
         self.group, self.name, self.principal = group, name, principal
         self.format, self.reset, self.auto_commit = fmt, reset, auto_commit
         self.request_timeout_ms, self.fetch_min_bytes = request_timeout_ms, fetch_min_bytes
+        self.isolation = 1 if read_committed else 0  # Fetch's isolation_level
         self.lock = trio.Lock()  # one HTTP operation (or assignment change) at a time
         self.topics: list[str] | None = None  # subscribed topic names (as resolved for a pattern)
         self.pattern: str | None = None
@@ -236,7 +237,7 @@ class ConsumerInstance:
         except errors.RestError:
             return []
         body = {"replica_id": -1, "max_wait_ms": FETCH_ROUND_MS, "min_bytes": 1, "max_bytes": max(max_bytes, 1),
-                "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "",
+                "isolation_level": self.isolation, "session_id": 0, "session_epoch": -1, "rack_id": "",
                 "topics": [{"topic": topic, "partitions": [{"partition": partition, "fetch_offset": position,
                                                             "partition_max_bytes": max(max_bytes, 1)}]}],
                 "forgotten_topics_data": []}
@@ -251,9 +252,18 @@ class ConsumerInstance:
         if found.error_code != ErrorCode.NONE or not found.records:
             return []
         data = bytes(found.records)
+        # read_committed: the answer names each aborted transaction (producer, first offset); its
+        # batches are skipped up to that producer's abort marker, as a Kafka consumer does.
+        aborted = sorted((a.first_offset, a.producer_id) for a in (found.aborted_transactions or [])) if self.isolation else []
+        aborting: set[int] = set()
         out = []
         for pos, header in rec.fetched_batches(data):
+            while aborted and aborted[0][0] <= header.last_offset:
+                aborting.add(aborted.pop(0)[1])
             if header.is_control:
+                aborting.discard(header.producer_id)  # the marker ends that producer's transaction
+                continue
+            if header.is_transactional and header.producer_id in aborting:
                 continue
             out.extend(r for r in rec.iter_records(data, pos) if r.offset >= position)
         return out

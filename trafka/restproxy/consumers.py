@@ -167,6 +167,11 @@ class ConsumerInstances:
         auto_commit = _setting(config, "auto.commit.enable", "true").lower()
         if auto_commit not in ("true", "false"):
             raise errors.invalid_consumer_config(f"auto.commit.enable must be true or false, not {auto_commit!r}")
+        isolation = _setting(config, "isolation.level", "read_uncommitted").lower()
+        if isolation not in ("read_uncommitted", "read_committed"):
+            raise errors.invalid_consumer_config(
+                f"Invalid value {isolation} for configuration isolation.level: String must be one of: "
+                "read_committed, read_uncommitted")
         try:
             request_timeout = int(_setting(config, "consumer.request.timeout.ms", str(DEFAULT_REQUEST_TIMEOUT_MS)))
             min_bytes = int(_setting(config, "fetch.min.bytes", "1"))
@@ -176,7 +181,8 @@ class ConsumerInstances:
             raise errors.consumer_already_exists()
         self.instances[(group, name)] = ConsumerInstance(
             self.broker, group, name, request.state.principal, fmt=fmt, reset=reset, auto_commit=auto_commit == "true",
-            request_timeout_ms=min(max(request_timeout, 0), MAX_REQUEST_TIMEOUT_MS), fetch_min_bytes=min_bytes)
+            request_timeout_ms=min(max(request_timeout, 0), MAX_REQUEST_TIMEOUT_MS), fetch_min_bytes=min_bytes,
+            read_committed=isolation == "read_committed")
         self._touch((group, name))
         base = str(request.base_url).rstrip("/")
         return _answer({"instance_id": name, "base_uri": f"{base}/consumers/{group}/instances/{name}"})
