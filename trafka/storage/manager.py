@@ -95,10 +95,8 @@ class LogManager:
         # Told of each segment roll, to run PartitionLog.flush_rolled in a worker thread (the
         # broker sets it); None: rolls flush at once.
         self.on_roll: Callable[[PartitionLog], None] | None = None
-        # Called with (topic, partition) after each append to a partition log, and with
-        # (topic, partition, log) for each partition log made (set_replica_hooks).
+        # Called with (topic, partition) after each append to a partition log (set_append_hook).
         self._on_append: Callable[[str, int], None] | None = None
-        self._on_open: Callable[[str, int, PartitionLog], None] | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if self._given_topics is None:
             (self.data_dir / TOPICS_DIR).mkdir(exist_ok=True)
@@ -357,20 +355,15 @@ class LogManager:
         )
         if self._on_append is not None:
             partition_log.on_append = partial(self._on_append, topic, partition)
-        if self._on_open is not None:
-            self._on_open(topic, partition, partition_log)
         return partition_log
 
-    def set_replica_hooks(self, on_open: Callable[[str, int, PartitionLog], None],
-                          on_append: Callable[[str, int], None]) -> None:
-        """What the broker's replica layer is told, of partitions open now and later:
-        `on_open(topic, partition, log)` once for each partition log (it applies the replica's
-        role: the leader epoch its batches carry, a leader's high watermark rule), and
-        `on_append(topic, partition)` after each append (followers look at it)."""
-        self._on_open, self._on_append = on_open, on_append
+    def set_append_hook(self, on_append: Callable[[str, int], None]) -> None:
+        """`on_append(topic, partition)` after each append to a partition log, open now or later
+        (the broker's replica fetchers look at it, as a leader's append completes Kafka's delayed
+        follower fetches)."""
+        self._on_append = on_append
         for (topic, partition), partition_log in list(self._logs.items()):
             partition_log.on_append = partial(on_append, topic, partition)
-            on_open(topic, partition, partition_log)
 
     def ensure_topic(self, name: str, partitions: int, configs: Mapping[str, str]) -> TopicMetadata:
         """The topic, created first with `partitions` and `configs` if it does not exist (an

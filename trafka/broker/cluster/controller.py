@@ -180,6 +180,11 @@ class Controller:
             raise
         self._changed()
 
+    def stated_partitions(self) -> list[tuple[uuid.UUID, int]]:
+        """(topic id, partition) of every partition the metadata log gives a state of its own
+        (the others are as new: led by their one replica at epoch 0)."""
+        return [(uuid.UUID(hex=topic), p) for topic, p in self._persisted]
+
     def take_delta(self) -> dict[tuple[uuid.UUID, int], tuple[PartitionState, PartitionState]]:
         """The partitions the write under way changes: (topic id, partition) -> (state before,
         state after), what a broker compares to see what it now leads, follows or no longer holds."""

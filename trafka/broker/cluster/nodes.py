@@ -246,11 +246,10 @@ class Cluster:
             self.nodes.append(broker)
             self._by_id[broker.node_id] = broker
             self._publishers[broker.node_id] = BrokerPublisher(self, broker)
-        # Each of its partition logs takes its replica's role as it opens (Kafka's makeLeader):
-        # the current leader epoch on the batches it writes, whoever appends first (a Produce,
-        # a coordinator loading its shard), and a leader's high watermark held to its ISR.
-        broker.logs.set_replica_hooks(partial(self.replication.opened, broker),
-                                      partial(self.replication.appended, broker))
+        # Its replicas take their roles in what the image says now, before anything appends
+        # (a Produce, a coordinator loading its shard); each change after is published.
+        self._publishers[broker.node_id].load()
+        broker.logs.set_append_hook(partial(self.replication.appended, broker))
 
     def _publish(self, records) -> None:
         """The metadata log took a batch: every running node applies what it changed, its

@@ -150,6 +150,25 @@ class BrokerPublisher:
             if me in before.replicas and me not in after.replicas:
                 node.logs.drop_replica(name, p)  # moved away: its copy goes
 
+    def load(self) -> None:
+        """The node's logs opened (at start, or a stopped node starting): each partition it
+        leads takes the leader's role the image gives it (Kafka's first publish, the whole image
+        as one delta): its leader epoch on the batches it writes, its high watermark held to its
+        ISR. A partition as new needs nothing (one replica, epoch 0: a log's own defaults)."""
+        node, me = self.node, self.node.node_id
+        controller = self.cluster.controller
+        names = {metadata.topic_id: (name, metadata.partitions) for name, metadata in node.logs.topics.items()}
+        for topic_id, p in controller.stated_partitions():
+            name, partitions = names.get(topic_id, (None, 0))
+            state = controller.partition(topic_id, p)
+            if p >= partitions or state.leader != me:
+                continue
+            replica = self.cluster.replication.partition(node, name, p, topic_id)
+            if self.cluster.building and len(state.replicas) > 1:
+                replica.log.leader_epoch = state.leader_epoch  # the high watermark rule once its followers are made
+            else:
+                replica.apply_leadership()
+
     def elect(self, delta: MetadataDelta) -> None:
         """The coordinators' onElection and onResignation, once every node's replicas took their
         roles (a loaded transaction shard writes markers to the partitions' new leaders): the

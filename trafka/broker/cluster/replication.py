@@ -259,19 +259,6 @@ class Replication:
         leading.maybe_advance_high_watermark()
         return copied
 
-    def opened(self, node, name: str, p: int, partition_log) -> None:
-        """A partition log of `node` was made (each one at start, later ones at first use): on
-        the leader it takes the leader's role now (`apply_leadership`), before anything appends to it or
-        reads its high watermark; a follower's batches keep the epochs its leader gave them."""
-        metadata = node.logs.topics.get(name)
-        if metadata is None or self.controller.leader(metadata.topic_id, p) != node.node_id:
-            return
-        if self.cluster.building and len(self.controller.replicas(metadata.topic_id, p)) > 1:
-            # Its followers are not made yet: the epoch now, the high watermark rule once they are.
-            partition_log.leader_epoch = self.controller.leader_epoch(metadata.topic_id, p)
-            return
-        self.partition(node, name, p, metadata.topic_id).apply_leadership()
-
     def log_start_moved(self, leader, name: str, p: int) -> None:
         """The leader's log start moved (DeleteRecords): its followers fetch now to learn it."""
         self.appended(leader, name, p)
