@@ -50,7 +50,7 @@ def produce_all(producer, topic: str, payload: bytes, count: int, partitions: in
         raise TimeoutError("produce did not finish")
 
 
-def confluent_throughput(broker, count: int, size: int, partitions: int) -> dict:
+def confluent_throughput(broker, count: int, size: int, partitions: int, partition_fetch_bytes: int = 1048576) -> dict:
     """Produce `count` messages of `size` bytes, then consume them all by assignment."""
     from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -67,7 +67,7 @@ def confluent_throughput(broker, count: int, size: int, partitions: int) -> dict
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
         "fetch.max.bytes": 52428800,
-        "max.partition.fetch.bytes": max(1048576, size * 4),
+        "max.partition.fetch.bytes": max(partition_fetch_bytes, size * 4),
     })
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     received = 0
