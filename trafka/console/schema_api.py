@@ -8,7 +8,6 @@ Confluent's: JSON bodies of content type application/vnd.schemaregistry.v1+json,
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 
@@ -87,14 +86,7 @@ def build_app(broker) -> Starlette:
         """schema.registry.auth=basic: HTTP Basic credentials of one of the broker's SASL users."""
         if broker.config["schema.registry.auth"] != "basic":
             return True
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "basic":
-            return False
-        try:
-            user, sep, password = base64.b64decode(token.strip(), validate=True).decode().partition(":")
-        except (ValueError, UnicodeDecodeError):
-            return False
-        return bool(sep) and broker.security.check_password(broker.listeners, user, password)
+        return broker.security.basic_user(broker.listeners, request.headers.get("authorization", "")) is not None
 
     def route(path: str, methods: list[str]):
         def wrap(fn):

@@ -13,7 +13,6 @@ Proxy does around every endpoint:
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 
@@ -94,16 +93,8 @@ class Guard:
         """The caller's principal; None when rest.proxy.auth=basic and the credentials fail."""
         if self.broker.config["rest.proxy.auth"] != "basic":
             return ANONYMOUS
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "basic":
-            return None
-        try:
-            user, sep, password = base64.b64decode(token.strip(), validate=True).decode().partition(":")
-        except (ValueError, UnicodeDecodeError):
-            return None
-        if not sep or not self.broker.security.check_password(self.broker.listeners, user, password):
-            return None
-        return f"User:{user}"
+        user = self.broker.security.basic_user(self.broker.listeners, authorization)
+        return None if user is None else f"User:{user}"
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":

@@ -8,6 +8,7 @@ session `refusal(api_key)` (closed without an answer) and `unexpected_request(ap
 
 from __future__ import annotations
 
+import base64
 import hmac
 
 import logging
@@ -83,6 +84,19 @@ class SecurityLayer:
             return hmac.compare_digest(plain[user].encode(), password.encode())
         credentials = self.scram.users.get(user, {})
         return any(credential.matches(mechanism, password) for mechanism, credential in credentials.items())
+
+    def basic_user(self, listeners: list[Listener], authorization: str) -> str | None:
+        """The user an HTTP `Authorization: Basic ...` header names when its password is that
+        SASL user's (`check_password`), else None: the HTTP side's one Basic check (the schema
+        registry's schema.registry.auth, the REST proxy's rest.proxy.auth)."""
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "basic":
+            return None
+        try:
+            user, sep, password = base64.b64decode(token.strip(), validate=True).decode().partition(":")
+        except (ValueError, UnicodeDecodeError):
+            return None
+        return user if sep and self.check_password(listeners, user, password) else None
 
     def mechanism_server(self, listener: Listener, mechanism: str):
         if mechanism == "PLAIN":
