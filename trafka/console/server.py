@@ -76,44 +76,50 @@ def listen(broker, setting: str, what: str) -> tuple[socket.socket, str] | None:
     return sock, f"http://{shown}:{bound}/"
 
 
-async def console_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """The broker service (see `trafka.broker.server.serve`) for console.port (rules: `listen`)."""
-    bound = listen(broker, "console.port", "the console")
+async def http_service(broker, setting: str, what: str, url_attr: str, serve, *,
+                       task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """One HTTP port of the broker as a broker service (see `trafka.broker.server.serve`):
+    listen on the port `setting` names (rules: `listen`), report its URL as `broker.<url_attr>`,
+    then `await serve(sock, nursery)` until cancelled; the socket is closed and the URL cleared
+    after. The socket listens before the broker reports itself started (connections wait in its
+    backlog), so the HTTP stack can be imported when the first connection arrives."""
+    bound = listen(broker, setting, what)
     if bound is None:
         task_status.started(None)
         return
-    sock, broker.console_url = bound
-    # The socket listens already (connections wait in its backlog), so the broker reports
-    # itself started now; the HTTP stack is imported when the first connection arrives.
-    task_status.started(broker.console_url)
-    from trafka.console.history import run_sampler
-
+    sock, url = bound
+    setattr(broker, url_attr, url)
+    task_status.started(url)
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(run_sampler, broker)  # request rates from the start, for the first page
-            await first_connection(sock)
-            from trafka.console.app import build_app
-
-            await nursery.start(serve_app, build_app(broker), sock, "trafka.console.http")
+            await serve(sock, nursery)
     finally:
         sock.close()  # never served (no connection came): the port is free for the next start
-        broker.console_url = None
+        setattr(broker, url_attr, None)
+
+
+async def console_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """The broker service for console.port: the console, the JSON API and /metrics."""
+    async def serve(sock, nursery) -> None:
+        from trafka.console.history import run_sampler
+
+        nursery.start_soon(run_sampler, broker)  # request rates from the start, for the first page
+        await first_connection(sock)
+        from trafka.console.app import build_app
+
+        await serve_app(build_app(broker), sock, "trafka.console.http")
+
+    await http_service(broker, "console.port", "the console", "console_url", serve, task_status=task_status)
 
 
 async def schema_registry_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """The broker service for schema.registry.port (rules: `listen`): Confluent's Schema
-    Registry REST API (trafka/console/schema_api.py)."""
-    bound = listen(broker, "schema.registry.port", "the schema registry")
-    if bound is None:
-        task_status.started(None)
-        return
-    sock, broker.schema_registry_url = bound
-    task_status.started(broker.schema_registry_url)
-    try:
+    """The broker service for schema.registry.port: Confluent's Schema Registry REST API
+    (trafka/console/schema_api.py)."""
+    async def serve(sock, nursery) -> None:
         await first_connection(sock)
         from trafka.console.schema_api import build_app
 
         await serve_app(build_app(broker), sock, "trafka.schemas.http")
-    finally:
-        sock.close()
-        broker.schema_registry_url = None
+
+    await http_service(broker, "schema.registry.port", "the schema registry", "schema_registry_url", serve,
+                       task_status=task_status)

@@ -6,27 +6,18 @@ from __future__ import annotations
 
 import trio
 
-from trafka.console.server import first_connection, listen, serve_app
+from trafka.console.server import first_connection, http_service, serve_app
 
 
 async def rest_proxy_service(broker, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """The broker service for rest.proxy.port: Confluent's REST Proxy API (v2 and v3)."""
-    bound = listen(broker, "rest.proxy.port", "the REST proxy")
-    if bound is None:
-        task_status.started(None)
-        return
-    sock, broker.rest_proxy_url = bound
-    task_status.started(broker.rest_proxy_url)
-    try:
+    async def serve(sock, nursery) -> None:
         await first_connection(sock)
         from trafka.restproxy.app import build_app
         from trafka.restproxy.consumers import ConsumerInstances
 
-        async with trio.open_nursery() as nursery:
-            consumers = ConsumerInstances(broker, nursery)
-            nursery.start_soon(consumers.expire_idle)
-            await serve_app(build_app(broker, consumers), sock, "trafka.restproxy.http")
-    finally:
-        sock.close()
-        broker.rest_proxy_url = None
+        consumers = ConsumerInstances(broker, nursery)
+        nursery.start_soon(consumers.expire_idle)
+        await serve_app(build_app(broker, consumers), sock, "trafka.restproxy.http")
 
+    await http_service(broker, "rest.proxy.port", "the REST proxy", "rest_proxy_url", serve, task_status=task_status)
