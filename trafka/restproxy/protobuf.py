@@ -11,6 +11,7 @@ Confluent's serializers choose by default (message indexes [0], framed as the si
 from __future__ import annotations
 
 from trafka.restproxy import errors
+from trafka.wire.types import encode_uvarint, uvarint_at
 
 _WELL_KNOWN = {f"google/protobuf/{name}.proto": f"google.protobuf.{name}_pb2"
                for name in ("any", "duration", "empty", "field_mask", "struct", "timestamp", "wrappers",
@@ -146,24 +147,12 @@ def _enum(out, enum) -> None:
 # --- Confluent's framing of the message indexes ---------------------------------------------
 
 def _zigzag(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    return encode_uvarint((n << 1) ^ (n >> 63))  # the wire's one varint encoder, zigzagged
 
 
 def _read_zigzag(data: bytes, pos: int) -> tuple[int, int]:
-    shift = value = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (value >> 1) ^ -(value & 1), pos
-        shift += 7
+    value, pos = uvarint_at(data, pos)  # the wire's one varint decoder
+    return (value >> 1) ^ -(value & 1), pos
 
 
 def frame_indexes(indexes: list[int]) -> bytes:
