@@ -48,17 +48,19 @@ def broker(tmp_path_factory):
         yield running
 
 
-def produce(bootstrap: str, topic: str, count: int, partitions: int = PARTITIONS) -> dict[tuple[int, int], bytes]:
-    """`count` records over `partitions` with kafka-python, in many batches; {(partition, offset):
-    value} as the acknowledgements say."""
+def produce(bootstrap: str, topic: str, count: int, partitions: int = PARTITIONS, *,
+            create: bool = True) -> dict[tuple[int, int], bytes]:
+    """`count` records over `partitions` with kafka-python (the topic made first unless `create`
+    is false), in many batches; {(partition, offset): value} as the acknowledgements say."""
     from kafka import KafkaAdminClient, KafkaProducer
     from kafka.admin import NewTopic
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    try:
-        admin.create_topics([NewTopic(topic, partitions, 1)])
-    finally:
-        admin.close()
+    if create:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        try:
+            admin.create_topics([NewTopic(topic, partitions, 1)])
+        finally:
+            admin.close()
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=2, batch_size=4096)
     try:
         futures = [(producer.send(topic, key=str(i).encode(), value=f"{topic}-{i}".encode(), partition=i % partitions),
@@ -441,3 +443,64 @@ def test_read_committed_instances_skip_aborted_and_open_transactions(broker):
     assert read("read_committed", len(committed) + len(pending)) == committed + pending
     status, body, _ = call(base, "POST", f"/consumers/{group}", {"isolation.level": "sometimes"})
     assert (status, body["error_code"]) == (422, 42204)
+
+
+def test_an_instance_and_a_classic_kafka_python_consumer_share_a_group(broker):
+    """A REST instance (a KIP-848 member) and kafka-python (the classic protocol) in one group:
+    the broker's mixed group spreads the partitions over both, and between them every record
+    written once both hold partitions is read, each once."""
+    import threading
+
+    from kafka import KafkaAdminClient, KafkaConsumer
+    from kafka.admin import NewTopic
+    from kafka.errors import CommitFailedError
+
+    topic = f"mixed-{uuid.uuid4().hex[:8]}"
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    admin.create_topics([NewTopic(topic, PARTITIONS, 1)])
+    admin.close()
+    base, group = broker.rest_proxy_url, f"g-{topic}"
+    classic: list = []
+    owned: list = []
+    stop = threading.Event()
+
+    def kafka_python() -> None:
+        consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap_servers, group_id=group,
+                                 auto_offset_reset="earliest", enable_auto_commit=False)
+        try:
+            while not stop.is_set():
+                for records in consumer.poll(timeout_ms=200).values():
+                    classic.extend({"partition": r.partition, "offset": r.offset,
+                                    "value": base64.b64encode(r.value).decode()} for r in records)
+                try:
+                    consumer.commit()
+                except CommitFailedError:  # the group rebalanced meanwhile (the instance left): as an app does, go on
+                    pass
+                owned[:] = [tp.partition for tp in consumer.assignment()]
+        finally:
+            consumer.close()
+
+    reader = threading.Thread(target=kafka_python)
+    reader.start()
+    found = []
+    try:
+        path = create_instance(base, group, **{"auto.offset.reset": "earliest"})
+        call(base, "POST", f"{path}/subscription", {"topics": [topic]})
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            mine = [p["partition"] for p in call(base, "GET", f"{path}/assignments")[1]["partitions"]]
+            if mine and owned and sorted(mine + owned) == list(range(PARTITIONS)):
+                break
+            found += call(base, "GET", f"{path}/records?timeout=200", accept=BINARY)[1]
+        else:
+            pytest.fail(f"the group did not spread the partitions: REST {mine}, kafka-python {owned}")
+        acked = produce(broker.bootstrap_servers, topic, 2000, create=False)
+        deadline = time.monotonic() + 60
+        while len(found) + len(classic) < len(acked) and time.monotonic() < deadline:
+            found += call(base, "GET", f"{path}/records?timeout=300", accept=BINARY)[1]
+        call(base, "DELETE", path)
+    finally:
+        stop.set()
+        reader.join(30)
+    assert found and classic, f"both members read: {len(found)} over HTTP, {len(classic)} by kafka-python"
+    check_exactly_once(found + classic, acked)
