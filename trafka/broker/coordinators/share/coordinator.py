@@ -130,6 +130,7 @@ class ShareCoordinator:
         self._timer: list[tuple[int, int, SharePartitionKey]] = []
         self._timer_seq = itertools.count()
         self._queued: dict[SharePartitionKey, int] = {}  # each one's earliest entry on the queue
+        self._state_partitions: dict[SharePartitionKey, int] = {}  # _partition_of, once each
 
     # --- settings -----------------------------------------------------------------------------
 
@@ -191,7 +192,15 @@ class ShareCoordinator:
     # --- share-partitions ---------------------------------------------------------------------
 
     def _partition_of(self, key: SharePartitionKey) -> int:
-        return self.state_topic.partition_for(f"{key.group_id}:{key.topic_id}:{key.partition}")
+        """The `__share_group_state` partition of a share-partition's state (Kafka's hash of
+        "group:topic id:partition"), worked out once per share-partition."""
+        found = self._state_partitions.get(key)
+        if found is None:
+            if len(self._state_partitions) >= 100_000:  # a cache: never more than this many
+                self._state_partitions.clear()
+            found = self._state_partitions[key] = self.state_topic.partition_for(
+                f"{key.group_id}:{key.topic_id}:{key.partition}")
+        return found
 
     def _runtime(self, key: SharePartitionKey) -> CoordinatorRuntime:
         """The runtime holding the share-partition's state: the one on the leader of its

@@ -206,32 +206,38 @@ class SharePartition:
             return ErrorCode.INVALID_REQUEST
         if renew_until is None and AcknowledgeType.RENEW in kinds:
             return ErrorCode.INVALID_REQUEST
-        plan = []
-        for i, offset in enumerate(range(first, last + 1)):
-            kind = kinds[0] if len(kinds) == 1 else kinds[i]
-            entry = self.records.get(offset)
+        single = kinds[0] if len(kinds) == 1 else None
+        records = self.records
+        for i, offset in enumerate(range(first, last + 1)):  # all or nothing: check every record first
+            kind = single if single is not None else kinds[i]
             if kind is AcknowledgeType.GAP:
-                plan.append((offset, kind))
                 continue
+            entry = records.get(offset)
             if entry is None or entry.state is not RecordState.ACQUIRED or entry.member_id != member_id:
                 return ErrorCode.INVALID_RECORD_STATE
-            plan.append((offset, kind))
-        for offset, kind in plan:
-            if offset not in self.records:
+        owned = self._owned
+        for i, offset in enumerate(range(first, last + 1)):
+            entry = records.get(offset)
+            if entry is None:
                 continue  # a gap before the start, or never fetched
-            entry = self._own(offset)
+            kind = single if single is not None else kinds[i]
             if kind is AcknowledgeType.RENEW:
+                entry = self._own(offset)
                 entry.lock_deadline = renew_until
                 self._note_lock(renew_until)
                 continue
-            if kind in (AcknowledgeType.GAP, AcknowledgeType.REJECT):
-                entry.state = RecordState.ARCHIVED
-            elif kind is AcknowledgeType.ACCEPT:
-                entry.state = RecordState.ACKNOWLEDGED
-            else:  # RELEASE
-                entry.state = RecordState.ARCHIVED if entry.delivery_count >= delivery_limit else RecordState.AVAILABLE
+            if kind is AcknowledgeType.ACCEPT:
+                state = RecordState.ACKNOWLEDGED
+            elif kind is AcknowledgeType.RELEASE:
+                state = RecordState.ARCHIVED if entry.delivery_count >= delivery_limit else RecordState.AVAILABLE
                 self._available_from = min(self._available_from, offset)
-            entry.member_id = entry.lock_deadline = None
+            else:  # GAP, REJECT
+                state = RecordState.ARCHIVED
+            # A new entry (nobody holds it, no lock) rather than the old one changed: a fork's
+            # original keeps its own, and nothing is copied first.
+            records[offset] = InFlight(state, entry.delivery_count)
+            if owned is not None:
+                owned.add(offset)
         self._advance()
         return ErrorCode.NONE
 
