@@ -163,3 +163,14 @@ def test_cluster_wide_broker_configs(proxy):
     assert proxy.post(f"{base}:alter", json={"data": [{"name": "log.retention.ms", "operation": "DELETE"}]}).status_code == 204
     assert {c["name"] for c in proxy.get(base).json()["data"]} == before
     assert proxy.get(f"{base}/log.retention.ms").status_code == 404
+
+
+def test_v3_answers_json_only(proxy):
+    """Confluent's v3 resources produce application/json: an Accept header that admits it is
+    served, one that does not is refused 406 in v3's error shape."""
+    for accept in ("application/json", "*/*", "application/*", "text/html, application/json;q=0.5"):
+        assert proxy.get("/v3/clusters", headers={"Accept": accept}).status_code == 200, accept
+    for accept in ("text/html", "application/xml", "application/vnd.kafka.v2+json", "application/json;q=0"):
+        refused = proxy.get("/v3/clusters", headers={"Accept": accept})
+        assert refused.status_code == 406 and refused.headers["content-type"] == "application/json", accept
+        assert refused.json() == {"error_code": 406, "message": "HTTP 406 Not Acceptable"}

@@ -57,8 +57,24 @@ async def _not_allowed(request: Request, exc) -> Response:
     return error_response(request.url.path, errors.RestError(405, 405, "HTTP 405 Method Not Allowed"))
 
 
+# What a v3 answer may be served as: JSON (Confluent's v3 resources produce application/json only).
+V3_ACCEPTED = ("application/json", "application/*", "*/*")
+
+
+def acceptable_v3(accept: str) -> bool:
+    """Whether an Accept header admits a v3 answer (no header: anything goes)."""
+    return _accepts(accept, lambda media: media in V3_ACCEPTED)
+
+
 def acceptable_v2(accept: str) -> bool:
-    """Whether an Accept header admits a v2 answer (no header: anything goes)."""
+    """Whether an Accept header admits a v2 answer (no header: anything goes); an embedded
+    format's own type is admitted here (records), the endpoint checks which."""
+    return _accepts(accept, lambda media: media in V2_ACCEPTED
+                    or (media.startswith("application/vnd.kafka.") and media.endswith(".v2+json")))
+
+
+def _accepts(accept: str, admitted) -> bool:
+    """Whether some media type of an Accept header with a quality above 0 is `admitted`."""
     if not accept.strip():
         return True
     for item in accept.split(","):
@@ -68,9 +84,8 @@ def acceptable_v2(accept: str) -> bool:
             wanted = float(quality) > 0
         except ValueError:
             wanted = False
-        media = media.lower()
-        if wanted and (media in V2_ACCEPTED or (media.startswith("application/vnd.kafka.") and media.endswith(".v2+json"))):
-            return True  # an embedded format's own type (records): the endpoint checks which
+        if wanted and admitted(media.lower()):
+            return True
     return False
 
 
@@ -108,6 +123,8 @@ class Guard:
             response.headers["WWW-Authenticate"] = 'Basic realm="trafka REST proxy"'
             return await response(scope, receive, send)
         if is_v2(path) and not acceptable_v2(request.headers.get("accept", "")):
+            return await error_response(path, errors.RestError(406, 406, "HTTP 406 Not Acceptable"))(scope, receive, send)
+        if not is_v2(path) and not acceptable_v3(request.headers.get("accept", "")):
             return await error_response(path, errors.RestError(406, 406, "HTTP 406 Not Acceptable"))(scope, receive, send)
         if not is_v2(path) and not readable_v3(request):
             return await error_response(path, errors.RestError(415, 415, "HTTP 415 Unsupported Media Type"))(scope, receive, send)
