@@ -95,3 +95,40 @@ def test_acls_decide_what_each_user_may_write(guarded):
 
     bad = admin.post(f"{admin.cluster}/acls", json=dict(describe, operation="SHOUT"))
     assert bad.status_code == 400
+
+
+def test_v2_consumers_read_only_what_acls_allow_and_say_why_not(guarded):
+    """A v2 consumer instance reads as its creator: without READ on the group, or on the topic,
+    a read answers 403/40301 (it never comes back empty as if there were nothing to read); once
+    an ACL made over HTTP allows both, every record written is read."""
+    admin, alice = as_user(guarded, "admin"), as_user(guarded, "alice")
+    admin.create_topic("payroll", 1)
+    assert {w["error_code"] for w in admin.produce("payroll", [record(f"p{i}") for i in range(500)])} == {200}
+    v2 = {"Content-Type": "application/vnd.kafka.v2+json"}
+    binary = {"Accept": "application/vnd.kafka.binary.v2+json"}
+    created = alice.post("/consumers/clerks", json={"name": "c1", "auto.offset.reset": "earliest"}, headers=v2)
+    assert created.status_code == 200, created.text
+    path = "/consumers/clerks/instances/c1"
+    assert alice.post(f"{path}/assignments", json={"partitions": [{"topic": "payroll", "partition": 0}]},
+                      headers=v2).status_code == 204
+
+    def grant(resource_type: str, name: str) -> None:
+        acl = {"resource_type": resource_type, "resource_name": name, "pattern_type": "LITERAL",
+               "principal": "User:alice", "host": "*", "operation": "READ", "permission": "ALLOW"}
+        assert admin.post(f"{admin.cluster}/acls", json=acl).status_code == 201
+
+    refused = alice.get(f"{path}/records?timeout=500", headers=binary)  # no READ on the group
+    assert refused.status_code == 403 and refused.json()["error_code"] == 40301, refused.text
+    grant("GROUP", "clerks")
+    refused = alice.get(f"{path}/records?timeout=500", headers=binary)  # no READ on the topic
+    assert refused.status_code == 403 and refused.json()["error_code"] == 40301, refused.text
+    grant("TOPIC", "payroll")
+    found = []
+    for _ in range(50):
+        if len(found) >= 500:
+            break
+        answer = alice.get(f"{path}/records?timeout=1000", headers=binary)
+        assert answer.status_code == 200, answer.text
+        found += answer.json()
+    assert [base64.b64decode(r["value"]).decode() for r in found] == [f"p{i}" for i in range(500)]
+    assert alice.delete(path).status_code == 204

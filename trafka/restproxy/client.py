@@ -16,6 +16,7 @@ import itertools
 import trio
 
 from trafka.broker.network.connection import dispatch
+from trafka.restproxy import errors
 from trafka.wire import framing
 from trafka.wire.errors import ErrorCode
 from trafka.wire.messages import APIS
@@ -115,11 +116,14 @@ class KafkaClient:
         raise LookupError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
     async def coordinator(self, key: str, key_type: int = 0):
-        """The running broker coordinating group `key` (key_type 0) or transactional id (1)."""
+        """The running broker coordinating group `key` (key_type 0) or transactional id (1), or
+        None while there is none; an answer no retry can change (the caller may not use the
+        group) is raised as its REST error, as a Kafka client raises it."""
         answer = await self.send(FIND_COORDINATOR, {"key_type": key_type, "coordinator_keys": [key]})
         found = answer.coordinators[0]
-        if found.error_code != ErrorCode.NONE:
+        if found.error_code in MOVED:
             return None
+        errors.check(found.error_code, found.error_message)
         return self.cluster.running_node(found.node_id)
 
     async def to_leader(self, topic: str, partition: int, api_key: int, body: dict, error_of):

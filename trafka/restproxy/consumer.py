@@ -23,8 +23,8 @@ import time
 import trio
 
 from trafka.restproxy import errors
-from trafka.restproxy.client import (CONSUMER_GROUP_HEARTBEAT, FETCH, LIST_OFFSETS, OFFSET_COMMIT, OFFSET_FETCH,
-                                     KafkaClient, Unavailable)
+from trafka.restproxy.client import (CONSUMER_GROUP_HEARTBEAT, FETCH, LIST_OFFSETS, MOVED, OFFSET_COMMIT,
+                                     OFFSET_FETCH, KafkaClient, Unavailable)
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode
 
@@ -183,11 +183,10 @@ class ConsumerInstance:
         try:
             answer = await client.to_leader(topic, partition, LIST_OFFSETS, body,
                                             lambda a: a.topics[0].partitions[0].error_code)
-        except LookupError:
-            raise errors.partition_not_found() from None
+        except LookupError as exc:
+            raise _not_found(exc) from None
         found = answer.topics[0].partitions[0]
-        if found.error_code != ErrorCode.NONE:
-            raise errors.kafka_error(ErrorCode(found.error_code).name)
+        errors.check(found.error_code)
         return found.offset
 
     async def seek(self, offsets: dict[tuple[str, int], int]) -> None:
@@ -232,10 +231,7 @@ class ConsumerInstance:
 
     async def _fetch(self, client: KafkaClient, tp: tuple[str, int], max_bytes: int) -> list[rec.Record]:
         topic, partition = tp
-        try:
-            position = await self._position(client, tp)
-        except errors.RestError:
-            return []
+        position = await self._position(client, tp)
         body = {"replica_id": -1, "max_wait_ms": FETCH_ROUND_MS, "min_bytes": 1, "max_bytes": max(max_bytes, 1),
                 "isolation_level": self.isolation, "session_id": 0, "session_epoch": -1, "rack_id": "",
                 "topics": [{"topic": topic, "partitions": [{"partition": partition, "fetch_offset": position,
@@ -243,13 +239,18 @@ class ConsumerInstance:
                 "forgotten_topics_data": []}
         try:
             answer = await client.to_leader(topic, partition, FETCH, body, lambda a: a.responses[0].partitions[0].error_code)
-        except (LookupError, Unavailable):
-            return []
+        except Unavailable:
+            return []  # no leader now: the next read asks again
+        except LookupError as exc:
+            raise _not_found(exc) from None
         found = answer.responses[0].partitions[0]
         if found.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
             self.positions[tp] = await self.offset_at(client, tp, EARLIEST if self.reset == "earliest" else LATEST)
             return []
-        if found.error_code != ErrorCode.NONE or not found.records:
+        if found.error_code in MOVED:
+            return []  # moving: the next read asks its new leader
+        errors.check(found.error_code)
+        if not found.records:
             return []
         data = bytes(found.records)
         # read_committed: the answer names each aborted transaction (producer, first offset); its
@@ -279,8 +280,11 @@ class ConsumerInstance:
                 "require_stable": True}
         answer = await self.client().to_coordinator(self.group, OFFSET_FETCH, body, lambda a: a.groups[0].error_code)
         group = answer.groups[0]
-        if group.error_code != ErrorCode.NONE:
-            raise errors.kafka_error(ErrorCode(group.error_code).name)
+        errors.check(group.error_code)
+        for t in group.topics:
+            for p in t.partitions:
+                if p.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+                    errors.check(p.error_code)
         return {(t.name, p.partition_index): (p.committed_offset, p.metadata)
                 for t in group.topics for p in t.partitions if p.error_code == ErrorCode.NONE}
 
@@ -301,9 +305,7 @@ class ConsumerInstance:
             return next((p.error_code for t in answer.topics for p in t.partitions if p.error_code), 0)
 
         answer = await self.client().to_coordinator(self.group, OFFSET_COMMIT, body, first_error)
-        error = first_error(answer)
-        if error != ErrorCode.NONE:
-            raise errors.kafka_error(f"{ErrorCode(error).name}: the offsets were not committed")
+        errors.check(first_error(answer))
 
     async def _commit_positions(self, partitions) -> None:
         try:
@@ -320,3 +322,9 @@ class ConsumerInstance:
         if self.auto_commit and self.manual is not None:
             await self._commit_positions(set(self.positions))
         await self.unsubscribe()
+
+
+def _not_found(exc: LookupError) -> errors.RestError:
+    """The REST answer to a partition Metadata does not show: not found, or not to be described."""
+    code = exc.args[0] if exc.args else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return errors.partition_not_found() if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else errors.from_kafka(code)
