@@ -127,11 +127,11 @@ class ConsumerInstance:
     async def _heartbeat(self, *, leave: bool = False) -> int:
         """One ConsumerGroupHeartbeat; the interval until the next (ms)."""
         client = self.client()
-        ids = await self._topic_ids(client) if self.owned else {}
+        ids = await self._topic_ids(client) if self.owned else None
         body = {"group_id": self.group, "member_id": self.member_id, "member_epoch": -1 if leave else self.epoch,
                 "rebalance_timeout_ms": REBALANCE_TIMEOUT_MS, "subscribed_topic_names": list(self.topics or []),
                 "topic_partitions": [{"topic_id": ids[t], "partitions": sorted(p for tt, p in self.owned if tt == t)}
-                                     for t in sorted({t for t, _ in self.owned}) if t in ids]}
+                                     for t in sorted({t for t, _ in self.owned}) if t in (ids or {})]}
         answer = await client.to_coordinator(self.group, CONSUMER_GROUP_HEARTBEAT, body, lambda a: a.error_code)
         if leave:
             return 0
@@ -148,7 +148,9 @@ class ConsumerInstance:
             return 1000
         self.member_id, self.epoch = answer.member_id or self.member_id, answer.member_epoch
         if answer.assignment is not None:
-            names = {v: k for k, v in (await self._topic_ids(client)).items()}
+            if ids is None or not {t.topic_id for t in answer.assignment.topic_partitions} <= set(ids.values()):
+                ids = await self._topic_ids(client)  # a topic new since the heartbeat was sent
+            names = {v: k for k, v in ids.items()}
             target = {(names[t.topic_id], p) for t in answer.assignment.topic_partitions if t.topic_id in names
                       for p in t.partitions}
             async with self.lock:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
 import uuid
 
 import trio
@@ -208,7 +209,6 @@ class ConsumerInstances:
             if not isinstance(pattern, str):
                 raise errors.RestError(422, 422, "topic_pattern must be a string")
             try:
-                import re
                 re.compile(pattern)
             except re.error as exc:
                 raise errors.RestError(422, 422, f"topic_pattern is not a valid pattern: {exc}") from None
