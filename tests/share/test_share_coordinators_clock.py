@@ -117,13 +117,13 @@ def test_the_lock_timer_writes_expired_locks_and_retries_a_failed_write_once_a_s
     assert pair.share.expire_due(now) == now + RETRY_MS  # kept, tried again in a second, not every tick
     assert pair.share.expire_due(now + 5) == now + RETRY_MS
     assert sum("expired locks are kept" in r.message for r in caplog.records) == 1
-    assert pair.share.existing(key).records[0].state is RecordState.ACQUIRED
+    assert dict(pair.share.existing(key).in_flight_records())[0].state is RecordState.ACQUIRED
     pair.guard.on = False
     assert pair.share.expire_due(now + RETRY_MS) is None
-    assert pair.share.existing(key).records[0].state is RecordState.AVAILABLE
+    assert dict(pair.share.existing(key).in_flight_records())[0].state is RecordState.AVAILABLE
     pair = open_pair()
-    restored = pair.share.existing(key)
-    assert [(restored.records[o].state, restored.records[o].delivery_count) for o in range(3)] == [
+    restored = dict(pair.share.existing(key).in_flight_records())
+    assert [(restored[o].state, restored[o].delivery_count) for o in range(3)] == [
         (RecordState.AVAILABLE, 1)] * 3
 
 

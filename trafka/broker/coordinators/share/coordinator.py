@@ -410,7 +410,7 @@ class ShareCoordinator:
             counts = {state.name.lower(): 0 for state in RecordState}
             deliveries: dict[int, int] = {}
             held: list[dict] = []
-            for offset, entry in sorted(sp.records.items()):
+            for offset, entry in sp.in_flight_records():
                 counts[entry.state.name.lower()] += 1
                 if entry.delivery_count:
                     deliveries[entry.delivery_count] = deliveries.get(entry.delivery_count, 0) + 1

@@ -183,6 +183,11 @@ class SharePartition:
         self._advance()
         return runs
 
+    def in_flight_records(self):
+        """(offset, state) of each record from the start offset to the end offset, in offset
+        order; a state has `state`, `delivery_count`, `member_id` and `lock_deadline`."""
+        return iter(sorted(self.records.items()))
+
     def in_flight(self) -> int:
         """Records between the start and end offsets: what group.share.partition.max.record.locks bounds."""
         return self.end_offset - self.start_offset
