@@ -50,8 +50,10 @@ def produce_all(producer, topic: str, payload: bytes, count: int, partitions: in
         raise TimeoutError("produce did not finish")
 
 
-def confluent_throughput(broker, count: int, size: int, partitions: int, partition_fetch_bytes: int = 1048576) -> dict:
-    """Produce `count` messages of `size` bytes, then consume them all by assignment."""
+def confluent_throughput(broker, count: int, size: int, partitions: int, partition_fetch_bytes: int = 1048576,
+                         **consumer_config) -> dict:
+    """Produce `count` messages of `size` bytes, then consume them all by assignment (the
+    consumer's settings as given, librdkafka's defaults otherwise)."""
     from confluent_kafka import Consumer, Producer, TopicPartition
 
     topic = _create_topic(broker.bootstrap, partitions)
@@ -68,6 +70,7 @@ def confluent_throughput(broker, count: int, size: int, partitions: int, partiti
         "auto.offset.reset": "earliest",
         "fetch.max.bytes": 52428800,
         "max.partition.fetch.bytes": max(partition_fetch_bytes, size * 4),
+        **consumer_config,
     })
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     received = 0
