@@ -480,3 +480,22 @@ def test_seeded_schedules_that_split_batches_match_a_per_offset_model(seed):
         _same(sp, model, seed, step, what)
         high_watermark = rng.randint(model.start, max(produced, model.end) + 1)
         assert sp.lag(high_watermark) == model.lag(high_watermark), f"seed {seed} step {step}"
+
+
+def test_an_acknowledgement_reaching_below_the_start_offset_is_refused_unless_a_gap_there():
+    sp = SharePartition(0)
+    sp.acquire(batches(4, 10), "a", 0, LOCK_MS, 5, AcquireLimits(100))
+    assert sp.acknowledge("a", 0, 9, [AcknowledgeType.ACCEPT], 5) == ErrorCode.NONE
+    assert sp.start_offset == 10
+    assert sp.acknowledge("a", 9, 15, [AcknowledgeType.ACCEPT], 5) == ErrorCode.INVALID_RECORD_STATE
+    assert sp.acknowledge("a", 9, 11, [AcknowledgeType.GAP, AcknowledgeType.ACCEPT, AcknowledgeType.ACCEPT], 5) == ErrorCode.NONE
+    assert sp.acknowledge("a", 38, 40, [AcknowledgeType.ACCEPT], 5) == ErrorCode.INVALID_RECORD_STATE  # 40: never fetched
+    assert sp.snapshot() == (12, [(12, 39, RecordState.AVAILABLE, 1)])
+
+
+def test_offsets_between_the_state_batches_of_a_snapshot_are_available():
+    """Kafka's snapshots leave no hole between state batches; one that does is not stuck there
+    (acquirable answered the hole and acquire skipped it)."""
+    sp = SharePartition.restore(0, [(3, 4, RecordState.ACKNOWLEDGED, 1), (8, 9, RecordState.AVAILABLE, 2)])
+    assert sp.acquirable(0, 20) == 0
+    assert sp.acquire([range(0, 10)], "a", 0, LOCK_MS, 5, AcquireLimits(100)) == [(0, 2, 1), (5, 7, 1), (8, 9, 3)]
