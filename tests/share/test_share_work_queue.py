@@ -14,6 +14,7 @@ from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
 from testkit.groups import create_topic, share_from_earliest
 from trafka.testing import TrafkaBroker
 from trafka.testing.rawwire import RawClient
+from trafka.wire.records import iter_batches
 from trafka.wire.types import ZERO_UUID
 
 # Short locks so expiry can be watched; the smallest delivery limit Kafka allows (as conftest.py).
@@ -150,6 +151,29 @@ def test_an_answer_holding_only_an_acknowledgement_has_empty_records_not_null(qu
         assert by_partition[0].acknowledge_error_code == 0
         assert by_partition[0].records == b""  # not null: librdkafka drops a whole answer with a null record set
         assert [(a.first_offset, a.last_offset) for a in by_partition[1].acquired_records] == [(0, 2)]
+
+
+def test_a_share_fetch_of_a_deep_backlog_answers_only_the_batches_it_acquired(queue_broker):
+    """2,000 records in batches of 50 and max_bytes for all of them: each answer holds the
+    batches of the records it acquired (as Kafka slices a share fetch's records), not all of
+    the log max_bytes reaches, which members that fell behind their producer were sent at
+    every fetch."""
+    broker = queue_broker
+    create_topic(broker.bootstrap_servers, "deep", 1)
+    topic_id = topic_id_of(broker, "deep")
+    share_from_earliest(broker.bootstrap_servers, "backlog")
+    produce_batches(broker, "deep", 2000, 50)
+    with RawClient(broker.bootstrap_servers) as raw:
+        assert raw.request(76, 1, {"group_id": "backlog", "member_id": "m", "member_epoch": 0, "rack_id": None,
+                                   "subscribed_topic_names": ["deep"]}).error_code == 0
+        for epoch, first in ((0, 0), (1, 100), (2, 200)):
+            answer = raw.request(78, 1, {
+                "group_id": "backlog", "member_id": "m", "share_session_epoch": epoch, "max_wait_ms": 3000,
+                "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100, "batch_size": 100, "forgotten_topics_data": [],
+                "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": []}]}]})
+            [partition] = [p for t in answer.responses for p in t.partitions]
+            assert [(a.first_offset, a.last_offset) for a in partition.acquired_records] == [(first, first + 99)]
+            assert [h.base_offset for _, h in iter_batches(partition.records)] == [first, first + 50]
 
 
 def test_a_member_acknowledging_one_partition_while_fetching_another_gets_its_records(queue_broker):

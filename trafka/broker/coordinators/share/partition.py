@@ -29,7 +29,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter
-from typing import Iterator, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 from trafka.wire.errors import ErrorCode
 
@@ -233,12 +233,13 @@ class SharePartition:
             return None
         return self.end_offset
 
-    def acquire(self, batches: list[range], member_id: str, now: int, lock_ms: int, delivery_limit: int,
+    def acquire(self, batches: Iterable[range], member_id: str, now: int, lock_ms: int, delivery_limit: int,
                 limits: AcquireLimits, gaps: list[int] = ()) -> list[tuple[int, int, int]]:
         """Acquire for `member_id` the AVAILABLE records of `batches` (the offset spans of the
-        record batches read from the log, in order) within `limits`; (first, last, delivery
-        count) runs. `gaps` are offsets read that hold no record to deliver (transaction
-        markers): archived.
+        record batches read from the log, in order; an iterator is read only as far as the
+        acquisition goes) within `limits`; (first, last, delivery count) runs. `gaps` are
+        offsets read that hold no record to deliver (transaction markers): archived (`gaps` is
+        read after `batches`).
 
         BATCH_OPTIMIZED takes whole batches and stops after the batch that reached
         `max_records`; RECORD_LIMIT never takes more than `max_records` (KIP-1206). Either way
