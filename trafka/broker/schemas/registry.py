@@ -70,7 +70,7 @@ class RegistryShard:
     configs: dict[str | None, str] = field(default_factory=dict)
     modes: dict[str | None, str] = field(default_factory=dict)
 
-    def replay(self, key: bytes, value: bytes | None) -> None:
+    def replay(self, key: bytes, value: bytes | None, offset: int = -1) -> None:
         k = records.parse_key(key)
         v = records.parse_value(value)
         keytype = k["keytype"]

@@ -53,7 +53,7 @@ class GroupShard:
 
     # --- replay ----------------------------------------------------------------------------
 
-    def replay(self, key: bytes, value: bytes | None) -> None:
+    def replay(self, key: bytes, value: bytes | None, offset: int = -1) -> None:
         parsed = formats.parse_key(key)
         if self._loading is not None:
             self._loading.append((parsed, value))

@@ -65,9 +65,9 @@ class InternalTopic:
         return partition_for(key, self.partitions)
 
     def append(self, partition: int, records: Iterable[CoordinatorRecord], *,
-               producer_id: int = -1, producer_epoch: int = -1) -> None:
-        """Write `records` as one batch (transactional with a producer id). Raises the storage
-        errors of PartitionLog.append; nothing is written then."""
+               producer_id: int = -1, producer_epoch: int = -1) -> int:
+        """Write `records` as one batch (transactional with a producer id); the offset of its
+        first record. Raises the storage errors of PartitionLog.append; nothing is written then."""
         if self.append_guard is not None:
             self.append_guard(self.name, partition)
         now = self.clock.time_ms()
@@ -78,7 +78,7 @@ class InternalTopic:
         # In a simulated cluster the append reaches the in-sync followers before it returns
         # (the replica layer's on_append: Replication.appended), so before the coordinator
         # applies and answers.
-        self.logs.log(self.name, partition).append(batch)
+        return self.logs.log(self.name, partition).append(batch).base_offset
 
     def append_marker(self, partition: int, producer_id: int, producer_epoch: int, commit: bool,
                       coordinator_epoch: int) -> None:

@@ -22,7 +22,7 @@ comes to lead the partition and stops leading it (the cluster calls them: Kafka'
 and onResignation), which is how a coordinator moves between brokers. How a coordinator plugs in:
 
     class MyShard:                      # one per internal-topic partition
-        def replay(self, key: bytes, value: bytes | None) -> None: ...   # the only state change
+        def replay(self, key: bytes, value: bytes | None, offset: int = -1) -> None: ...  # the only state change
         def loaded(self) -> None: ...   # optional: replay is over (start sessions, timers)
         def unloaded(self) -> None: ... # optional
 
@@ -48,7 +48,9 @@ log = logging.getLogger("trafka.coordinator")
 
 
 class CoordinatorShard(Protocol):
-    def replay(self, key: bytes, value: bytes | None) -> None: ...
+    # `offset`: the record's offset in the partition (Kafka's replay gets it too), -1 when an
+    # operation's own apply() replays records it wrote.
+    def replay(self, key: bytes, value: bytes | None, offset: int = -1) -> None: ...
 
 
 S = TypeVar("S", bound=CoordinatorShard)
@@ -86,7 +88,7 @@ class CoordinatorRuntime(Generic[S]):
         shard = self._new_shard(partition)
         for record in self.topic.replay(partition):
             try:
-                shard.replay(record.key, record.value)
+                shard.replay(record.key, record.value, record.offset)
             except UnknownRecord as exc:
                 log.warning("%s-%d offset %d: skipping record: %s", self.topic.name, partition, record.offset, exc)
         loaded = getattr(shard, "loaded", None)
@@ -123,13 +125,15 @@ class CoordinatorRuntime(Generic[S]):
         Raises CoordinatorWriteError (nothing applied) when the append fails."""
         shard = self.shard(partition)
         result = op(shard)
+        base_offset = -1
         if result.records:
             try:
-                self.topic.append(partition, result.records, producer_id=producer_id, producer_epoch=producer_epoch)
+                base_offset = self.topic.append(partition, result.records, producer_id=producer_id,
+                                                producer_epoch=producer_epoch)
             except (storage_errors.StorageError, OSError) as exc:
                 log.error("%s-%d: cannot write %d records: %s", self.topic.name, partition, len(result.records), exc)
                 raise CoordinatorWriteError(coordinator_write_error(exc), exc) from None
-        self._apply(shard, result)
+        self._apply(shard, result, base_offset)
         return result.response
 
     def write_marker(self, partition: int, producer_id: int, producer_epoch: int, commit: bool,
@@ -145,12 +149,12 @@ class CoordinatorRuntime(Generic[S]):
         apply(shard)
 
     @staticmethod
-    def _apply(shard: S, result: CoordinatorResult) -> None:
+    def _apply(shard: S, result: CoordinatorResult, base_offset: int) -> None:
         if result.apply is not None:
             result.apply()
         else:
-            for record in result.records:
-                shard.replay(record.key, record.value)
+            for i, record in enumerate(result.records):
+                shard.replay(record.key, record.value, base_offset + i)
 
 
 class ShardMap(MutableMapping):

@@ -109,7 +109,7 @@ class TransactionShard:
     def __init__(self) -> None:
         self.transactions: dict[str, TransactionMetadata] = {}
 
-    def replay(self, key: bytes, value: bytes | None) -> None:
+    def replay(self, key: bytes, value: bytes | None, offset: int = -1) -> None:
         transactional_id = formats.parse_txn_key(key)
         if value is None:
             self.transactions.pop(transactional_id, None)
