@@ -216,8 +216,7 @@ def _share_groups(args) -> int:
     """Like kafka-share-groups.sh --describe --offsets, from `__share_group_state` on disk: per
     share-partition its start offset, the log end, the records not yet done with (LAG) and the
     in-flight ones by state. Membership is not on disk (docs/share-groups.md)."""
-    from trafka.broker.coordinators.share.coordinator import SHARE_STATE_TOPIC
-    from trafka.broker.coordinators.share.formats import parse_key, parse_value
+    from trafka.broker.coordinators.share.coordinator import SHARE_STATE_TOPIC, ShareStateShard
     from trafka.broker.coordinators.share.partition import RecordState
     from trafka.storage.inspect import describe_data_dir
     from trafka.storage.errors import StorageError
@@ -226,13 +225,10 @@ def _share_groups(args) -> int:
     if not is_data_dir(data_dir):
         print(f"trafka: {data_dir} is not a trafka data directory (no metadata log)", file=sys.stderr)
         return 1
-    latest = {}
-    for key, snapshot in _parsed(data_dir, SHARE_STATE_TOPIC,
-                                 lambda k, v: (parse_key(k), None if v is None else parse_value(v))):
-        if snapshot is None:
-            latest.pop(key, None)
-        else:
-            latest[key] = snapshot
+    shard = ShareStateShard()  # replayed as the share coordinator replays it: snapshots, updates laid over them
+    for _ in _parsed(data_dir, SHARE_STATE_TOPIC, shard.replay):
+        pass
+    latest = {key: state for key, (_, state) in shard.written.items()}
     try:
         names = {metadata.topic_id: metadata.name for metadata in offline_topics(data_dir)}
     except StorageError:  # damaged topic metadata: topics show by id
@@ -244,15 +240,15 @@ def _share_groups(args) -> int:
         print(f"trafka: no share group {', '.join(args.group)} in {data_dir}", file=sys.stderr)
         return 1
     for key in sorted(chosen, key=lambda k: (k.group_id, names.get(k.topic_id, str(k.topic_id)), k.partition)):
-        snapshot = latest[key]
+        start, batches = latest[key]
         topic = names.get(key.topic_id, str(key.topic_id))
         end = log_end.get((topic, key.partition))
         counts = {state: 0 for state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED, RecordState.AVAILABLE)}
-        for first, last, state, _ in snapshot.batches:
+        for first, last, state, _ in batches:
             counts[RecordState(state)] = counts.get(RecordState(state), 0) + last - first + 1
         done = counts[RecordState.ACKNOWLEDGED] + counts[RecordState.ARCHIVED]
-        lag = "-" if end is None else str(max(end - snapshot.start_offset - done, 0))
-        rows.append((key.group_id, topic, str(key.partition), str(snapshot.start_offset), _dash(end), lag,
+        lag = "-" if end is None else str(max(end - start - done, 0))
+        rows.append((key.group_id, topic, str(key.partition), str(start), _dash(end), lag,
                      str(counts[RecordState.ACKNOWLEDGED]), str(counts[RecordState.ARCHIVED]),
                      str(counts[RecordState.AVAILABLE])))
     print("# Share-partitions as their last state record in __share_group_state left them"

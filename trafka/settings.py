@@ -496,6 +496,9 @@ _GROUP: list[Setting] = [
     Setting("telemetry.max.bytes", _T.INT, "1048576", "largest metrics payload a client may push (PushTelemetry, KIP-714)", validator=at_least(1)),
     Setting("telemetry.export.metrics", _T.LIST, "", "client metric-name prefixes trafka exports on /metrics as trafka_client_metric (none by default)"),
     Setting("share.coordinator.state.topic.num.partitions", _T.INT, "50", "partitions of __share_group_state", validator=between(1, 1000)),
+    Setting("share.coordinator.snapshot.update.records.per.snapshot", _T.INT, "500", "ShareUpdate records written for a share-partition before its next state record is a whole ShareSnapshot", validator=between(0, 500)),
+    Setting("share.coordinator.state.topic.prune.interval.ms", _T.INT, "300000", "how often the share coordinator deletes the __share_group_state records no share-partition's state needs any more", validator=at_least(1)),
+    Setting("share.coordinator.cold.partition.snapshot.interval.ms", _T.INT, "300000", "how often the share coordinator writes a fresh ShareSnapshot of each share-partition that has had none since", validator=at_least(1)),
     Setting("offsets.retention.minutes", _T.INT, "10080", "how long an empty group's offsets are kept", validator=at_least(1)),
     Setting("offsets.retention.check.interval.ms", _T.LONG, "600000", "how often expired committed offsets are removed", validator=at_least(1)),
 ]

@@ -17,12 +17,25 @@ the group's first fetch of the partition, starting at the log end offset
 (`share.auto.offset.reset` latest, Kafka's default) or the log start (earliest).
 
 Write, then apply: an acknowledgement, a lock expiry or a session's release is applied to a
-copy of the share-partition; when the copy's snapshot (formats.py) differs from the one last
-written, it is written; only then does the copy replace the share-partition. A failed write
-leaves it as it was and the acknowledgement is answered with the error. Every write goes
-through `_write`. Acquisitions are not written on their own: the next write carries their
-delivery counts (an acquired record is written AVAILABLE with its count, as Kafka's persister
-has it).
+copy of the share-partition; when the copy's durable state differs from the one last written,
+it is written; only then does the copy replace the share-partition. A failed write leaves it as
+it was and the acknowledgement is answered with the error. Every write goes through `_write`.
+Acquisitions are not written on their own: the next write carries their delivery counts (an
+acquired record is written AVAILABLE with its count, as Kafka's persister has it).
+
+What is written, as Kafka's share coordinator writes it (formats.py): a share-partition's first
+state, a reset, and every `share.coordinator.snapshot.update.records.per.snapshot`-th write
+after a snapshot are a whole ShareSnapshot; the writes between are ShareUpdates of the state
+batches that changed, which replay merges into the state so far. So `__share_group_state` is
+`cleanup.policy=delete` (compaction would keep only the newest update of a key), and the
+coordinator removes what no state needs: every `share.coordinator.state.topic.prune.interval.ms`
+it deletes the records below the oldest latest snapshot of its share-partitions
+(Kafka's lastRedundantOffset), and every `share.coordinator.cold.partition.snapshot.interval.ms`
+it writes a fresh snapshot of each share-partition that has had none since the previous round,
+so an idle one holds that point back for one round at most. trafka keeps the topic's
+retention.ms at -1 (Kafka leaves the broker's default): only this pruning removes state records.
+A state topic whose cleanup.policy includes compact (a data dir from before, or a user's
+choice) gets whole snapshots only, and no pruning.
 
 The acquisition lock is a timer on the broker clock (`run`, and `expire_due` from
 advance_clock), as Kafka's AcquisitionLockTimerTask: when a lock runs out its records are
@@ -56,33 +69,66 @@ from trafka.broker.coordinators.runtime.internal_topic import InternalTopic
 from trafka.broker.coordinators.runtime.records import CoordinatorRecord, CoordinatorResult
 from trafka.broker.coordinators.runtime.runtime import CoordinatorRuntime, CoordinatorWriteError
 from trafka.broker.coordinators.share import formats
-from trafka.broker.coordinators.share.formats import SharePartitionKey, ShareSnapshot
+from trafka.broker.coordinators.share.formats import SharePartitionKey, ShareSnapshot, ShareUpdate
 from trafka.broker.coordinators.share.partition import RecordState, SharePartition
+from trafka.storage.errors import StorageError
 from trafka.wire.text import printable
 from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.share")
 
 SHARE_STATE_TOPIC = "__share_group_state"
-TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024)}
+TOPIC_CONFIGS = {"cleanup.policy": "delete", "retention.ms": "-1", "segment.bytes": str(100 * 1024 * 1024)}
 FINAL_EPOCH = -1
 
 
 class ShareStateShard:
-    """The durable state of the share-partitions of one `__share_group_state` partition, as last
-    written: each one's snapshot epoch and (start offset, state batches)."""
+    """The durable state of the share-partitions of one `__share_group_state` partition, as its
+    records replay: each one's snapshot epoch and (start offset, state batches); how many
+    ShareUpdates followed its latest ShareSnapshot, and that snapshot's offset in the log."""
 
     def __init__(self) -> None:
-        self.written: dict[SharePartitionKey, tuple[int, tuple]] = {}
+        self.written: dict[SharePartitionKey, tuple[int, tuple[int, list]]] = {}
+        self.updates: dict[SharePartitionKey, int] = {}
+        self.snapshot_offsets: dict[SharePartitionKey, int] = {}
+        # The log end offset at the previous cold-snapshot round: a share-partition whose latest
+        # snapshot is below it has had none since (ShareCoordinator.snapshot_cold).
+        self.cold_mark = 0
 
-    def replay(self, key: bytes, value: bytes | None) -> None:
-        k = formats.parse_key(key)
+    def replay(self, key: bytes, value: bytes | None, offset: int = -1) -> None:
+        record_type, k = formats.parse_key(key)
         if value is None:
-            self.written.pop(k, None)
-            return
-        snapshot = formats.parse_value(value)
-        restored = SharePartition.restore(snapshot.start_offset, list(snapshot.batches))
-        self.written[k] = (snapshot.snapshot_epoch, restored.snapshot())
+            self.dropped(k)
+        elif record_type == formats.SHARE_SNAPSHOT:
+            snapshot = formats.parse_value(value)
+            self.snapshotted(k, snapshot.snapshot_epoch, snapshot.start_offset, snapshot.batches, offset)
+        else:
+            update = formats.parse_update(value)
+            self.updated(k, update.snapshot_epoch, update.start_offset, update.batches)
+
+    def snapshotted(self, k: SharePartitionKey, epoch: int, start: int, batches, offset: int) -> None:
+        self.written[k] = (epoch, (start, formats.combine([], batches, start)))
+        self.updates[k] = 0
+        self.snapshot_offsets[k] = offset
+
+    def updated(self, k: SharePartitionKey, epoch: int, start: int, batches) -> None:
+        """Laid over the state so far; with none (its snapshot pruned away, or never read), the
+        update is the state, as Kafka's shard takes it."""
+        found = self.written.get(k)
+        old = found[1][1] if found is not None else []
+        self.written[k] = (found[0] if found is not None else epoch, (start, formats.combine(old, batches, start)))
+        self.updates[k] = self.updates.get(k, 0) + 1
+        self.snapshot_offsets.setdefault(k, -1)  # no snapshot of it read: nothing below may go
+
+    def dropped(self, k: SharePartitionKey) -> None:
+        self.written.pop(k, None)
+        self.updates.pop(k, None)
+        self.snapshot_offsets.pop(k, None)
+
+    def redundant_below(self) -> int | None:
+        """Records below this offset are needed by no share-partition's state (Kafka's
+        lastRedundantOffset): its oldest latest snapshot; None with no share-partition."""
+        return min(self.snapshot_offsets.values(), default=None)
 
 
 @dataclass
@@ -130,6 +176,10 @@ class ShareCoordinator:
         self._timer: list[tuple[int, int, SharePartitionKey]] = []
         self._timer_seq = itertools.count()
         self._queued: dict[SharePartitionKey, int] = {}  # each one's earliest entry on the queue
+        # The state topic's upkeep on the same timer: the next pruning and cold-snapshot rounds.
+        now = clock.timer_ms()
+        self._next_prune = now + config["share.coordinator.state.topic.prune.interval.ms"]
+        self._next_cold = now + config["share.coordinator.cold.partition.snapshot.interval.ms"]
         self._state_partitions: dict[SharePartitionKey, int] = {}  # _partition_of, once each
 
     # --- settings -----------------------------------------------------------------------------
@@ -218,31 +268,64 @@ class ShareCoordinator:
         """Every running broker's share coordinator (the leaders of the topic partitions)."""
         return [node.share_coordinator for node in self.cluster.running_nodes()]
 
-    def _write(self, key: SharePartitionKey, state: SharePartition | None, what: str, snapshot=None) -> ErrorCode:
-        """The one way a share-partition's state changes: write its snapshot (None: a tombstone)
-        to `__share_group_state` through its share coordinator, then install it here, where the
-        topic partition is led. A failed write changes nothing, is logged and is the answer."""
-        shard = self._shard(key)
-        if state is None:
-            record = CoordinatorRecord(formats.key(key), None)
-        else:
-            epoch = shard.written[key][0] + 1 if key in shard.written else 0
-            start, batches = snapshot = snapshot or state.snapshot()
-            record = CoordinatorRecord(formats.key(key), formats.value(ShareSnapshot(epoch, 0, start, tuple(batches))))
-
-        def apply() -> None:
-            if state is None:
-                shard.written.pop(key, None)
-                self.partitions.pop(key, None)
-            else:
-                shard.written[key] = (epoch, snapshot)
-                self.partitions[key] = state.installed()
+    def _write(self, key: SharePartitionKey, state: SharePartition | None, what: str, snapshot=None, *,
+               whole: bool = False) -> ErrorCode:
+        """The one way a share-partition's state changes: write its state (None: a tombstone) to
+        `__share_group_state` through its share coordinator, then install it here, where the
+        topic partition is led. `whole`: a ShareSnapshot even where a ShareUpdate would do (a
+        reset replaces the state). A failed write changes nothing, is logged and is the answer."""
+        runtime, partition = self._runtime(key), self._partition_of(key)
         try:
-            self._runtime(key).write(self._partition_of(key), lambda s: CoordinatorResult([record], None, apply))
+            if state is None:
+                self._append_state(runtime, partition, key, None)
+            else:
+                self._append_state(runtime, partition, key, snapshot or state.snapshot(), whole=whole)
         except CoordinatorWriteError as exc:
             log.error("share-partition %s: cannot write %s: %s", key, what, exc.cause)
             return exc.error
+        if state is None:
+            self.partitions.pop(key, None)
+        else:
+            self.partitions[key] = state.installed()
         return ErrorCode.NONE
+
+    def _append_state(self, runtime: CoordinatorRuntime, partition: int, key: SharePartitionKey, state, *,
+                      whole: bool = False) -> None:
+        """Append one state record of the share-partition to its `__share_group_state`
+        partition and apply it to the shard: a tombstone (`state` None), a ShareSnapshot, or a
+        ShareUpdate of what changed since the state last written. Raises CoordinatorWriteError."""
+        shard = runtime.shard(partition)
+        state_log = runtime.topic.logs.log(SHARE_STATE_TOPIC, partition)
+        written = shard.written.get(key)
+        if state is None:
+            record, apply = CoordinatorRecord(formats.key(key), None), lambda offset: shard.dropped(key)
+        elif (whole or written is None or state_log.config.compact
+              or shard.updates.get(key, 0) >= self.config["share.coordinator.snapshot.update.records.per.snapshot"]):
+            epoch = written[0] + 1 if written is not None else 0
+            start, batches = state
+            record = CoordinatorRecord(formats.key(key), formats.value(ShareSnapshot(epoch, 0, start, tuple(batches))))
+
+            def apply(offset: int) -> None:
+                shard.snapshotted(key, epoch, start, batches, offset)
+        else:
+            epoch, (_, before) = written
+            start, batches = state
+            changes = tuple(formats.changed(before, batches, start))
+            record = CoordinatorRecord(formats.update_key(key), formats.update_value(ShareUpdate(epoch, start, changes)))
+
+            def apply(offset: int) -> None:
+                shard.updated(key, epoch, start, changes)
+        # The append is synchronous and the runtime runs one operation at a time: the record is
+        # the last in the log once it returns.
+        runtime.write(partition, lambda s: CoordinatorResult([record], None, lambda: apply(state_log.log_end_offset - 1)))
+
+    def _unchanged(self, key: SharePartitionKey, state: tuple[int, list]) -> bool:
+        """Whether (start offset, state batches) is what the share-partition's state says
+        already, so there is nothing to write."""
+        written = self._shard(key).written.get(key)
+        if written is None or written[1][0] != state[0]:
+            return False
+        return not formats.changed(written[1][1], state[1], state[0])
 
     def share_partition(self, key: SharePartitionKey, start_offset: int) -> ErrorCode:
         """Make sure the share-partition exists: at the group's first fetch of the partition it is
@@ -296,8 +379,8 @@ class ShareCoordinator:
         error = change(work)
         if error:
             return error
-        written, snapshot = self._shard(key).written.get(key), work.snapshot()
-        if written is not None and snapshot == written[1]:
+        snapshot = work.snapshot()
+        if self._unchanged(key, snapshot):
             self.partitions[key] = work.installed()  # only volatile state moved (locks): nothing to write
             return ErrorCode.NONE
         return self._write(key, work, what, snapshot)
@@ -365,7 +448,8 @@ class ShareCoordinator:
 
     def expire_due(self, now: int) -> int | None:
         """Every lock of this broker's share-partitions that ran out by `now` releases its
-        records, written; the next deadline (a lock's, or a failed write's retry)."""
+        records, written; the state topic's upkeep when its round is due; the next deadline (a
+        lock's, a failed write's retry, or the next upkeep round)."""
         timer = self._timer
         while timer and timer[0][0] <= now:
             due, _, key = heapq.heappop(timer)
@@ -375,7 +459,48 @@ class ShareCoordinator:
             if key in self.partitions:
                 self._expire_if_due(key, now)
                 self._schedule(key)  # its next deadline, if it still holds locks
-        return timer[0][0] if timer else None
+        if now >= self._next_cold:
+            self._next_cold = now + self.config["share.coordinator.cold.partition.snapshot.interval.ms"]
+            self.snapshot_cold()
+        if now >= self._next_prune:
+            self._next_prune = now + self.config["share.coordinator.state.topic.prune.interval.ms"]
+            self.prune()
+        return min(timer[0][0] if timer else math.inf, self._next_cold, self._next_prune)
+
+    # --- the state topic's upkeep -------------------------------------------------------------
+
+    def snapshot_cold(self) -> None:
+        """Kafka's cold-partition snapshots: in each `__share_group_state` partition this broker
+        leads, a fresh ShareSnapshot of every share-partition that had none since the previous
+        round, so that none holds the pruning point back for long."""
+        for partition, shard in sorted(self.runtime.shards.items()):
+            state_log = self.state_topic.logs.log(SHARE_STATE_TOPIC, partition)
+            if state_log.config.compact:
+                continue
+            mark, shard.cold_mark = shard.cold_mark, state_log.log_end_offset
+            for key in [k for k, at in shard.snapshot_offsets.items() if at < mark and k in shard.written]:
+                try:
+                    self._append_state(self.runtime, partition, key, shard.written[key][1], whole=True)
+                except CoordinatorWriteError as exc:
+                    log.error("share-partition %s: cannot write its cold snapshot: %s", key, exc.cause)
+                    return  # the next round tries again
+
+    def prune(self) -> None:
+        """Kafka's state-topic pruning: in each `__share_group_state` partition this broker
+        leads, delete the records below the oldest latest snapshot of its share-partitions
+        (all of them, up to the high watermark, when it holds none); followers follow the log
+        start offset as they fetch."""
+        for partition, shard in sorted(self.runtime.shards.items()):
+            state_log = self.state_topic.logs.log(SHARE_STATE_TOPIC, partition)
+            if state_log.config.compact:
+                continue
+            below = shard.redundant_below()
+            offset = min(state_log.high_watermark, state_log.high_watermark if below is None else below)
+            if offset > state_log.log_start_offset:
+                try:
+                    state_log.delete_records_before(offset)
+                except (StorageError, OSError) as exc:
+                    log.error("%s-%d: cannot delete the records below %d: %s", SHARE_STATE_TOPIC, partition, offset, exc)
 
     def expire_locks(self, key: SharePartitionKey) -> None:
         """Before an acquisition: locks of this share-partition that ran out make their records
@@ -463,9 +588,9 @@ class ShareCoordinator:
         return self._replace_everywhere(key, SharePartition(start_offset), "its new start offset")
 
     def _replace_everywhere(self, key: SharePartitionKey, state: SharePartition | None, what: str) -> ErrorCode:
-        """An admin request (on any broker) replaces the durable state: written, then whichever
-        broker holds it in flight takes it from there at its next use."""
-        error = self._write(key, state, what)
+        """An admin request (on any broker) replaces the durable state: written (a whole
+        snapshot), then whichever broker holds it in flight takes it from there at its next use."""
+        error = self._write(key, state, what, whole=True)
         if not error:
             for leader in self._everywhere():
                 leader.partitions.pop(key, None)
