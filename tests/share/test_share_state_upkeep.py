@@ -8,6 +8,7 @@ the state topic's log start moves up as rounds pass, past a share-partition left
 from __future__ import annotations
 
 import random
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -112,3 +113,86 @@ def test_seeded_schedules_replay_to_the_state_written_while_the_topic_is_pruned(
         share = broker.share_coordinator
         assert durable(share, busy) == before
         assert durable(share, idle) == idle_state
+
+
+def test_a_work_queue_goes_on_after_pruning_and_a_restart_without_a_record_twice(tmp_path):
+    """Real clients, where users lean. 3,000 records in 60 batches; a slow member takes some and
+    never acknowledges them, two workers accept all the others (confluent-kafka
+    ShareConsumers), the state written as ShareUpdates between snapshots (one every 5). A second
+    group reads 1,000 and goes idle. The broker clock moves past the pruning and cold-snapshot
+    rounds: `__share_group_state`'s earliest offset (a client's ListOffsets) moves up. After a
+    restart the workers get what the slow member held and the 500 records produced since, none
+    of the others again; the idle group goes on where it stopped."""
+    from confluent_kafka import AcknowledgeType, Consumer, TopicPartition
+
+    from testkit.groups import create_topic, share_from_earliest
+    from trafka.testing import TrafkaBroker
+    from tests.share.test_share_work_queue import produce_batches, share_consumer, topic_id_of
+    from trafka.testing.rawwire import RawClient
+
+    # The slow member holds the first batch, so the in-flight window spans the whole backlog.
+    config = {"group.share.record.lock.duration.ms": 600000, "group.share.heartbeat.interval.ms": 500,
+              "group.share.partition.max.record.locks": 10000,
+              "offsets.topic.num.partitions": 1, "share.coordinator.state.topic.num.partitions": 1,
+              "share.coordinator.snapshot.update.records.per.snapshot": 5,
+              "share.coordinator.state.topic.prune.interval.ms": 60000,
+              "share.coordinator.cold.partition.snapshot.interval.ms": 60000}
+
+    def work(broker, group: str, wanted, seen: list, workers: int = 2) -> None:
+        members = [share_consumer(broker, group, f"{group}-{i}") for i in range(workers)]
+        for member in members:
+            member.subscribe(["jobs"])
+        deadline = time.monotonic() + 60
+        try:
+            while not wanted(seen) and time.monotonic() < deadline:
+                for member in members:
+                    for message in member.poll(0.2) or []:
+                        seen.append(message.offset())
+                        member.acknowledge(message, AcknowledgeType.ACCEPT)
+        finally:
+            for member in members:
+                member.close()  # sends the last acknowledgements
+
+    def earliest(broker) -> int:
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "watcher"})
+        try:
+            return consumer.get_watermark_offsets(TopicPartition(SHARE_STATE_TOPIC, 0), timeout=10)[0]
+        finally:
+            consumer.close()
+
+    with TrafkaBroker(data_dir=tmp_path / "data", config=config) as broker:
+        create_topic(broker.bootstrap_servers, "jobs", 1)
+        share_from_earliest(broker.bootstrap_servers, "jobs")
+        share_from_earliest(broker.bootstrap_servers, "audit")
+        produce_batches(broker, "jobs", 3000, 50)
+        # The slow member, on the wire: one ShareFetch of one batch, then nothing until the restart.
+        slow = RawClient(broker.bootstrap_servers)
+        assert slow.request(76, 1, {"group_id": "jobs", "member_id": "slow", "member_epoch": 0, "rack_id": None,
+                                    "subscribed_topic_names": ["jobs"]}).error_code == 0
+        topic_id = topic_id_of(broker, "jobs")
+        answer = slow.request(78, 1, {
+            "group_id": "jobs", "member_id": "slow", "share_session_epoch": 0, "max_wait_ms": 5000, "min_bytes": 1,
+            "max_bytes": 1 << 20, "max_records": 50, "batch_size": 50, "forgotten_topics_data": [],
+            "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": []}]}]})
+        held = [o for t in answer.responses for p in t.partitions for a in p.acquired_records
+                for o in range(a.first_offset, a.last_offset + 1)]
+        assert held, "the slow member got nothing"
+        done: list[int] = []
+        work(broker, "jobs", lambda seen: len(seen) >= 3000 - len(held), done)
+        assert sorted(done + held) == list(range(3000)), "each record once, all of them"
+        audited: list[int] = []
+        work(broker, "audit", lambda seen: len(seen) >= 1000, audited, workers=1)
+        assert earliest(broker) == 0
+        for _ in range(3):  # cold snapshots, then pruning below them
+            broker.advance_clock(60000)
+        assert earliest(broker) > 0, "the state topic was not pruned"
+        broker.restart()  # the slow member's session ends with its connection: what it held is released
+        produce_batches(broker, "jobs", 500, 50)
+        again: list[int] = []
+        work(broker, "jobs", lambda seen: len(seen) >= len(held) + 500, again)
+        assert sorted(again) == sorted(held) + list(range(3000, 3500)), \
+            f"{len(set(again) & set(done))} records accepted before the restart came again"
+        more: list[int] = []
+        work(broker, "audit", lambda seen: len(seen) >= 100, more, workers=1)
+        assert min(more) == max(audited) + 1, "the idle group did not go on where it stopped"
+        slow.close()
