@@ -23,42 +23,40 @@ from trafka.wire.types import INT8, INT16, INT32, INT64, STRING, UINT16, UUID
 SHARE_SNAPSHOT = 0
 SHARE_UPDATE = 1
 
-SNAPSHOT_KEY = Message("ShareSnapshotKey", versions="0", flexible="none", fields=[
-    Field("group_id", STRING),
-    Field("topic_id", UUID),
-    Field("partition", INT32),
-])
+# Both keys are (group id, topic id, partition), both values hold state batches.
+def _key_message(name: str, version: str) -> Message:
+    return Message(name, versions=version, flexible="none", fields=[
+        Field("group_id", STRING),
+        Field("topic_id", UUID),
+        Field("partition", INT32),
+    ])
+
+
+def _state_batches() -> Field:
+    return Field("state_batches", Array([
+        Field("first_offset", INT64),
+        Field("last_offset", INT64),
+        Field("delivery_state", INT8),
+        Field("delivery_count", INT16),
+    ]))
+
+
+SNAPSHOT_KEY = _key_message("ShareSnapshotKey", "0")
+UPDATE_KEY = _key_message("ShareUpdateKey", "1")
 
 SNAPSHOT_VALUE = Message("ShareSnapshotValue", versions="0", flexible="0+", fields=[
     Field("snapshot_epoch", UINT16),
     Field("state_epoch", INT32),
     Field("leader_epoch", INT32),
     Field("start_offset", INT64),
-    Field("state_batches", Array([
-        Field("first_offset", INT64),
-        Field("last_offset", INT64),
-        Field("delivery_state", INT8),
-        Field("delivery_count", INT16),
-    ])),
-])
-
-
-UPDATE_KEY = Message("ShareUpdateKey", versions="1", flexible="none", fields=[
-    Field("group_id", STRING),
-    Field("topic_id", UUID),
-    Field("partition", INT32),
+    _state_batches(),
 ])
 
 UPDATE_VALUE = Message("ShareUpdateValue", versions="0", flexible="0+", fields=[
     Field("snapshot_epoch", UINT16),
     Field("leader_epoch", INT32),
     Field("start_offset", INT64),
-    Field("state_batches", Array([
-        Field("first_offset", INT64),
-        Field("last_offset", INT64),
-        Field("delivery_state", INT8),
-        Field("delivery_count", INT16),
-    ])),
+    _state_batches(),
 ])
 
 Batch = tuple[int, int, int, int]  # (first offset, last offset, delivery state, delivery count)
