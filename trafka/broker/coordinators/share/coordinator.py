@@ -268,18 +268,19 @@ class ShareCoordinator:
         """Every running broker's share coordinator (the leaders of the topic partitions)."""
         return [node.share_coordinator for node in self.cluster.running_nodes()]
 
-    def _write(self, key: SharePartitionKey, state: SharePartition | None, what: str, snapshot=None, *,
+    def _write(self, key: SharePartitionKey, state: SharePartition | None, what: str, *,
                whole: bool = False) -> ErrorCode:
         """The one way a share-partition's state changes: write its state (None: a tombstone) to
-        `__share_group_state` through its share coordinator, then install it here, where the
-        topic partition is led. `whole`: a ShareSnapshot even where a ShareUpdate would do (a
-        reset replaces the state). A failed write changes nothing, is logged and is the answer."""
+        `__share_group_state` through its share coordinator, what changed of it only (nothing
+        when only volatile state moved: locks), then install it here, where the topic partition
+        is led. `whole`: a ShareSnapshot even where a ShareUpdate would do, or nothing (a reset
+        replaces the state). A failed write changes nothing, is logged and is the answer."""
         runtime, partition = self._runtime(key), self._partition_of(key)
         try:
             if state is None:
                 self._append_state(runtime, partition, key, None)
             else:
-                self._append_state(runtime, partition, key, snapshot or state.snapshot(), whole=whole)
+                self._append_state(runtime, partition, key, state.snapshot(), whole=whole)
         except CoordinatorWriteError as exc:
             log.error("share-partition %s: cannot write %s: %s", key, what, exc.cause)
             return exc.error
@@ -293,13 +294,20 @@ class ShareCoordinator:
                       whole: bool = False) -> None:
         """Append one state record of the share-partition to its `__share_group_state`
         partition and apply it to the shard: a tombstone (`state` None), a ShareSnapshot, or a
-        ShareUpdate of what changed since the state last written. Raises CoordinatorWriteError."""
+        ShareUpdate of what changed since the state last written; nothing when (start offset,
+        state batches) is what was last written and `whole` is not asked. Raises
+        CoordinatorWriteError."""
         shard = runtime.shard(partition)
         state_log = runtime.topic.logs.log(SHARE_STATE_TOPIC, partition)
         written = shard.written.get(key)
+        changes = None
+        if state is not None and written is not None and not whole:
+            changes = tuple(formats.changed(written[1][1], state[1], state[0]))
+            if not changes and written[1][0] == state[0]:
+                return
         if state is None:
             record, apply = CoordinatorRecord(formats.key(key), None), lambda offset: shard.dropped(key)
-        elif (whole or written is None or state_log.config.compact
+        elif (changes is None or state_log.config.compact
               or shard.updates.get(key, 0) >= self.config["share.coordinator.snapshot.update.records.per.snapshot"]):
             epoch = written[0] + 1 if written is not None else 0
             start, batches = state
@@ -308,9 +316,7 @@ class ShareCoordinator:
             def apply(offset: int) -> None:
                 shard.snapshotted(key, epoch, start, batches, offset)
         else:
-            epoch, (_, before) = written
-            start, batches = state
-            changes = tuple(formats.changed(before, batches, start))
+            epoch, start = written[0], state[0]
             record = CoordinatorRecord(formats.update_key(key), formats.update_value(ShareUpdate(epoch, start, changes)))
 
             def apply(offset: int) -> None:
@@ -318,14 +324,6 @@ class ShareCoordinator:
         # The append is synchronous and the runtime runs one operation at a time: the record is
         # the last in the log once it returns.
         runtime.write(partition, lambda s: CoordinatorResult([record], None, lambda: apply(state_log.log_end_offset - 1)))
-
-    def _unchanged(self, key: SharePartitionKey, state: tuple[int, list]) -> bool:
-        """Whether (start offset, state batches) is what the share-partition's state says
-        already, so there is nothing to write."""
-        written = self._shard(key).written.get(key)
-        if written is None or written[1][0] != state[0]:
-            return False
-        return not formats.changed(written[1][1], state[1], state[0])
 
     def share_partition(self, key: SharePartitionKey, start_offset: int) -> ErrorCode:
         """Make sure the share-partition exists: at the group's first fetch of the partition it is
@@ -379,11 +377,7 @@ class ShareCoordinator:
         error = change(work)
         if error:
             return error
-        snapshot = work.snapshot()
-        if self._unchanged(key, snapshot):
-            self.partitions[key] = work.installed()  # only volatile state moved (locks): nothing to write
-            return ErrorCode.NONE
-        return self._write(key, work, what, snapshot)
+        return self._write(key, work, what)
 
     def acknowledge(self, key: SharePartitionKey, member_id: str, batches, *, renew: bool = False) -> ErrorCode:
         """One partition's acknowledgement batches, all or nothing. With `renew` (IsRenewAck,
@@ -469,14 +463,19 @@ class ShareCoordinator:
 
     # --- the state topic's upkeep -------------------------------------------------------------
 
+    def _kept_here(self):
+        """(partition, shard, log) of each `__share_group_state` partition this broker leads and
+        keeps itself: not compacted (compaction keeps a compacted one)."""
+        for partition, shard in sorted(self.runtime.shards.items()):
+            state_log = self.state_topic.logs.log(SHARE_STATE_TOPIC, partition)
+            if not state_log.config.compact:
+                yield partition, shard, state_log
+
     def snapshot_cold(self) -> None:
         """Kafka's cold-partition snapshots: in each `__share_group_state` partition this broker
         leads, a fresh ShareSnapshot of every share-partition that had none since the previous
         round, so that none holds the pruning point back for long."""
-        for partition, shard in sorted(self.runtime.shards.items()):
-            state_log = self.state_topic.logs.log(SHARE_STATE_TOPIC, partition)
-            if state_log.config.compact:
-                continue
+        for partition, shard, state_log in self._kept_here():
             mark, shard.cold_mark = shard.cold_mark, state_log.log_end_offset
             for key in [k for k, at in shard.snapshot_offsets.items() if at < mark and k in shard.written]:
                 try:
@@ -490,10 +489,7 @@ class ShareCoordinator:
         leads, delete the records below the oldest latest snapshot of its share-partitions
         (all of them, up to the high watermark, when it holds none); followers follow the log
         start offset as they fetch."""
-        for partition, shard in sorted(self.runtime.shards.items()):
-            state_log = self.state_topic.logs.log(SHARE_STATE_TOPIC, partition)
-            if state_log.config.compact:
-                continue
+        for partition, shard, state_log in self._kept_here():
             below = shard.redundant_below()
             offset = min(state_log.high_watermark, state_log.high_watermark if below is None else below)
             if offset > state_log.log_start_offset:
