@@ -127,7 +127,8 @@ def test_a_work_queue_goes_on_after_pruning_and_a_restart_without_a_record_twice
 
     from testkit.groups import create_topic, share_from_earliest
     from trafka.testing import TrafkaBroker
-    from tests.share.test_share_work_queue import produce_batches, share_consumer, topic_id_of
+    from tests.share.test_share_work_queue import (produce_batches, raw_join, raw_share_fetch, share_consumer,
+                                                   topic_id_of)
     from trafka.testing.rawwire import RawClient
 
     # The slow member holds the first batch, so the in-flight window spans the whole backlog.
@@ -167,13 +168,8 @@ def test_a_work_queue_goes_on_after_pruning_and_a_restart_without_a_record_twice
         produce_batches(broker, "jobs", 3000, 50)
         # The slow member, on the wire: one ShareFetch of one batch, then nothing until the restart.
         slow = RawClient(broker.bootstrap_servers)
-        assert slow.request(76, 1, {"group_id": "jobs", "member_id": "slow", "member_epoch": 0, "rack_id": None,
-                                    "subscribed_topic_names": ["jobs"]}).error_code == 0
-        topic_id = topic_id_of(broker, "jobs")
-        answer = slow.request(78, 1, {
-            "group_id": "jobs", "member_id": "slow", "share_session_epoch": 0, "max_wait_ms": 5000, "min_bytes": 1,
-            "max_bytes": 1 << 20, "max_records": 50, "batch_size": 50, "forgotten_topics_data": [],
-            "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": []}]}]})
+        raw_join(slow, "jobs", "slow", "jobs")
+        answer = raw_share_fetch(slow, "jobs", "slow", topic_id_of(broker, "jobs"), 0, 50, max_wait_ms=5000)
         held = [o for t in answer.responses for p in t.partitions for a in p.acquired_records
                 for o in range(a.first_offset, a.last_offset + 1)]
         assert held, "the slow member got nothing"

@@ -53,6 +53,21 @@ def topic_id_of(broker, topic: str):
                                    "include_topic_authorized_operations": False}).topics[0].topic_id
 
 
+def raw_join(raw, group: str, member: str, topic: str) -> None:
+    """A share-group member on the wire (ShareGroupHeartbeat, epoch 0) subscribed to `topic`."""
+    assert raw.request(76, 1, {"group_id": group, "member_id": member, "member_epoch": 0, "rack_id": None,
+                               "subscribed_topic_names": [topic]}).error_code == 0
+
+
+def raw_share_fetch(raw, group: str, member: str, topic_id, epoch: int, max_records: int, max_wait_ms: int = 3000):
+    """One ShareFetch of partition 0 of the topic, acknowledging nothing: the answer."""
+    return raw.request(78, 1, {
+        "group_id": group, "member_id": member, "share_session_epoch": epoch, "max_wait_ms": max_wait_ms,
+        "min_bytes": 1, "max_bytes": 1 << 20, "max_records": max_records, "batch_size": max_records,
+        "forgotten_topics_data": [],
+        "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": []}]}]})
+
+
 def members_of(broker, group: str) -> int:
     with RawClient(broker.bootstrap_servers) as raw:
         [described] = raw.request(77, 1, {"group_ids": [group], "include_authorized_operations": False}).groups
@@ -164,13 +179,9 @@ def test_a_share_fetch_of_a_deep_backlog_answers_only_the_batches_it_acquired(qu
     share_from_earliest(broker.bootstrap_servers, "backlog")
     produce_batches(broker, "deep", 2000, 50)
     with RawClient(broker.bootstrap_servers) as raw:
-        assert raw.request(76, 1, {"group_id": "backlog", "member_id": "m", "member_epoch": 0, "rack_id": None,
-                                   "subscribed_topic_names": ["deep"]}).error_code == 0
+        raw_join(raw, "backlog", "m", "deep")
         for epoch, first in ((0, 0), (1, 100), (2, 200)):
-            answer = raw.request(78, 1, {
-                "group_id": "backlog", "member_id": "m", "share_session_epoch": epoch, "max_wait_ms": 3000,
-                "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100, "batch_size": 100, "forgotten_topics_data": [],
-                "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": []}]}]})
+            answer = raw_share_fetch(raw, "backlog", "m", topic_id, epoch, 100)
             [partition] = [p for t in answer.responses for p in t.partitions]
             assert [(a.first_offset, a.last_offset) for a in partition.acquired_records] == [(first, first + 99)]
             assert [h.base_offset for _, h in iter_batches(partition.records)] == [first, first + 50]
@@ -209,12 +220,8 @@ def test_a_poison_record_is_archived_at_the_limit_across_a_restart(tmp_path):
         share_from_earliest(broker.bootstrap_servers, "p")
         produce_batches(broker, "poison", 1, 1)
         with RawClient(broker.bootstrap_servers) as raw:
-            assert raw.request(76, 1, {"group_id": "p", "member_id": "doomed", "member_epoch": 0, "rack_id": None,
-                                       "subscribed_topic_names": ["poison"]}).error_code == 0
-            fetch = {"group_id": "p", "member_id": "doomed", "max_wait_ms": 3000, "min_bytes": 1, "max_bytes": 1 << 20,
-                     "max_records": 10, "batch_size": 10, "forgotten_topics_data": [],
-                     "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": []}]}]}
-            held = raw.request(78, 1, {**fetch, "share_session_epoch": 0})
+            raw_join(raw, "p", "doomed", "poison")
+            held = raw_share_fetch(raw, "p", "doomed", topic_id, 0, 10)
             assert [(a.first_offset, a.delivery_count) for t in held.responses for p in t.partitions
                     for a in p.acquired_records] == [(0, 1)]
             broker.advance_clock(SHARE_CONFIG["group.share.record.lock.duration.ms"] + 1)
