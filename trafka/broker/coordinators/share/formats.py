@@ -159,33 +159,28 @@ def _coalesced(batches) -> list[Batch]:
     return out
 
 
+def _pieces(older, newer, start: int):
+    """(first, last, older's (state, count), newer's) over each run of offsets at or past
+    `start` where neither side changes; a side with no batch there gives None."""
+    def runs(batches):
+        return [(max(f, start), l, st, c) for f, l, st, c in sorted(batches) if l >= start]
+    older, newer = runs(older), runs(newer)
+    # Every boundary of either side cuts the range into pieces with one state on each side.
+    cuts = sorted({f for f, *_ in older + newer} | {l + 1 for _, l, *_ in older + newer})
+    i = j = 0
+    for lo, hi in zip(cuts, cuts[1:]):
+        while i < len(older) and older[i][1] < lo:
+            i += 1
+        while j < len(newer) and newer[j][1] < lo:
+            j += 1
+        yield (lo, hi - 1, older[i][2:] if i < len(older) and older[i][0] <= lo else None,
+               newer[j][2:] if j < len(newer) and newer[j][0] <= lo else None)
+
+
 def combine(batches, newer, start: int) -> list[Batch]:
     """Kafka's PersisterStateBatchCombiner: `newer` laid over `batches` (newer wins where they
     overlap), offsets below `start` dropped, neighbours in one state and count joined."""
-    out: list[Batch] = []
-    newer = sorted(b for b in newer if b[1] >= start)
-    i = 0
-    for first, last, state, count in sorted(batches):
-        first = max(first, start)
-        while first <= last:
-            while i < len(newer) and newer[i][1] < first:
-                out.append(newer[i])
-                i += 1
-            if i < len(newer) and newer[i][0] <= last:
-                nf = newer[i][0]
-                if first < nf:
-                    out.append((first, nf - 1, state, count))
-                first = newer[i][1] + 1  # the rest of this batch, past the newer one
-                if newer[i][1] <= last:
-                    out.append(newer[i])
-                    i += 1
-                else:
-                    break  # the newer batch reaches past this one: it goes out with the next
-            else:
-                out.append((first, last, state, count))
-                break
-    out.extend(newer[i:])
-    return _coalesced([(max(f, start), l, st, c) for f, l, st, c in sorted(out) if l >= start])
+    return _coalesced((lo, hi, *(now or was)) for lo, hi, was, now in _pieces(batches, newer, start) if now or was)
 
 
 def changed(written, batches, start: int) -> list[Batch]:
@@ -193,20 +188,5 @@ def changed(written, batches, start: int) -> list[Batch]:
     state as last written) at or past `start`: what a ShareUpdate carries, so that
     combine(written, changed(...), start) is the state now. An offset `written` has and
     `batches` has not is written back as never delivered."""
-    def states(runs):
-        return [(max(f, start), l, st, c) for f, l, st, c in sorted(runs) if l >= start]
-    old, new = states(written), states(batches)
-    # Every boundary of either side cuts the range into pieces with one state on each side.
-    cuts = sorted({f for f, *_ in old + new} | {l + 1 for _, l, *_ in old + new})
-    out: list[Batch] = []
-    i = j = 0
-    for lo, hi in zip(cuts, cuts[1:]):
-        while i < len(old) and old[i][1] < lo:
-            i += 1
-        while j < len(new) and new[j][1] < lo:
-            j += 1
-        was = old[i][2:] if i < len(old) and old[i][0] <= lo else _NEVER
-        now = new[j][2:] if j < len(new) and new[j][0] <= lo else _NEVER
-        if was != now:
-            out.append((lo, hi - 1, *now))
-    return _coalesced(out)
+    return _coalesced((lo, hi, *(now or _NEVER)) for lo, hi, was, now in _pieces(written, batches, start)
+                      if (was or _NEVER) != (now or _NEVER))
