@@ -53,3 +53,34 @@ def test_a_broker_whose_port_was_taken_starts_on_another(trafka_cluster):
         assert len(values) == 300
     finally:
         squatter.close()
+
+
+def test_a_restarted_cluster_comes_back_on_every_brokers_own_port(trafka_cluster):
+    """The harness's restart brings each broker back where it listened (not broker 0's port + i,
+    which nobody held for it: a client's ephemeral port may sit there, as one did in CI), so a
+    client that knows only broker 2's address finds the cluster again."""
+    cluster = trafka_cluster
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    admin.create_topics([NewTopic("kept", 3, 3)])["kept"].result(10)
+    before = dict(cluster.broker_addresses)
+    producer = Producer({"bootstrap.servers": before[2], "acks": "all"})
+    for i in range(600):
+        producer.produce("kept", b"v%d" % i, partition=i % 3)
+    assert producer.flush(20) == 0
+    cluster.restart()
+    assert cluster.broker_addresses == before
+    assert {b["node_id"]: f"{b['host']}:{b['port']}" for b in cluster.brokers()} == before
+    for i in range(600, 1200):
+        producer.produce("kept", b"v%d" % i, partition=i % 3)
+    assert producer.flush(30) == 0
+    consumer = Consumer({"bootstrap.servers": before[2], "group.id": "check", "auto.offset.reset": "earliest"})
+    consumer.subscribe(["kept"])
+    values = set()
+    for _ in range(60):
+        for m in consumer.consume(500, 0.5):
+            if m.error() is None:
+                values.add(m.value())
+        if len(values) == 1200:
+            break
+    consumer.close()
+    assert values == {b"v%d" % i for i in range(1200)}

@@ -126,7 +126,8 @@ class TrafkaBroker:
 
     def _start_config(self) -> dict[str, object]:
         """The settings for this start: free listener ports (`NAME://host:0`) become the ports
-        bound the first time, so a restart comes back where clients expect it."""
+        bound the first time, and a simulated cluster's brokers the ports each got, so a restart
+        comes back where clients expect it."""
         config = dict(self.config)
         if "listeners" in config and self.listener_ports:
             endpoints = []
@@ -136,6 +137,11 @@ class TrafkaBroker:
                     item = f"{match.group(1)}://{match.group(2)}:{self.listener_ports[match.group(1).upper()]}"
                 endpoints.append(item.strip())
             config["listeners"] = ",".join(endpoints)
+        if len(self.broker_addresses) > 1 and not str(config.get("cluster.broker.ports", "")).strip():
+            # Each broker of a simulated cluster where it listened, not broker 0's port + i: no
+            # one held those for it (a client's ephemeral port may sit there).
+            config["cluster.broker.ports"] = ",".join(
+                self.broker_addresses[i].rsplit(":", 1)[1] for i in sorted(self.broker_addresses))
         return config
 
     @property
