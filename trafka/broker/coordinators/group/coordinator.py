@@ -296,8 +296,9 @@ class GroupCoordinator:
     def write(self, group_id: str, records: list[CoordinatorRecord], response=None, apply=None, **txn):
         """Append `records` to the group's partition, then `apply()` (default: replay them into
         the shard), then return `response`. Raises CoordinatorWriteError, nothing applied."""
+        installed = None if apply is None else lambda base_offset: apply()
         return self.runtime.write(self.offsets_topic.partition_for(group_id),
-                                  lambda shard: CoordinatorResult(records, response, apply), **txn)
+                                  lambda shard: CoordinatorResult(records, response, installed), **txn)
 
     def shard_for(self, group_id: str) -> GroupShard:
         return self.runtime.shard_for(group_id)

@@ -65,10 +65,11 @@ class CoordinatorResult:
     response to answer once they are written.
 
     The operation itself changes nothing. After the append the runtime applies the result:
-    `apply()` when the operation gives one (it installs what the operation prepared, for state
-    that is not all in records, such as a group's members waiting in a rebalance), else
+    `apply(base_offset)` when the operation gives one (it installs what the operation prepared,
+    for state that is not all in records, such as a group's members waiting in a rebalance;
+    `base_offset` is where the first record was written, -1 when there were none), else
     `shard.replay` of each record, the same code that loads the shard at start-up."""
 
     records: list[CoordinatorRecord] = field(default_factory=list)
     response: Any = None
-    apply: Callable[[], None] | None = None
+    apply: Callable[[int], None] | None = None

@@ -151,7 +151,7 @@ class CoordinatorRuntime(Generic[S]):
     @staticmethod
     def _apply(shard: S, result: CoordinatorResult, base_offset: int) -> None:
         if result.apply is not None:
-            result.apply()
+            result.apply(base_offset)
         else:
             for i, record in enumerate(result.records):
                 shard.replay(record.key, record.value, base_offset + i)

@@ -321,9 +321,7 @@ class ShareCoordinator:
 
             def apply(offset: int) -> None:
                 shard.updated(key, epoch, start, changes)
-        # The append is synchronous and the runtime runs one operation at a time: the record is
-        # the last in the log once it returns.
-        runtime.write(partition, lambda s: CoordinatorResult([record], None, lambda: apply(state_log.log_end_offset - 1)))
+        runtime.write(partition, lambda s: CoordinatorResult([record], None, apply))
 
     def share_partition(self, key: SharePartitionKey, start_offset: int) -> ErrorCode:
         """Make sure the share-partition exists: at the group's first fetch of the partition it is

@@ -174,7 +174,7 @@ class TransactionCoordinator:
         record = replace(txn, **changes).record()
         key = formats.txn_key(txn.transactional_id)
 
-        def apply() -> None:
+        def apply(base_offset: int) -> None:
             for name, value in changes.items():
                 setattr(txn, name, value)
             if install:
@@ -484,7 +484,7 @@ class TransactionCoordinator:
             if txn.state in (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT) and txn.last_update_ms + expiration <= now:
                 tombstone = [CoordinatorRecord(formats.txn_key(txn.transactional_id), None)]
 
-                def apply(txn=txn) -> None:
+                def apply(base_offset: int, txn=txn) -> None:
                     txn.state = DEAD
                     del self.transactions[txn.transactional_id]
                 try:
