@@ -480,15 +480,20 @@ class PartitionLog:
     ) -> int:
         """Delete the oldest segments while predicate(segment, next_segment) holds (next_segment
         is None for the active one). Retention is a predicate (age of the newest record, size
-        over retention.bytes, ...). If the active segment qualifies too, the log rolls first so
-        that an (empty) active segment always remains. Returns the number deleted."""
+        over retention.bytes, ...). As Kafka's deletableSegments, only segments wholly below
+        the high watermark go (the predicate is not asked of the others), so the log start
+        offset never passes it: records not yet on every in-sync replica stay until they are.
+        If the active segment qualifies too, the log rolls first so that an (empty) active
+        segment always remains. Returns the number deleted."""
         self.check_open()
         deletable: list[LogSegment] = []
+        high_watermark = self.high_watermark
         for i, segment in enumerate(self.segments):
             next_segment = self.segments[i + 1] if i + 1 < len(self.segments) else None
             if next_segment is None and segment.size == 0:
                 break
-            if not predicate(segment, next_segment):
+            upper_bound = next_segment.base_offset if next_segment is not None else self.log_end_offset
+            if upper_bound > high_watermark or not predicate(segment, next_segment):
                 break
             deletable.append(segment)
         if not deletable:
