@@ -150,3 +150,79 @@ def test_truncation_rebuilds_the_producer_state(open_log):
     # The batch with sequence 2-3 is gone, so it is new again, not a duplicate.
     info = log.append(idempotent(PID, 0, 2, 2))
     assert not info.duplicate and info.base_offset == 2
+
+
+class _EpochCache:
+    """A model of Kafka's LeaderEpochFileCache on a leader: an entry (epoch, start offset) per
+    leader epoch from its first batch, and the current epoch's from where its leadership began
+    (`end_offset_for` adds it); truncateFromStart when the log start moves; endOffsetFor. An
+    epoch that led without writing is not in the model: no client or follower asks for one (a
+    position's epoch is that of a batch it read).
+
+    One difference, written in docs/compatibility.md: trafka reads epochs from the batches, so
+    where Kafka answers a floor epoch that has no batch left in the log (the entry
+    truncateFromStart keeps at the new log start), trafka answers the asked epoch, with the
+    same end offset (`as_trafka_knows`)."""
+
+    def __init__(self):
+        self.entries: list[list[int]] = []  # [epoch, start offset], by epoch
+
+    def assign(self, epoch: int, start: int) -> None:
+        if not self.entries or epoch > self.entries[-1][0]:
+            self.entries.append([epoch, start])
+
+    def truncate_from_start(self, start: int) -> None:
+        removed = [e for e in self.entries if e[1] <= start]
+        if removed:
+            self.entries = [[removed[-1][0], start]] + [e for e in self.entries if e[1] > start]
+
+    def end_offset_for(self, requested: int, current: int, log_end: int) -> tuple[int, int]:
+        entries = self.entries if self.entries and self.entries[-1][0] == current else [*self.entries, [current, log_end]]
+        if requested == -1:
+            return -1, -1
+        if entries[-1][0] == requested:
+            return requested, log_end
+        higher = [e for e in entries if e[0] > requested]
+        if not higher:
+            return -1, -1
+        floor = [e for e in entries if e[0] <= requested]
+        return (floor[-1][0] if floor else requested), higher[0][1]
+
+    @staticmethod
+    def as_trafka_knows(answer: tuple[int, int], requested: int, epochs_in_log: set[int]) -> tuple[int, int]:
+        epoch, end = answer
+        if epoch not in (-1, requested) and epoch not in epochs_in_log:
+            return requested, end
+        return answer
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_epoch_end_offsets_answer_as_kafkas_leader_epoch_cache(open_log, seed):
+    """Seeded schedules of elections (some with no write in their epoch), appends, rolls and
+    DeleteRecords; after each step OffsetForLeaderEpoch's answer for every epoch is the model's."""
+    import random
+
+    from trafka.storage.log_replica import epoch_end_offset
+
+    rng = random.Random(seed)
+    log = open_log(segment_bytes=600)
+    cache, current = _EpochCache(), 0
+    written: list[tuple[int, int, int]] = []  # (base offset, last offset, epoch) of each batch
+    for step in range(120):
+        action = rng.random()
+        if action < 0.15:
+            current += rng.choice([1, 1, 2])  # an election; a skipped epoch is one that never led here
+        elif action < 0.75:
+            info = log.append(batch(rng.randint(1, 4)), partition_leader_epoch=current)
+            written.append((info.base_offset, info.last_offset, current))
+            cache.assign(current, info.base_offset)
+        elif action < 0.85:
+            log.roll()
+        else:
+            start = rng.randint(log.log_start_offset, log.high_watermark)
+            log.delete_records_before(start)
+            cache.truncate_from_start(log.log_start_offset)
+        in_log = {epoch for base, last, epoch in written if last >= log.log_start_offset}
+        for epoch in range(-1, current + 2):
+            expected = cache.as_trafka_knows(cache.end_offset_for(epoch, current, log.log_end_offset), epoch, in_log)
+            assert epoch_end_offset(log, epoch, current) == expected, (seed, step, epoch, cache.entries, log.log_start_offset)

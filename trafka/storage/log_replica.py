@@ -165,10 +165,13 @@ def epoch_at(partition_log, offset: int) -> int:
 
 
 def epoch_end_offset(partition_log, epoch: int, current_epoch: int) -> tuple[int, int]:
-    """Kafka's leader-epoch-cache answer to OffsetForLeaderEpoch: for the current epoch, the log
-    end offset; for an older one, the largest epoch at or below it that has batches and the
-    first offset of the next larger epoch (where the asked epoch's writes ended); (-1, -1) when
-    no batch is at or below it, or it is above the current epoch. The epochs are read from the
+    """Kafka's leader-epoch-cache answer to OffsetForLeaderEpoch (LeaderEpochFileCache.endOffsetFor):
+    for the current epoch, the log end offset; for an older one, the largest epoch at or below
+    it that has batches and the first offset of the next larger epoch (where the asked epoch's
+    writes ended); for one older than every epoch the log still has batches of (they went with
+    retention or DeleteRecords, and Kafka's cache was cut at the log start), that epoch itself
+    and the log start offset, where the first epoch the log knows begins (the log end when no
+    batch is left); (-1, -1) above the current epoch or for -1. The epochs are read from the
     batch headers."""
     if epoch == current_epoch:
         return current_epoch, partition_log.log_end_offset
@@ -178,6 +181,8 @@ def epoch_end_offset(partition_log, epoch: int, current_epoch: int) -> tuple[int
     for segment in partition_log.segments:
         for _, header in segment.batches_from(max(segment.base_offset, partition_log.log_start_offset)):
             if header.partition_leader_epoch > epoch:
+                if floor == UNDEFINED:
+                    return epoch, partition_log.log_start_offset
                 return floor, header.base_offset
             floor = header.partition_leader_epoch
-    return (floor, partition_log.log_end_offset) if floor != UNDEFINED else (UNDEFINED, UNDEFINED)
+    return (floor, partition_log.log_end_offset) if floor != UNDEFINED else (epoch, partition_log.log_end_offset)
