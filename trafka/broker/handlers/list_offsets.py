@@ -16,6 +16,15 @@ Behavior:
 - A special timestamp newer than the request version is UNSUPPORTED_VERSION.
 - any other timestamp: the first offset whose record timestamp is >= it, through the time
   index; -1/-1 (leader epoch -1) when there is none, as in Kafka.
+- A client's request (replica id -1) finds nothing at or past what it may fetch (Kafka's
+  lastFetchableOffset): an offset found by timestamp or max timestamp at or past the last
+  stable offset (read_committed) or the high watermark is answered -1/-1. A debugging (-2) or
+  follower request reads to the log end.
+- A new leader whose high watermark is still below the offset its leader epoch began at
+  (followers have not confirmed what it had when elected) answers a client's latest, and a
+  lookup it cannot answer below its high watermark, OFFSET_NOT_AVAILABLE (v5+; before,
+  LEADER_NOT_AVAILABLE): both retriable, clients ask again (Kafka's maybeOffsetsError).
+- A partition named twice in one request is INVALID_REQUEST at each place.
 - The leader epoch answered is Kafka's Partition's: the partition's current leader epoch for
   LATEST, else the epoch of the batch holding the offset found (the leader epoch cache's
   epochForOffset). A KIP-320 client validates its position with it (OffsetForLeaderEpoch): an
@@ -25,6 +34,8 @@ Behavior:
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from trafka.broker.requests import routes
 from trafka.broker.operations.log_tasks import load_off_loop
@@ -56,12 +67,25 @@ def partition_error(index: int, error: ErrorCode) -> dict:
 
 
 READ_COMMITTED = 1
+CONSUMER = -1  # the replica id of a client's request
 
 
-def _lookup(log_, timestamp: int, read_committed: bool, current_epoch: int) -> tuple[int, int, int]:
-    """(offset, timestamp, leader epoch) answering the query."""
+class OffsetNotAvailable(Exception):
+    """A new leader's high watermark is still below where its leader epoch began."""
+
+
+def _lookup(log_, timestamp: int, read_committed: bool | None, current_epoch: int,
+            not_available: bool) -> tuple[int, int, int]:
+    """(offset, timestamp, leader epoch) answering the query, as Kafka's
+    Partition.fetchOffsetForTimestamp and ReplicaManager.fetchOffset: a client
+    (`read_committed` not None) gets nothing at or past its last fetchable offset (the last
+    stable offset, or the high watermark), and OffsetNotAvailable while `not_available`."""
+    last_fetchable = (log_.log_end_offset if read_committed is None
+                      else log_.last_stable_offset if read_committed else log_.high_watermark)
     if timestamp == LATEST:
-        return (log_.last_stable_offset if read_committed else log_.high_watermark), UNKNOWN, current_epoch
+        if not_available:
+            raise OffsetNotAvailable
+        return last_fetchable, UNKNOWN, current_epoch
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return log_.log_start_offset, UNKNOWN, epoch_at(log_, log_.log_start_offset)
     if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
@@ -70,12 +94,23 @@ def _lookup(log_, timestamp: int, read_committed: bool, current_epoch: int) -> t
         found = log_.max_timestamp()
     else:
         found = log_.offset_for_timestamp(timestamp)
-    if found is None:
+    if found is None or found.offset >= last_fetchable:
+        if not_available:
+            raise OffsetNotAvailable
         return UNKNOWN, UNKNOWN, UNKNOWN
     return found.offset, found.timestamp, epoch_at(log_, found.offset)
 
 
-def _partition(broker, topic: str, p, read_committed: bool, version: int) -> dict:
+def _lagging_new_leader(broker, topic: str, index: int, log_) -> bool:
+    """Kafka's maybeOffsetsError: this leader's high watermark has not yet reached the offset its
+    leader epoch began at (it became leader with records its followers had not confirmed)."""
+    if log_.high_watermark_hold is None:
+        return False  # one replica, or a leader that holds no high watermark: it is the log end
+    partition = broker.cluster.replication.partition(broker, topic, index)
+    return partition.leader_epoch_start_offset > log_.high_watermark
+
+
+def _partition(broker, topic: str, p, read_committed: bool | None, version: int) -> dict:
     index = p.partition_index
     log_ = find_log(broker, topic, index)
     if log_ is None:
@@ -87,20 +122,30 @@ def _partition(broker, topic: str, p, read_committed: bool, version: int) -> dic
         return partition_error(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     if p.timestamp < lowest_special_timestamp(version):
         return partition_error(index, ErrorCode.UNSUPPORTED_VERSION)
-    offset, timestamp, epoch = _lookup(log_, p.timestamp, read_committed, current_leader_epoch(broker, topic, index))
+    lagging = read_committed is not None and _lagging_new_leader(broker, topic, index, log_)
+    try:
+        offset, timestamp, epoch = _lookup(log_, p.timestamp, read_committed, current_leader_epoch(broker, topic, index),
+                                           lagging)
+    except OffsetNotAvailable:  # retriable: clients ask again
+        return partition_error(index, ErrorCode.OFFSET_NOT_AVAILABLE if version >= 5 else ErrorCode.LEADER_NOT_AVAILABLE)
     return {"partition_index": index, "error_code": ErrorCode.NONE, "timestamp": timestamp, "offset": offset, "leader_epoch": epoch}
 
 
 @routes.handles(2, min_version=1, max_version=11)
 async def handle(ctx, request):
     broker = ctx.broker
-    read_committed = request.isolation_level == READ_COMMITTED
+    # A consumer's request (replica id -1) reads up to what its isolation level may fetch; a
+    # debugging one (-2) or a follower's, up to the log end (Kafka's isolationLevelOpt None).
+    read_committed = request.isolation_level == READ_COMMITTED if request.replica_id == CONSUMER else None
     await load_off_loop(broker, [(t.name, p.partition_index) for t in request.topics for p in t.partitions])
+    named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     topics = []
     for t in request.topics:
         if not authorize(ctx, Op.DESCRIBE, TOPIC, t.name):
             topics.append({"name": t.name, "partitions": [
                 partition_error(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in t.partitions]})
             continue
-        topics.append({"name": t.name, "partitions": [_partition(broker, t.name, p, read_committed, ctx.version) for p in t.partitions]})
+        topics.append({"name": t.name, "partitions": [
+            partition_error(p.partition_index, ErrorCode.INVALID_REQUEST) if named[(t.name, p.partition_index)] > 1
+            else _partition(broker, t.name, p, read_committed, ctx.version) for p in t.partitions]})
     return {"throttle_time_ms": 0, "topics": topics}
