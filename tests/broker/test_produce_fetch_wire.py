@@ -136,7 +136,9 @@ def test_create_topics_validate_only_and_config_errors(client):
     assert create(client, "bad..name/x").error_code == 17  # INVALID_TOPIC_EXCEPTION
 
 
-def test_clients_cannot_write_to_consumer_offsets(client):
+@pytest.mark.parametrize("topic", ["__consumer_offsets", "__transaction_state", "__share_group_state"])
+def test_clients_cannot_write_to_internal_topics(client, topic):
+    """Kafka's Topic.isInternal: the coordinators' three topics."""
     client.request(3, METADATA_V, {"topics": None, "allow_auto_topic_creation": False})
-    answer = client.request(0, PRODUCE_V, produce_body("__consumer_offsets", batch(b"forged")))
+    answer = client.request(0, PRODUCE_V, produce_body(topic, batch(b"forged")))
     assert answer.responses[0].partition_responses[0].error_code == 17  # INVALID_TOPIC_EXCEPTION

@@ -5,6 +5,9 @@ Behavior:
   whole segments below it are deleted, and fetches below it get OFFSET_OUT_OF_RANGE.
 - An offset above the high watermark is OFFSET_OUT_OF_RANGE; one below the current log start
   offset leaves it where it is.
+- Refused as Kafka refuses (ReplicaManager.deleteRecordsOnLocalLog, Partition.deleteRecordsOnLeader):
+  an internal topic's records (__consumer_offsets, __transaction_state, __share_group_state) are
+  INVALID_TOPIC_EXCEPTION; a topic whose cleanup.policy lacks `delete` is POLICY_VIOLATION.
 - In a simulated cluster the answer waits, as Kafka's delayed DeleteRecords, until every live
   replica's log start reached the offset (the low watermark), REQUEST_TIMED_OUT after the
   request's timeout.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import trio
 
+from trafka.broker.coordinators.runtime.internal_topic import INTERNAL_TOPICS
 from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.requests.topics import find_log, led_elsewhere
@@ -28,11 +32,15 @@ def partition_error(index: int, error: ErrorCode) -> dict:
 
 
 def _delete(broker, topic: str, p) -> dict:
+    if topic in INTERNAL_TOPICS:
+        return partition_error(p.partition_index, ErrorCode.INVALID_TOPIC_EXCEPTION)
     if led_elsewhere(broker, topic, p.partition_index):
         return partition_error(p.partition_index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     log_ = find_log(broker, topic, p.partition_index)
     if log_ is None:
         return partition_error(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if not log_.config.delete:
+        return partition_error(p.partition_index, ErrorCode.POLICY_VIOLATION)
     offset = log_.high_watermark if p.offset == HIGH_WATERMARK else p.offset
     if offset < 0:
         return partition_error(p.partition_index, ErrorCode.OFFSET_OUT_OF_RANGE)

@@ -48,11 +48,10 @@ import trio
 
 from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, TRANSACTIONAL_ID, Op, authorize
-from trafka.broker.coordinators.group.offsets_topic import OFFSETS_TOPIC
+from trafka.broker.coordinators.runtime.internal_topic import INTERNAL_TOPICS
 from trafka.broker.requests.errors import error_code
 from trafka.broker.operations.log_tasks import flush_off_loop, load_off_loop
 from trafka.broker.requests.topics import find_log, led_elsewhere, topic_name
-from trafka.broker.coordinators.transaction.state_topic import TRANSACTION_STATE_TOPIC
 from trafka.storage import errors as storage_errors
 from trafka.wire import records as rec
 from trafka.wire.errors import ErrorCode
@@ -64,7 +63,6 @@ FIRST_VERSION_WITH_TOPIC_IDS = 13
 FIRST_ABORTABLE_VERSION = 11  # TRANSACTION_ABORTABLE for an unverified partition (KIP-890 part 1)
 FIRST_IMPLICIT_ADD_VERSION = 12  # transaction version 2 (KIP-890 part 2)
 NOT_ADDED = "Partition was not added to the transaction"
-INTERNAL_TOPICS = (OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC)
 
 # What a storage refusal means on the wire.
 

@@ -58,12 +58,12 @@ from trafka.broker.coordinators.group.consumer_group import (
     assignment_of,
 )
 from trafka.wire.errors import ErrorCode
+from trafka.broker.coordinators.runtime.internal_topic import INTERNAL_TOPICS
 
 log = logging.getLogger("trafka.coordinator")
 
 # ConsumerGroupHeartbeat v1 (KIP-1082): the client generates its member id.
 CLIENT_GENERATED_MEMBER_ID_VERSION = 1
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
 @dataclass

@@ -23,6 +23,10 @@ from trafka.wire import records as rec
 
 log = logging.getLogger("trafka.coordinator")
 
+# Kafka's Topic.INTERNAL_TOPICS, the coordinators' topics: clients may not produce to them
+# (INVALID_TOPIC_EXCEPTION) nor delete their records, and regular expressions leave them out.
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+
 
 @dataclass(frozen=True)
 class LoggedRecord:
