@@ -5,13 +5,16 @@ Behavior:
   write: KAFKA_STORAGE_ERROR, nothing deleted), the topic is gone at once and its directories are removed (in a worker
   thread, so other clients are served meanwhile) before the response.
 - v6 names topics by name or by topic id.
-- Internal topics (`__consumer_offsets`) cannot be deleted, as in Kafka.
+- Kafka's internal topics (__consumer_offsets, __transaction_state, __share_group_state) cannot
+  be deleted (INVALID_TOPIC_EXCEPTION); Kafka's controller deletes them, only its kafka-topics
+  tool refuses (docs/compatibility.md). Other names starting with "__" are ordinary topics.
 - Every group's committed offsets for the topic are deleted with it on every broker, as in Kafka
   (each broker's group coordinator, where the cluster applies the deletion: cluster/nodes.py).
 """
 
 from __future__ import annotations
 
+from trafka.broker.coordinators.runtime.internal_topic import INTERNAL_TOPICS
 from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, Op, authorize
 from trafka.broker.requests.errors import error_code, error_message
@@ -42,7 +45,7 @@ def _delete(ctx, name: str | None, topic_id, chosen: dict) -> dict:
         error, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, None
     elif not broker.config["delete.topic.enable"]:
         error, message = ErrorCode.TOPIC_DELETION_DISABLED, "delete.topic.enable is false"
-    elif topic.name.startswith("__"):
+    elif topic.name in INTERNAL_TOPICS:
         error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, f"internal topic {topic.name} cannot be deleted"
     else:
         error, message = ErrorCode.NONE, None

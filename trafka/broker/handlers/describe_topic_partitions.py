@@ -15,6 +15,7 @@ Behavior:
 
 from __future__ import annotations
 
+from trafka.broker.coordinators.runtime.internal_topic import INTERNAL_TOPICS
 from trafka.broker.requests import routes
 from trafka.broker.security.authorizer import TOPIC, Op, authorize, authorized_operations
 from trafka.storage.errors import UnknownTopic
@@ -67,7 +68,7 @@ async def handle(ctx, request):
             break
         last = min(topic.partitions, first + budget)
         topics.append({"error_code": ErrorCode.NONE, "name": name, "topic_id": topic.topic_id,
-                       "is_internal": name.startswith("__"),
+                       "is_internal": name in INTERNAL_TOPICS,
                        "topic_authorized_operations": authorized_operations(ctx, TOPIC, name),
                        "partitions": [_partition(broker, topic, i) for i in range(first, last)]})
         budget -= last - first

@@ -22,6 +22,7 @@ Behavior:
 
 from __future__ import annotations
 
+from trafka.broker.coordinators.runtime.internal_topic import INTERNAL_TOPICS
 from trafka.broker.requests import routes
 from trafka.broker.cluster.describe import cluster_authorized_operations, controller_id, live_brokers
 from trafka.broker.security.authorizer import CLUSTER, TOPIC, Op, authorize, authorized_operations, client_host, principal_of
@@ -51,7 +52,7 @@ def topic_metadata(broker, topic, led: dict | None = None) -> dict:
         "error_code": ErrorCode.NONE,
         "name": topic.name,
         "topic_id": topic.topic_id,
-        "is_internal": topic.name.startswith("__"),
+        "is_internal": topic.name in INTERNAL_TOPICS,
         "partitions": partitions,
     }
 
