@@ -13,6 +13,21 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from trafka.testing.waiting import wait_until
 
 
+def _read_kept(bootstrap: str, want: int) -> set[bytes]:
+    """The values of topic `kept` a new group reads from the start (up to 30 s for `want`)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "check", "auto.offset.reset": "earliest"})
+    consumer.subscribe(["kept"])
+    values: set[bytes] = set()
+    for _ in range(60):
+        for m in consumer.consume(500, 0.5):
+            if m.error() is None:
+                values.add(m.value())
+        if len(values) >= want:
+            break
+    consumer.close()
+    return values
+
+
 def test_a_broker_whose_port_was_taken_starts_on_another(trafka_cluster):
     cluster = trafka_cluster
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
@@ -39,18 +54,7 @@ def test_a_broker_whose_port_was_taken_starts_on_another(trafka_cluster):
                    message="broker 1 back in every ISR")
         for partition in range(3):  # clients now reach broker 1 at its new port
             cluster.move_leader("kept", partition, 1)
-        consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "check",
-                             "auto.offset.reset": "earliest"})
-        consumer.subscribe(["kept"])
-        values = set()
-        for _ in range(60):
-            for m in consumer.consume(500, 0.5):
-                if m.error() is None:
-                    values.add(m.value())
-            if len(values) == 300:
-                break
-        consumer.close()
-        assert len(values) == 300
+        assert len(_read_kept(cluster.bootstrap_servers, 300)) == 300
     finally:
         squatter.close()
 
@@ -73,14 +77,4 @@ def test_a_restarted_cluster_comes_back_on_every_brokers_own_port(trafka_cluster
     for i in range(600, 1200):
         producer.produce("kept", b"v%d" % i, partition=i % 3)
     assert producer.flush(30) == 0
-    consumer = Consumer({"bootstrap.servers": before[2], "group.id": "check", "auto.offset.reset": "earliest"})
-    consumer.subscribe(["kept"])
-    values = set()
-    for _ in range(60):
-        for m in consumer.consume(500, 0.5):
-            if m.error() is None:
-                values.add(m.value())
-        if len(values) == 1200:
-            break
-    consumer.close()
-    assert values == {b"v%d" % i for i in range(1200)}
+    assert _read_kept(before[2], 1200) == {b"v%d" % i for i in range(1200)}
