@@ -59,10 +59,11 @@ def test_kafkajs_admin(request, bootstrap, client):
     every = configs()
     assert every["retention.ms"] == ("3600000", False) and every["segment.bytes"][1] is True and len(every) > 20
     d.admin("alterConfigs", {"resources": [{"type": "topic", "name": topic,
-                                            "configEntries": [{"name": "cleanup.policy", "value": "compact"}]}]})
-    # AlterConfigs (not incremental) replaces the topic's whole set: retention.ms falls back to its default
+                                            "configEntries": [{"name": "cleanup.policy", "value": "compact,delete"}]}]})
+    # AlterConfigs (not incremental) replaces the topic's whole set: retention.ms falls back to its default.
+    # compact,delete, not compact: Kafka refuses DeleteRecords (below) without delete (POLICY_VIOLATION).
     after = configs(["retention.ms", "cleanup.policy"])
-    assert after["cleanup.policy"] == ("compact", False) and after["retention.ms"][1] is True
+    assert after["cleanup.policy"] == ("compact,delete", False) and after["retention.ms"][1] is True
     (broker,) = d.admin("describeConfigs", {"resources": [{"type": "broker", "name": "0"}]})["resources"]
     assert {c["configName"] for c in broker["configEntries"]} >= {"num.partitions", "log.retention.hours"}
 
@@ -131,9 +132,9 @@ def test_platformatic_admin(request, bootstrap, client):
     assert configs(["retention.ms", "cleanup.policy"]) == {"retention.ms": ("3600000", 1), "cleanup.policy": ("delete", 5)}
     assert len(configs()) > 20
     d.admin("incrementalAlterConfigs", {"resources": [{"resourceType": TOPIC_RESOURCE, "resourceName": topic, "configs": [
-        {"name": "cleanup.policy", "configOperation": SET, "value": "compact"},
+        {"name": "cleanup.policy", "configOperation": SET, "value": "compact,delete"},  # delete: DeleteRecords below
         {"name": "retention.ms", "configOperation": DELETE}]}]})
-    assert configs(["retention.ms", "cleanup.policy"]) == {"retention.ms": ("604800000", 5), "cleanup.policy": ("compact", 1)}
+    assert configs(["retention.ms", "cleanup.policy"]) == {"retention.ms": ("604800000", 5), "cleanup.policy": ("compact,delete", 1)}
 
     fill(d, topic, 4, 100)
 
