@@ -1,8 +1,44 @@
-"""What the simulated-cluster tests (tests/cluster/) share: reading a topic back, waiting."""
+"""What the simulated-cluster tests (tests/cluster/) share: a replicated topic, records
+produced with each acknowledgement recorded, reading a topic back, waiting."""
 
 from __future__ import annotations
 
 import time
+
+
+def create_on_three(cluster, name: str, **configs) -> tuple[int, list[int]]:
+    """A one-partition topic on three replicas (confluent-kafka's AdminClient): (its leader, its
+    followers), as the controller placed it."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+    for future in admin.create_topics([NewTopic(name, 1, 3, config=configs)]).values():
+        future.result(10)
+    state = cluster.partition_state(name, 0)
+    return state["leader"], [r for r in state["replicas"] if r != state["leader"]]
+
+
+def produce_acknowledged(cluster, name: str, values, *, timestamp: int = 0, **config) -> dict[bytes, int]:
+    """`values` produced by one confluent-kafka producer (acks=all, linger.ms=5, unless `config`
+    says otherwise; `timestamp`: every record's, else the producer's clock): each value's offset
+    as its delivery report acknowledged it. Asserts that every one was acknowledged."""
+    from confluent_kafka import Producer
+
+    acknowledged: dict[bytes, int] = {}
+    failed = []
+
+    def delivered(error, message):
+        if error is None:
+            acknowledged[message.value()] = message.offset()
+        else:
+            failed.append(error)
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "linger.ms": 5, **config})
+    for value in values:
+        producer.produce(name, value, timestamp=timestamp, on_delivery=delivered)
+        producer.poll(0)
+    assert producer.flush(60) == 0 and not failed, failed
+    return acknowledged
 
 
 def read_from_start(bootstrap: str, topic: str, partitions: int, want: int, *, timeout: float = 20,

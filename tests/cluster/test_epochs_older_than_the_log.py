@@ -8,22 +8,19 @@ the wire, after real clients wrote the log and DeleteRecords cut it."""
 
 from __future__ import annotations
 
-from confluent_kafka import Producer, TopicPartition
+from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from testkit.cluster import produce_acknowledged
 from trafka.testing.rawwire import RawClient
 
 BEFORE, AFTER = 1000, 1500
 
 
 def _produce(cluster, name: str, prefix: bytes, count: int) -> list[bytes]:
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "linger.ms": 5,
-                         "batch.size": 4000})
+    """`count` records prefix-0, prefix-1, ... in small batches (acks=all), each acknowledged."""
     values = [b"%s-%d" % (prefix, i) for i in range(count)]
-    for value in values:
-        producer.produce(name, value)
-        producer.poll(0)
-    assert producer.flush(30) == 0
+    produce_acknowledged(cluster, name, values, **{"batch.size": 4000})
     return values
 
 

@@ -13,38 +13,16 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer
 
+from testkit.cluster import create_on_three, produce_acknowledged
 from trafka.testing.waiting import wait_until
 from trafka.wire import records as rec
 
 RECORDS = 5000
 
 
-def _create(cluster, name: str, **configs) -> tuple[int, list[int]]:
-    """A one-partition RF 3 topic: (leader, followers)."""
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    for future in admin.create_topics([NewTopic(name, 1, 3, config=configs)]).values():
-        future.result(10)
-    state = cluster.partition_state(name, 0)
-    return state["leader"], [r for r in state["replicas"] if r != state["leader"]]
-
-
 def _produce(cluster, name: str, count: int, prefix: str = "r", **config) -> dict[bytes, int]:
     """`count` records r-0, r-1, ...; each value's acknowledged offset."""
-    acknowledged: dict[bytes, int] = {}
-    failed = []
-
-    def delivered(error, message):
-        if error is None:
-            acknowledged[message.value()] = message.offset()
-        else:
-            failed.append(error)
-
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "linger.ms": 5, **config})
-    for i in range(count):
-        producer.produce(name, b"%s-%d" % (prefix.encode(), i), on_delivery=delivered)
-        producer.poll(0)
-    assert producer.flush(60) == 0 and not failed, failed
-    return acknowledged
+    return produce_acknowledged(cluster, name, [b"%s-%d" % (prefix.encode(), i) for i in range(count)], **config)
 
 
 def _read_all(cluster, name: str, want: int) -> list[tuple[int, bytes]]:
@@ -92,7 +70,7 @@ def test_the_schema_registry_keeps_every_version_across_broker_stops_and_a_resta
     from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
-    _create(trafka_cluster, "orders")
+    create_on_three(trafka_cluster, "orders")
     producer = Producer({"bootstrap.servers": trafka_cluster.bootstrap_servers, "acks": "all"})
     context = SerializationContext("orders", MessageField.VALUE)
     for version in (1, 2, 3, 4):
@@ -121,7 +99,7 @@ def test_the_schema_registry_keeps_every_version_across_broker_stops_and_a_resta
 
 
 def test_deleted_records_stay_deleted_when_the_leader_moves(trafka_cluster):
-    leader, followers = _create(trafka_cluster, "trimmed")
+    leader, followers = create_on_three(trafka_cluster, "trimmed")
     _produce(trafka_cluster, "trimmed", RECORDS)
     admin = AdminClient({"bootstrap.servers": trafka_cluster.bootstrap_servers})
     deleted = admin.delete_records([TopicPartition("trimmed", 0, RECORDS // 2)])
@@ -134,7 +112,7 @@ def test_deleted_records_stay_deleted_when_the_leader_moves(trafka_cluster):
 
 
 def test_a_follower_behind_the_leaders_log_start_catches_up_and_can_lead(trafka_cluster):
-    leader, (lagging, _) = _create(trafka_cluster, "far-behind", **{"min.insync.replicas": "2"})
+    leader, (lagging, _) = create_on_three(trafka_cluster, "far-behind", **{"min.insync.replicas": "2"})
     trafka_cluster.stop_broker(lagging)
     _produce(trafka_cluster, "far-behind", RECORDS)
     admin = AdminClient({"bootstrap.servers": trafka_cluster.bootstrap_servers})
@@ -160,7 +138,7 @@ def test_acks_all_writes_waiting_when_the_leader_moves_are_never_answered_for_ot
     which takes other writes at the same offsets; the old leader truncates and copies those.
     The waiting writes are answered NOT_LEADER_OR_FOLLOWER (the producer retries them on the
     new leader), never with offsets that now hold other records."""
-    leader, (new_leader, other) = _create(trafka_cluster, "moving", **{"min.insync.replicas": "1"})
+    leader, (new_leader, other) = create_on_three(trafka_cluster, "moving", **{"min.insync.replicas": "1"})
     trafka_cluster.pause_replication(new_leader)
     trafka_cluster.pause_replication(other)
     acknowledged: dict[bytes, int] = {}
@@ -242,7 +220,7 @@ def test_coordinator_writes_after_a_restart_carry_the_current_leader_epoch(trafk
     """A group commits offsets, its coordinator moves (leader epoch 1), it commits more, the
     process restarts, it commits more: every batch of __consumer_offsets written since the move
     carries epoch 1, so the epochs in the log never go back (what OffsetForLeaderEpoch reads)."""
-    _create(trafka_cluster, "committed")
+    create_on_three(trafka_cluster, "committed")
     _produce(trafka_cluster, "committed", 3000)
     _consume_and_commit(trafka_cluster, 1000)
     state = trafka_cluster.partition_state("__consumer_offsets", 0)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from testkit.cluster import produce_acknowledged
 from trafka.testing.rawwire import RawClient
 from trafka.testing.waiting import wait_until
 
@@ -40,10 +41,7 @@ def test_a_new_leader_behind_its_epoch_start_answers_offset_not_available(trafka
     leader = state["leader"]
     caught_up, behind = [r for r in state["replicas"] if r != leader]
     cluster.pause_replication(behind)  # in the ISR, holding the high watermark at 0
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "1", "linger.ms": 5})
-    for i in range(OLD):
-        producer.produce("lag", b"old-%d" % i, partition=0)
-    assert producer.flush(20) == 0
+    produce_acknowledged(cluster, "lag", [b"old-%d" % i for i in range(OLD)], acks="1")
     wait_until(lambda: _size(cluster, caught_up) == _size(cluster, leader) > 0, 20, "the other follower has every record")
     assert _latest(cluster, leader) == [(0, 0)]  # the high watermark, held by the paused follower
     cluster.move_leader("lag", 0, caught_up)  # its epoch starts at 1000; its high watermark is 0
@@ -75,9 +73,7 @@ def test_a_new_leader_behind_its_epoch_start_answers_offset_not_available(trafka
             return bool(fetching) and fetching[-1][0] == "active"
         wait_until(positioned, 20, lambda: f"the consumer fetching ({fetching[-1:]})")
         assert fetching[-1][1] == OLD, fetching[-1]  # "latest" is where the log ends, not 0
-        for i in range(NEW):
-            producer.produce("lag", b"new-%d" % i, partition=0)
-        assert producer.flush(20) == 0
+        produce_acknowledged(cluster, "lag", [b"new-%d" % i for i in range(NEW)], acks="1")
 
         def more():
             seen.extend(m.value() for m in consumer.consume(500, 0.2) if m.error() is None)

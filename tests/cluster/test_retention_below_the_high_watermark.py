@@ -11,20 +11,13 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Consumer, TopicPartition
 
+from testkit.cluster import create_on_three, produce_acknowledged, read_from_start
 from trafka.testing.waiting import wait_until
 
 RECORDS = 3000
 HOUR_MS = 3_600_000
-
-
-def _create(cluster, name: str, **configs) -> tuple[int, list[int]]:
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    admin.create_topics([NewTopic(name, 1, 3, config=configs)])[name].result(10)
-    state = cluster.partition_state(name, 0)
-    return state["leader"], [r for r in state["replicas"] if r != state["leader"]]
 
 
 def _watermarks(cluster, name: str) -> tuple[int, int]:
@@ -36,25 +29,11 @@ def _watermarks(cluster, name: str) -> tuple[int, int]:
         consumer.close()
 
 
-def _produce_old(cluster, name: str, count: int) -> dict[int, bytes]:
-    """`count` records stamped an hour ago, acks=1: each acknowledged offset and its value."""
-    acknowledged: dict[int, bytes] = {}
-    failed = []
-
-    def delivered(error, message):
-        if error is None:
-            acknowledged[message.offset()] = message.value()
-        else:
-            failed.append(error)
-
-    old = int(time.time() * 1000) - HOUR_MS
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "1", "linger.ms": 5,
-                         "batch.size": 4000})  # batches well under segment.bytes
-    for i in range(count):
-        producer.produce(name, b"old-%d" % i, timestamp=old, on_delivery=delivered)
-        producer.poll(0)
-    assert producer.flush(30) == 0 and not failed, failed
-    return acknowledged
+def _produce_old(cluster, name: str, count: int) -> dict[bytes, int]:
+    """`count` records stamped an hour ago, acks=1, in batches well under segment.bytes: each
+    value's acknowledged offset."""
+    return produce_acknowledged(cluster, name, [b"old-%d" % i for i in range(count)],
+                                timestamp=int(time.time() * 1000) - HOUR_MS, acks="1", **{"batch.size": 4000})
 
 
 @pytest.mark.trafka_config({"log.retention.check.interval.ms": 1000})
@@ -62,11 +41,11 @@ def _produce_old(cluster, name: str, count: int) -> dict[int, bytes]:
                          ids=["retention.ms", "retention.bytes"])
 def test_retention_keeps_what_the_high_watermark_has_not_passed(trafka_cluster, retention):
     cluster = trafka_cluster
-    leader, (lagging, _) = _create(cluster, "aged", **{"segment.bytes": "16384", "min.insync.replicas": "1",
+    leader, (lagging, _) = create_on_three(cluster, "aged", **{"segment.bytes": "16384", "min.insync.replicas": "1",
                                                        **retention})
     cluster.pause_replication(lagging)  # in the ISR for replica.lag.time.max.ms (30 s) of broker time
     acknowledged = _produce_old(cluster, "aged", RECORDS)
-    assert sorted(acknowledged) == list(range(RECORDS))
+    assert sorted(acknowledged.values()) == list(range(RECORDS))
     assert _watermarks(cluster, "aged") == (0, 0)  # the lagging follower holds the high watermark
     for _ in range(3):  # retention checks run; nothing is below the high watermark
         cluster.advance_clock(1500)
@@ -78,20 +57,8 @@ def test_retention_keeps_what_the_high_watermark_has_not_passed(trafka_cluster, 
     # retention may take what it names.
     cluster.resume_replication(lagging)
     wait_until(lambda: _watermarks(cluster, "aged")[1] == RECORDS, 20, "the high watermark at the log end")
-    reader = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "reader",
-                       "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-    reader.assign([TopicPartition("aged", 0, 0)])
-    seen: dict[int, bytes] = {}
-    try:
-        def more():
-            for message in reader.consume(1000, 0.2):
-                if message.error() is None:
-                    seen[message.offset()] = message.value()
-            return len(seen) >= RECORDS
-        wait_until(more, 30, lambda: f"every acknowledged record (read {len(seen)})")
-    finally:
-        reader.close()
-    assert seen == acknowledged
+    seen = read_from_start(cluster.bootstrap_servers, "aged", 1, RECORDS, timeout=30)  # offsets 0, 1, ...
+    assert seen == sorted(acknowledged, key=acknowledged.get)  # each acknowledged value at its offset
     for node in (leader, lagging):
         assert cluster.partition_state("aged", 0)["leader"] == leader and node in cluster.partition_state("aged", 0)["isr"]
     cluster.advance_clock(1500)
