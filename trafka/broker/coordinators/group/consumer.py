@@ -57,8 +57,8 @@ from trafka.broker.coordinators.group.consumer_group import (
     MemberState,
     assignment_of,
 )
-from trafka.wire.errors import ErrorCode
 from trafka.broker.coordinators.runtime.internal_topic import INTERNAL_TOPICS
+from trafka.wire.errors import ErrorCode
 
 log = logging.getLogger("trafka.coordinator")
 
